@@ -1,0 +1,3 @@
+"""ctxasm: context assembly for multi-tenant agent memory."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,119 @@
+"""The `ctxasm` command. Results go to stdout, logs and errors to stderr.
+
+Exit codes: 0 success; 1 a ctxasm error (the message says which); 2 configuration or usage;
+3 database unavailable; 4 invalid scenario file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from . import __version__
+from .errors import CtxasmError
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _db_up(args: argparse.Namespace) -> int:
+    from . import pgcluster
+
+    from .settings import Environment
+
+    if Environment.read().pg_dsn:
+        _log("CTXASM_PG_DSN is set: using that server, the embedded cluster is not started")
+        return 0
+    print(pgcluster.up().describe())
+    return 0
+
+
+def _db_down(args: argparse.Namespace) -> int:
+    from . import pgcluster
+
+    print(pgcluster.down().describe())
+    return 0
+
+
+def _db_status(args: argparse.Namespace) -> int:
+    from . import pgcluster, pgconn
+    from .settings import Environment
+
+    if Environment.read().pg_dsn:
+        target = pgconn.resolve_target()
+        print(target.describe())
+    else:
+        status = pgcluster.status()
+        print(status.describe())
+        if not status.running:
+            return 3
+        target = pgconn.resolve_target()
+    from .schema_info import deployment_summary
+
+    print(deployment_summary(target))
+    return 0
+
+
+def _db_deploy(args: argparse.Namespace) -> int:
+    from . import deploy, pgconn
+
+    target = pgconn.resolve_target(args.database, start=True)
+    _log(f"deploying to {target.describe()} with Liquibase ...")
+    print(deploy.deploy_postgres(target))
+    return 0
+
+
+def _load(args: argparse.Namespace) -> int:
+    from . import loader, pgconn
+
+    target = pgconn.resolve_target(args.database, start=True)
+    report = loader.load_file(target, args.file)
+    print(report.describe())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxasm",
+        description="Context assembly for multi-tenant agent memory.",
+        epilog="Exit codes: 0 ok, 1 ctxasm error, 2 configuration/usage, 3 database unavailable, "
+        "4 invalid scenario file.",
+    )
+    parser.add_argument("--version", action="version", version=f"ctxasm {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    db = commands.add_parser("db", help="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN")
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+
+    def add(sub, name: str, handler: Callable[[argparse.Namespace], int], help_text: str, example: str):
+        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}")
+        cmd.set_defaults(handler=handler)
+        return cmd
+
+    add(db_commands, "up", _db_up, "initialise (first time) and start the embedded cluster", "ctxasm db up")
+    add(db_commands, "down", _db_down, "stop the embedded cluster", "ctxasm db down")
+    add(db_commands, "status", _db_status, "show the server and what is deployed", "ctxasm db status")
+    deploy_cmd = add(db_commands, "deploy", _db_deploy, "create roles and database, then liquibase update",
+                     "ctxasm db deploy")
+    deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
+               "ctxasm load db/tests/scenarios/acme_demo.json")
+    load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
+    load.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except CtxasmError as exc:
+        _log(f"ctxasm: error: {exc}")
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

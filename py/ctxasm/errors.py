@@ -1,0 +1,119 @@
+"""One exception class per failure a user can act on.
+
+The database raises the same symbolic errors on both engines (docs/contract.md): Oracle as ORA-20<nnn>,
+PostgreSQL as SQLSTATE CX<nnn>. `from_database_error` maps either to the class registered here.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class CtxasmError(Exception):
+    """Base of every error ctxasm reports on purpose; `code` is the symbolic name."""
+
+    code: str = "ctxasm_error"
+    exit_code: int = 1
+
+
+class ConfigError(CtxasmError):
+    code = "config_error"
+    exit_code = 2
+
+
+class DatabaseUnavailable(CtxasmError):
+    code = "database_unavailable"
+    exit_code = 3
+
+
+class ScenarioError(CtxasmError):
+    """A scenario file that does not validate; the message names the file and the JSON path."""
+
+    code = "invalid_scenario"
+    exit_code = 4
+
+    def __init__(self, path: str, json_path: str, problem: str):
+        self.path = path
+        self.json_path = json_path
+        self.problem = problem
+        super().__init__(f"{path}: {json_path}: {problem}")
+
+
+class DatabaseError(CtxasmError):
+    """An error the contract defines, raised by CTX_* / ctx_* routines."""
+
+    number: int = 0
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
+
+class UnknownTenant(DatabaseError):
+    code, number = "unknown_tenant", 101
+
+
+class TenantNotSet(DatabaseError):
+    code, number = "tenant_not_set", 102
+
+
+class InvalidMemoryType(DatabaseError):
+    code, number = "invalid_memory_type", 103
+
+
+class InvalidField(DatabaseError):
+    code, number = "invalid_field", 104
+
+
+class DuplicateMemory(DatabaseError):
+    code, number = "duplicate_memory", 105
+
+
+class MemoryNotFound(DatabaseError):
+    code, number = "memory_not_found", 106
+
+
+class InvalidSnapshot(DatabaseError):
+    code, number = "invalid_snapshot", 107
+
+
+class InvalidArgument(DatabaseError):
+    code, number = "invalid_argument", 108
+
+
+CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
+    cls.number: cls
+    for cls in (
+        UnknownTenant,
+        TenantNotSet,
+        InvalidMemoryType,
+        InvalidField,
+        DuplicateMemory,
+        MemoryNotFound,
+        InvalidSnapshot,
+        InvalidArgument,
+    )
+}
+
+_SQLSTATE = re.compile(r"^CX(\d{3})$")
+_ORA = re.compile(r"ORA-20(\d{3})")
+
+
+def from_sqlstate(sqlstate: str | None, message: str) -> CtxasmError | None:
+    """The contract error for a PostgreSQL SQLSTATE, or None if it is not one of ours."""
+    match = _SQLSTATE.match(sqlstate or "")
+    if not match:
+        return None
+    cls = CONTRACT_ERRORS.get(int(match.group(1)))
+    return cls(message) if cls else None
+
+
+def from_oracle_message(message: str) -> CtxasmError | None:
+    """The contract error for an Oracle error text (ORA-20nnn: ...), or None."""
+    match = _ORA.search(message or "")
+    if not match:
+        return None
+    cls = CONTRACT_ERRORS.get(int(match.group(1)))
+    if cls is None:
+        return None
+    text = message[match.end():].lstrip(": ").splitlines()[0] if message else message
+    return cls(text)
