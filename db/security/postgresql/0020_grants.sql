@@ -9,6 +9,7 @@ DECLARE
 BEGIN
     EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory TO ctxasm_app';
     EXECUTE 'REVOKE ALL ON SCHEMA ctx_admin FROM PUBLIC';
+    EXECUTE 'GRANT SELECT ON ctxasm.memory_type TO ctxasm_app';
     FOR l_table IN
         SELECT name FROM ctxasm.memory_type m, LATERAL (VALUES (m.table_name), (m.table_name || '_history')) AS t(name)
     LOOP

@@ -1,0 +1,148 @@
+"""`ctxasm load FILE.json`: validate a scenario file, then load it through the write API in one transaction.
+
+Nothing is written unless the whole file is valid and every row is accepted by the database: any error rolls
+the transaction back and names the file, the JSON path and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .errors import CtxasmError, ScenarioError
+from .store import MemoryStore
+
+SCHEMA_FILE = "scenario.schema.json"
+# Keys of a memory item that steer the loader rather than being columns of the row.
+LOADER_KEYS = ("type", "versions", "deleted_at")
+
+
+@lru_cache(maxsize=1)
+def validator() -> Draft202012Validator:
+    schema = json.loads((files("ctxasm") / "schemas" / SCHEMA_FILE).read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def read_scenario(path: str | Path) -> dict[str, Any]:
+    """Parse and validate a scenario file; ScenarioError names the file, the JSON path and the problem."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(name, "$", "no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(name, "$", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+    errors = list(validator().iter_errors(document))
+    if errors:
+        worst = best_match(errors)
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ScenarioError(name, worst.json_path, worst.message + more)
+    _check_identities(name, document)
+    return document
+
+
+def _check_identities(name: str, document: dict[str, Any]) -> None:
+    """What a JSON Schema cannot say: tenant ids and (type, id) pairs are unique."""
+    seen_tenants: set[str] = set()
+    for t, tenant in enumerate(document["tenants"]):
+        if tenant["tenant_id"] in seen_tenants:
+            raise ScenarioError(name, f"$.tenants[{t}].tenant_id", f"tenant {tenant['tenant_id']!r} appears twice")
+        seen_tenants.add(tenant["tenant_id"])
+        seen: set[tuple[str, str]] = set()
+        for m, memory in enumerate(tenant["memories"]):
+            key = (memory["type"], memory["id"])
+            if key in seen:
+                raise ScenarioError(
+                    name, f"$.tenants[{t}].memories[{m}].id",
+                    f"{memory['type']} {memory['id']!r} appears twice; later versions go in 'versions'",
+                )
+            seen.add(key)
+
+
+@dataclass
+class LoadReport:
+    path: str
+    rows: Counter[tuple[str, str]] = field(default_factory=Counter)
+    versions: int = 0
+    deletions: int = 0
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        tenants = sorted({tenant for tenant, _ in self.rows})
+        lines = [f"loaded {self.path}: {sum(self.rows.values())} memories in {len(tenants)} tenants, "
+                 f"{self.versions} later versions, {self.deletions} deletions, in {self.seconds:.2f} s"]
+        for tenant in tenants:
+            per_type = ", ".join(f"{kind} {count}" for (t, kind), count in sorted(self.rows.items()) if t == tenant)
+            lines.append(f"  {tenant}: {per_type}")
+        return "\n".join(lines)
+
+
+def load_document(store: MemoryStore, document: dict[str, Any], name: str) -> LoadReport:
+    """Write every tenant and memory of a validated document, then commit; roll back on any error."""
+    report = LoadReport(path=name)
+    started = time.perf_counter()
+    try:
+        for t, tenant in enumerate(document["tenants"]):
+            tenant_id = tenant["tenant_id"]
+            with _located(name, f"$.tenants[{t}]"):
+                store.register_tenant(tenant_id, tenant["display_name"])
+                store.set_tenant(tenant_id)
+            for m, memory in enumerate(tenant["memories"]):
+                where = f"$.tenants[{t}].memories[{m}]"
+                kind = memory["type"]
+                with _located(name, where):
+                    store.put_memory(kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                for v, version in enumerate(memory.get("versions", [])):
+                    with _located(name, f"{where}.versions[{v}]"):
+                        store.supersede(kind, memory["id"], version)
+                    report.versions += 1
+                if "deleted_at" in memory:
+                    with _located(name, f"{where}.deleted_at"):
+                        store.delete_memory(kind, memory["id"], memory["deleted_at"])
+                    report.deletions += 1
+                report.rows[(tenant_id, kind)] += 1
+        store.commit()
+    except BaseException:
+        store.rollback()
+        raise
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+class _located:
+    """Re-raise a database error as a ScenarioError at the JSON path being loaded."""
+
+    def __init__(self, name: str, json_path: str):
+        self.name, self.json_path = name, json_path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, CtxasmError) and not isinstance(exc, ScenarioError):
+            raise ScenarioError(self.name, self.json_path, str(exc)) from exc
+        return False
+
+
+def load_file(target: Any, path: str | Path) -> LoadReport:
+    """Validate, then load into a PostgreSQL target as the owner role (the loader is an admin tool)."""
+    from . import pgconn
+    from .store import PostgresStore
+
+    document = read_scenario(path)
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        return load_document(PostgresStore(connection), document, str(path))

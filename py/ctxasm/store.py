@@ -1,0 +1,193 @@
+"""One adapter per engine over the write API (docs/contract.md), with one interface.
+
+The adapters only call the database packages; every rule (validation, versioning, isolation) lives there.
+Database errors of the contract come back as the exception classes of ctxasm.errors.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Iterator, Protocol
+
+from .errors import DatabaseUnavailable, from_oracle_message, from_sqlstate
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def to_json(record: Any) -> str:
+    return json.dumps(record, default=_json_default, ensure_ascii=False)
+
+
+class MemoryStore(Protocol):
+    engine: str
+
+    def register_tenant(self, tenant_id: str, display_name: str) -> None: ...
+    def set_tenant(self, tenant_id: str) -> None: ...
+    def clear_tenant(self) -> None: ...
+    def current_tenant(self) -> str | None: ...
+    def put_memory(self, memory_type: str, record: dict[str, Any]) -> str: ...
+    def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int: ...
+    def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None: ...
+    def capture_snapshot(self) -> str: ...
+    def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+
+
+class PostgresStore:
+    """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction."""
+
+    engine = "postgresql"
+
+    def __init__(self, connection: Any):
+        self.connection = connection
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        import psycopg
+
+        try:
+            yield
+        except psycopg.Error as exc:
+            diag = getattr(exc, "diag", None)
+            message = (diag.message_primary if diag and diag.message_primary else str(exc)).strip()
+            mapped = from_sqlstate(getattr(exc, "sqlstate", None), message)
+            if mapped is not None:
+                raise mapped from None
+            if isinstance(exc, psycopg.OperationalError):
+                raise DatabaseUnavailable(f"PostgreSQL: {message}") from exc
+            raise
+
+    def _scalar(self, query: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._errors():
+            row = self.connection.execute(query, params).fetchone()
+        return row[0] if row else None
+
+    def register_tenant(self, tenant_id: str, display_name: str) -> None:
+        self._scalar("SELECT ctx_admin.register_tenant(in_tenant_id => %s, in_display_name => %s)",
+                     (tenant_id, display_name))
+
+    def set_tenant(self, tenant_id: str) -> None:
+        self._scalar("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+
+    def clear_tenant(self) -> None:
+        self._scalar("SELECT ctx_session.clear_tenant()")
+
+    def current_tenant(self) -> str | None:
+        return self._scalar("SELECT ctx_session.current_tenant()")
+
+    def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
+        return self._scalar(
+            "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)",
+            (memory_type, to_json(record)),
+        )
+
+    def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
+        return self._scalar(
+            "SELECT ctx_memory.supersede(in_memory_type => %s, in_id => %s, in_record => %s::jsonb)",
+            (memory_type, memory_id, to_json(record)),
+        )
+
+    def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
+        self._scalar(
+            "SELECT ctx_memory.delete_memory(in_memory_type => %s, in_id => %s, "
+            "in_deleted_at => coalesce(%s::timestamptz, now()))",
+            (memory_type, memory_id, deleted_at),
+        )
+
+    def capture_snapshot(self) -> str:
+        return self._scalar("SELECT ctx_memory.capture_snapshot()")
+
+    def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]:
+        with self._errors():
+            rows = self.connection.execute(
+                "SELECT row_json FROM ctx_memory.rows_as_of(in_memory_type => %s, in_snapshot => %s)",
+                (memory_type, snapshot),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def commit(self) -> None:
+        with self._errors():
+            self.connection.commit()
+
+    def rollback(self) -> None:
+        self.connection.rollback()
+
+
+class OracleStore:
+    """CTX_* packages over a python-oracledb connection (thin mode). Not exercised on machines without Oracle:
+    the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
+
+    engine = "oracle"
+
+    def __init__(self, connection: Any):
+        self.connection = connection
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        import oracledb
+
+        try:
+            yield
+        except oracledb.Error as exc:
+            mapped = from_oracle_message(str(exc))
+            if mapped is not None:
+                raise mapped from None
+            raise
+
+    def _call(self, name: str, returns: Any = None, **params: Any) -> Any:
+        with self._errors(), self.connection.cursor() as cursor:
+            if returns is None:
+                cursor.callproc(name, keyword_parameters=params)
+                return None
+            return cursor.callfunc(name, returns, keyword_parameters=params)
+
+    def register_tenant(self, tenant_id: str, display_name: str) -> None:
+        self._call("ctx_admin.register_tenant", in_tenant_id=tenant_id, in_display_name=display_name)
+
+    def set_tenant(self, tenant_id: str) -> None:
+        self._call("ctx_session.set_tenant", in_tenant_id=tenant_id)
+
+    def clear_tenant(self) -> None:
+        self._call("ctx_session.clear_tenant")
+
+    def current_tenant(self) -> str | None:
+        return self._call("ctx_session.current_tenant", str)
+
+    def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
+        return self._call("ctx_memory.put_memory", str, in_memory_type=memory_type, in_record=to_json(record))
+
+    def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
+        return int(self._call("ctx_memory.supersede", int, in_memory_type=memory_type, in_id=memory_id,
+                              in_record=to_json(record)))
+
+    def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
+        params: dict[str, Any] = {"in_memory_type": memory_type, "in_id": memory_id}
+        if deleted_at is not None:
+            params["in_deleted_at"] = datetime.fromisoformat(deleted_at.replace("Z", "+00:00"))
+        self._call("ctx_memory.delete_memory", **params)
+
+    def capture_snapshot(self) -> str:
+        return self._call("ctx_memory.capture_snapshot", str)
+
+    def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]:
+        import oracledb
+
+        with self._errors():
+            cursor = self._call("ctx_memory.rows_as_of", oracledb.DB_TYPE_CURSOR,
+                                in_memory_type=memory_type, in_snapshot=snapshot)
+            rows = cursor.fetchall()
+        return [json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) for row in rows]
+
+    def commit(self) -> None:
+        self.connection.commit()
+
+    def rollback(self) -> None:
+        self.connection.rollback()
+

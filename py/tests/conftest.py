@@ -1,0 +1,61 @@
+"""Shared fixtures: a real PostgreSQL (embedded unless CTXASM_PG_DSN is set), deployed fresh by Liquibase."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "db" / "tests" / "scenarios"
+TEST_DATABASE = os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test")
+
+
+@pytest.fixture(scope="session")
+def pg_target():
+    """A freshly deployed test database; dropped and redeployed once per test session."""
+    from ctxasm import deploy, pgconn
+
+    target = pgconn.resolve_target(TEST_DATABASE, start=True)
+    pgconn.drop_database(target)
+    deploy.deploy_postgres(target)
+    return target
+
+
+@pytest.fixture()
+def clean_db(pg_target):
+    """Empty every memory table (as admin, which bypasses RLS) so each test starts from nothing."""
+    from ctxasm import pgconn
+
+    import psycopg
+
+    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
+        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
+        names = ", ".join(f"ctxasm.{t}, ctxasm.{t}_history" for t in tables)
+        admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
+    return pg_target
+
+
+@pytest.fixture()
+def app_conn(clean_db) -> Iterator:
+    from ctxasm import pgconn
+
+    with pgconn.connect(clean_db, pgconn.app_login()) as connection:
+        yield connection
+
+
+@pytest.fixture()
+def owner_conn(clean_db) -> Iterator:
+    from ctxasm import pgconn
+
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        yield connection
+
+
+@pytest.fixture()
+def demo_loaded(clean_db):
+    from ctxasm import loader
+
+    return loader.load_file(clean_db, SCENARIOS / "acme_demo.json")
