@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, relevance
 
 from .errors import CtxasmError, ScenarioError
 from .store import MemoryStore
@@ -48,11 +48,18 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
     errors = list(validator().iter_errors(document))
     if errors:
-        worst = best_match(errors)
+        worst = _most_specific(errors)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise ScenarioError(name, worst.json_path, worst.message + more)
     _check_identities(name, document)
     return document
+
+
+def _most_specific(errors: list[ValidationError]) -> ValidationError:
+    """The error that points closest to the fault. A field that fails inside the shared column schema also
+    makes its siblings 'unevaluated', which says nothing useful, so those rank last."""
+    return min(errors, key=lambda e: (e.validator == "unevaluatedProperties", -len(e.absolute_path),
+                                      relevance(e)))
 
 
 def _check_identities(name: str, document: dict[str, Any]) -> None:

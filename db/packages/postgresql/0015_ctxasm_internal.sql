@@ -48,8 +48,8 @@ BEGIN
             MESSAGE = format('invalid_field: %s: in_record must be a JSON object', in_memory_type);
     END IF;
     FOR l_key IN SELECT jsonb_object_keys(in_record) LOOP
-        SELECT format_type(a.atttypid, NULL) INTO l_type
-          FROM pg_catalog.pg_attribute a
+        SELECT t.typname INTO l_type
+          FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
          WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
            AND a.attname = l_key AND a.attnum > 0 AND NOT a.attisdropped;
         IF l_type IS NULL THEN

@@ -44,13 +44,14 @@ CREATE TABLE ctxasm.memory_common (
     status       varchar(16)  NOT NULL DEFAULT 'active'
                  CHECK (status IN ('active', 'superseded', 'deleted')),
     valid_from   timestamptz  NOT NULL DEFAULT now(),
-    valid_until  timestamptz  CHECK (valid_until IS NULL OR valid_until >= valid_from),
+    valid_until  timestamptz,
     deleted_at   timestamptz,
     content      text         NOT NULL,
     content_json jsonb,
     source_refs  jsonb        NOT NULL DEFAULT '[]'::jsonb CHECK (jsonb_typeof(source_refs) = 'array'),
     created_at   timestamptz  NOT NULL DEFAULT now(),
-    created_xid  xid8         NOT NULL DEFAULT pg_current_xact_id()
+    created_xid  xid8         NOT NULL DEFAULT pg_current_xact_id(),
+    CONSTRAINT memory_common_valid_until_check CHECK (valid_until IS NULL OR valid_until >= valid_from)
 );
 REVOKE ALL ON ctxasm.memory_common FROM PUBLIC;
 --rollback DROP TABLE ctxasm.memory_common;

@@ -1,0 +1,135 @@
+"""`ctxasm load`: valid files load through the write API; bad ones name file, JSON path and problem, and load nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxasm import loader
+from ctxasm.errors import ScenarioError
+from ctxasm.store import PostgresStore
+
+from ..conftest import SCENARIOS, TEST_DATABASE
+
+DEMO = json.loads((SCENARIOS / "acme_demo.json").read_text())
+
+
+def write(tmp_path: Path, document, name: str = "scenario.json") -> Path:
+    path = tmp_path / name
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return path
+
+
+def total_rows(target) -> int:
+    import psycopg
+
+    with psycopg.connect(target.conninfo(target.admin)) as admin:
+        tables = [t for (t,) in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
+        return sum(admin.execute(f"SELECT count(*) FROM ctxasm.{t}").fetchone()[0] for t in tables) + \
+            admin.execute("SELECT count(*) FROM ctxasm.ctx_tenant").fetchone()[0]
+
+
+def test_demo_scenario_loads_every_row(demo_loaded, app_conn):
+    memories = sum(len(t["memories"]) for t in DEMO["tenants"])
+    assert sum(demo_loaded.rows.values()) == memories
+    assert demo_loaded.versions == 1
+    store = PostgresStore(app_conn)
+    store.set_tenant("acme")
+    count = app_conn.execute("SELECT count(*) FROM ctxasm.toolbox_memory WHERE status = 'active'").fetchone()[0]
+    assert count == 4
+    assert "acme" in demo_loaded.describe()
+
+
+def broken(mutate) -> dict:
+    document = copy.deepcopy(DEMO)
+    mutate(document)
+    return document
+
+
+def _set(path, value):
+    def mutate(document):
+        node = document
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return mutate
+
+
+def _delete(path):
+    def mutate(document):
+        node = document
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+    return mutate
+
+
+SCHEMA_CASES = [
+    ("wrong format", _set(["format"], "ctxasm-scenario/9"), "$.format"),
+    ("confidence above 1", _set(["tenants", 0, "memories", 8, "confidence"], 1.5), "$.tenants[0].memories[8].confidence"),
+    ("unknown field", _set(["tenants", 0, "memories", 9, "colour"], "red"), "$.tenants[0].memories[9]"),
+    ("missing content", _delete(["tenants", 0, "memories", 1, "content"]), "$.tenants[0].memories[1]"),
+    ("unknown type", _set(["tenants", 1, "memories", 0, "type"], "gossip"), "$.tenants[1].memories[0].type"),
+    ("bad tenant id", _set(["tenants", 2, "tenant_id"], "Not A Tenant"), "$.tenants[2].tenant_id"),
+    ("bad timestamp", _set(["tenants", 0, "memories", 8, "valid_from"], "yesterday"), "$.tenants[0].memories[8].valid_from"),
+    ("missing entity subject", _delete(["tenants", 1, "memories", 1, "subject"]), "$.tenants[1].memories[1]"),
+    ("bad role", _set(["tenants", 0, "memories", 14, "role"], "narrator"), "$.tenants[0].memories[14].role"),
+    ("version with an id", _set(["tenants", 0, "memories", 8, "versions", 0, "id"], "other"),
+     "$.tenants[0].memories[8].versions[0]"),
+]
+
+
+@pytest.mark.parametrize("case, mutate, json_path", SCHEMA_CASES, ids=[c[0] for c in SCHEMA_CASES])
+def test_schema_errors_name_the_path_and_load_nothing(clean_db, tmp_path, case, mutate, json_path):
+    path = write(tmp_path, broken(mutate))
+    with pytest.raises(ScenarioError) as caught:
+        loader.load_file(clean_db, path)
+    assert caught.value.path == str(path)
+    assert caught.value.json_path == json_path, str(caught.value)
+    assert str(path) in str(caught.value)
+    assert total_rows(clean_db) == 0
+
+
+def test_invalid_json_names_line_and_column(clean_db, tmp_path):
+    path = write(tmp_path, '{\n  "format": "ctxasm-scenario/1",\n  "name": oops\n}')
+    with pytest.raises(ScenarioError, match=r"line 3 column 11.*not valid JSON"):
+        loader.load_file(clean_db, path)
+
+
+def test_duplicate_ids_are_refused(clean_db, tmp_path):
+    def duplicate(document):
+        document["tenants"][0]["memories"].append(copy.deepcopy(document["tenants"][0]["memories"][8]))
+    with pytest.raises(ScenarioError, match="appears twice") as caught:
+        loader.load_file(clean_db, write(tmp_path, broken(duplicate)))
+    assert caught.value.json_path == f"$.tenants[0].memories[{len(DEMO['tenants'][0]['memories'])}].id"
+
+
+def test_database_rejection_rolls_back_everything(clean_db, tmp_path):
+    """Valid by the schema, refused by ctx_memory (a version earlier than its predecessor): nothing stays."""
+    late = broken(_set(["tenants", 2, "memories", 1, "versions"],
+                       [{"valid_from": "2020-01-01T00:00:00Z", "content": "Moved to us-east-1."}]))
+    with pytest.raises(ScenarioError) as caught:
+        loader.load_file(clean_db, write(tmp_path, late))
+    assert caught.value.json_path == "$.tenants[2].memories[1].versions[0]"
+    assert "invalid_field: entity.valid_from" in str(caught.value)
+    assert total_rows(clean_db) == 0
+
+
+def test_cli_load_reports_and_exits_4(clean_db, tmp_path):
+    path = write(tmp_path, broken(_set(["tenants", 0, "memories", 8, "confidence"], "high")))
+    env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE)
+    result = subprocess.run([sys.executable, "-m", "ctxasm.cli", "load", str(path)], env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 4
+    assert f"{path}: $.tenants[0].memories[8].confidence:" in result.stderr
+    assert result.stdout == ""
+    good = subprocess.run([sys.executable, "-m", "ctxasm.cli", "load", str(SCENARIOS / "acme_demo.json")],
+                          env=env, capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+    assert "3 tenants" in good.stdout
