@@ -61,7 +61,7 @@ def _db_deploy(args: argparse.Namespace) -> int:
 
     target = pgconn.resolve_target(args.database, start=True)
     _log(f"deploying to {target.describe()} with Liquibase ...")
-    print(deploy.deploy_postgres(target))
+    print(deploy.deploy_postgres(target, fresh=args.fresh))
     return 0
 
 
@@ -71,6 +71,20 @@ def _load(args: argparse.Namespace) -> int:
     target = pgconn.resolve_target(args.database, start=True)
     report = loader.load_file(target, args.file)
     print(report.describe())
+    return 0
+
+
+def _inventory(args: argparse.Namespace) -> int:
+    from . import pgconn
+    from .schema_info import tenant_inventory
+
+    target = pgconn.resolve_target(args.database)
+    rows = tenant_inventory(target, args.tenant)
+    print(f"tenant {args.tenant}, as the application role sees it ({target.describe()}):")
+    for kind, status, count in rows:
+        print(f"  {kind:<13} {status:<11} {count:>6}")
+    if not rows:
+        print("  (no rows)")
     return 0
 
 
@@ -98,11 +112,17 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_cmd = add(db_commands, "deploy", _db_deploy, "create roles and database, then liquibase update",
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
 
     load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
                "ctxasm load db/tests/scenarios/acme_demo.json")
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
     load.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    inventory = add(commands, "inventory", _inventory,
+                    "count a tenant's memory rows through a tenant-scoped application connection",
+                    "ctxasm inventory --tenant acme")
+    inventory.add_argument("--tenant", required=True, help="tenant id")
+    inventory.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
     return parser
 
 

@@ -10,8 +10,10 @@ class DeploymentFailed(DatabaseUnavailable):
     code = "deployment_failed"
 
 
-def deploy_postgres(target: pgconn.Target) -> str:
-    """Bring `target` to the head of the master changelog; returns Liquibase's summary line."""
+def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
+    """Bring `target` to the head of the master changelog (dropping it first if `fresh`); returns a summary."""
+    if fresh:
+        pgconn.drop_database(target)
     pgconn.bootstrap(target)
     owner = pgconn.owner_login()
     result = liquibase.run(
@@ -20,5 +22,11 @@ def deploy_postgres(target: pgconn.Target) -> str:
     )
     if result.returncode != 0:
         raise DeploymentFailed(f"liquibase update on {target.describe()} failed: {liquibase.error_text(result)}")
-    summary = [line for line in result.stdout.splitlines() if "changeset" in line.lower() or "Run:" in line]
-    return "; ".join(summary[-4:]) or "up to date"
+    counts = dict(
+        (key.strip(), value.strip())
+        for key, _, value in (line.partition(":") for line in result.stdout.splitlines())
+        if key.strip() in ("Run", "Previously run", "Filtered out")
+    )
+    return (f"deployed {target.describe()}: {counts.get('Run', '0')} changesets run, "
+            f"{counts.get('Previously run', '0')} already applied, "
+            f"{counts.get('Filtered out', '0')} for the other engine")

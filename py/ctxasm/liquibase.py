@@ -36,7 +36,6 @@ def run(args: list[str], *, url: str, username: str | None = None, password: str
     env = dict(os.environ)
     env.update(
         LIQUIBASE_COMMAND_URL=url,
-        LIQUIBASE_ANALYTICS_ENABLED="false",
         LIQUIBASE_SHOW_BANNER="false",
     )
     if username:
@@ -56,10 +55,18 @@ def run(args: list[str], *, url: str, username: str | None = None, password: str
 
 
 def error_text(result: subprocess.CompletedProcess[str]) -> str:
-    """Liquibase's own error lines, without the Java stack trace."""
-    lines = [
-        line.strip() for line in (result.stderr + "\n" + result.stdout).splitlines()
-        if line.strip() and not line.startswith("\t") and not line.lstrip().startswith(("at ", "..."))
-    ]
-    wanted = [line for line in lines if "error" in line.lower() or "exception" in line.lower()]
-    return "\n".join(dict.fromkeys(wanted or lines[-5:]))[-3000:]
+    """Liquibase's reason for failing, without its banner and Java stack trace."""
+    lines = (result.stderr + "\n" + result.stdout).splitlines()
+    reason: list[str] = []
+    for number, line in enumerate(lines):
+        if line.startswith("ERROR: Exception Primary Reason:"):
+            reason.append(line.split(":", 2)[2].strip())
+            for follow in lines[number + 1:]:
+                if follow.startswith("ERROR:"):
+                    break
+                if follow.strip():
+                    reason.append(follow.strip())
+            break
+    if not reason:
+        reason = [line.strip() for line in lines if line.startswith("Unexpected error running Liquibase")]
+    return "\n".join(reason) or "\n".join(line for line in lines if line.strip())[-2000:]

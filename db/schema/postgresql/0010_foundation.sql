@@ -25,7 +25,7 @@ CREATE TABLE ctxasm.ctx_tenant (
 --changeset ctxasm:pg-0010-secret dbms:postgresql
 --comment: the key that signs the session tenant; readable only by the owner (SECURITY DEFINER functions)
 CREATE TABLE ctxasm.ctx_session_key (
-    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    singleton boolean PRIMARY KEY DEFAULT TRUE CHECK (singleton),
     key_text  text    NOT NULL
 );
 INSERT INTO ctxasm.ctx_session_key (key_text)

@@ -7,7 +7,8 @@ CREATE TABLE ctxasm.guideline_memory (
     guideline_key    varchar(128) NOT NULL,
     CONSTRAINT guideline_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX guideline_memory_one_active ON ctxasm.guideline_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX guideline_memory_one_active
+    ON ctxasm.guideline_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.guideline_memory;
 
 --changeset ctxasm:pg-0020-02-persona-memory dbms:postgresql
@@ -17,7 +18,8 @@ CREATE TABLE ctxasm.persona_memory (
     persona_key      varchar(128) NOT NULL,
     CONSTRAINT persona_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX persona_memory_one_active ON ctxasm.persona_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX persona_memory_one_active
+    ON ctxasm.persona_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.persona_memory;
 
 --changeset ctxasm:pg-0020-03-toolbox-memory dbms:postgresql
@@ -31,7 +33,8 @@ CREATE TABLE ctxasm.toolbox_memory (
     access_policy    jsonb,
     CONSTRAINT toolbox_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX toolbox_memory_one_active ON ctxasm.toolbox_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX toolbox_memory_one_active
+    ON ctxasm.toolbox_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.toolbox_memory;
 
 --changeset ctxasm:pg-0020-04-entity-memory dbms:postgresql
@@ -43,7 +46,8 @@ CREATE TABLE ctxasm.entity_memory (
     confidence       numeric(4,3) CHECK (confidence BETWEEN 0 AND 1),
     CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX entity_memory_one_active ON ctxasm.entity_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX entity_memory_one_active
+    ON ctxasm.entity_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.entity_memory;
 
 --changeset ctxasm:pg-0020-05-workflow-memory dbms:postgresql
@@ -53,7 +57,8 @@ CREATE TABLE ctxasm.workflow_memory (
     workflow_key     varchar(128) NOT NULL,
     CONSTRAINT workflow_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX workflow_memory_one_active ON ctxasm.workflow_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX workflow_memory_one_active
+    ON ctxasm.workflow_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.workflow_memory;
 
 --changeset ctxasm:pg-0020-06-knowledge-base-document dbms:postgresql
@@ -66,7 +71,8 @@ CREATE TABLE ctxasm.knowledge_base_document (
     published_at     timestamptz,
     CONSTRAINT knowledge_base_document_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX knowledge_base_document_one_active ON ctxasm.knowledge_base_document (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX knowledge_base_document_one_active
+    ON ctxasm.knowledge_base_document (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.knowledge_base_document;
 
 --changeset ctxasm:pg-0020-07-knowledge-base-chunk dbms:postgresql
@@ -80,7 +86,8 @@ CREATE TABLE ctxasm.knowledge_base_chunk (
     embedding        vector(384),
     CONSTRAINT knowledge_base_chunk_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX knowledge_base_chunk_one_active ON ctxasm.knowledge_base_chunk (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX knowledge_base_chunk_one_active
+    ON ctxasm.knowledge_base_chunk (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.knowledge_base_chunk;
 
 --changeset ctxasm:pg-0020-08-conversation-memory dbms:postgresql
@@ -92,7 +99,8 @@ CREATE TABLE ctxasm.conversation_memory (
     event_type       varchar(64) NOT NULL DEFAULT 'message',
     CONSTRAINT conversation_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX conversation_memory_one_active ON ctxasm.conversation_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX conversation_memory_one_active
+    ON ctxasm.conversation_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.conversation_memory;
 
 --changeset ctxasm:pg-0020-09-summarization-memory dbms:postgresql
@@ -104,7 +112,8 @@ CREATE TABLE ctxasm.summarization_memory (
     period_end       timestamptz,
     CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX summarization_memory_one_active ON ctxasm.summarization_memory (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX summarization_memory_one_active
+    ON ctxasm.summarization_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.summarization_memory;
 
 --changeset ctxasm:pg-0020-10-context-compression dbms:postgresql
@@ -119,7 +128,8 @@ CREATE TABLE ctxasm.context_compression (
     prompt_version   varchar(64) NOT NULL,
     CONSTRAINT context_compression_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX context_compression_one_active ON ctxasm.context_compression (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX context_compression_one_active
+    ON ctxasm.context_compression (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.context_compression;
 
 --changeset ctxasm:pg-0020-11-context-source-ref dbms:postgresql
@@ -135,5 +145,6 @@ CREATE TABLE ctxasm.context_source_ref (
     relation         varchar(32) NOT NULL,
     CONSTRAINT context_source_ref_pk PRIMARY KEY (tenant_id, id, version)
 );
-CREATE UNIQUE INDEX context_source_ref_one_active ON ctxasm.context_source_ref (tenant_id, id) WHERE status = 'active';
+CREATE UNIQUE INDEX context_source_ref_one_active
+    ON ctxasm.context_source_ref (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.context_source_ref;
