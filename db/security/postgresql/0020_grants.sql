@@ -7,7 +7,7 @@ DO $$
 DECLARE
     l_table text;
 BEGIN
-    EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory TO ctxasm_app';
+    EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory, ctx_assembly TO ctxasm_app';
     EXECUTE 'REVOKE ALL ON SCHEMA ctx_admin FROM PUBLIC';
     EXECUTE 'GRANT SELECT ON ctxasm.memory_type TO ctxasm_app';
     FOR l_table IN
@@ -15,7 +15,7 @@ BEGIN
     LOOP
         EXECUTE format('GRANT SELECT ON ctxasm.%I TO ctxasm_app', l_table);
     END LOOP;
-    EXECUTE 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory TO ctxasm_app';
+    EXECUTE 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory, ctx_assembly TO ctxasm_app';
 END;
 $$;
 --rollback REVOKE ALL ON ALL TABLES IN SCHEMA ctxasm FROM ctxasm_app; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory FROM ctxasm_app; REVOKE USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory FROM ctxasm_app;
