@@ -1,7 +1,7 @@
 """One exception class per failure a user can act on.
 
 The database raises the same symbolic errors on both engines (docs/contract.md): Oracle as ORA-20<nnn>,
-PostgreSQL as SQLSTATE CX<nnn>. `from_database_error` maps either to the class registered here.
+PostgreSQL as SQLSTATE CX<nnn>. `from_sqlstate` and `from_oracle_message` map them to the classes here.
 """
 
 from __future__ import annotations
@@ -80,6 +80,26 @@ class InvalidArgument(DatabaseError):
     code, number = "invalid_argument", 108
 
 
+class UnknownIntent(DatabaseError):
+    code, number = "unknown_intent", 110
+
+
+class BudgetMissing(DatabaseError):
+    code, number = "budget_missing", 111
+
+
+class InvalidBudget(DatabaseError):
+    code, number = "invalid_budget", 112
+
+
+class InvalidQuestion(DatabaseError):
+    code, number = "invalid_question", 113
+
+
+class InvalidManifest(DatabaseError):
+    code, number = "invalid_manifest", 114
+
+
 CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
     cls.number: cls
     for cls in (
@@ -91,6 +111,11 @@ CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
         MemoryNotFound,
         InvalidSnapshot,
         InvalidArgument,
+        UnknownIntent,
+        BudgetMissing,
+        InvalidBudget,
+        InvalidQuestion,
+        InvalidManifest,
     )
 }
 

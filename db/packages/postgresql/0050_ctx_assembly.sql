@@ -313,3 +313,83 @@ BEGIN
 END;
 $$;
 --rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
+
+--changeset ctxasm:pg-ctx-assembly-record-manifest dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ASSEMBLY.record_manifest: the context_manifest event in conversation_memory plus one
+--comment: context_source_ref row per dependency, in the caller's transaction; returns the manifest id
+CREATE OR REPLACE FUNCTION ctx_assembly.record_manifest(in_manifest jsonb) RETURNS varchar
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_id     varchar := 'manifest_' || replace(gen_random_uuid()::text, '-', '');
+    l_field  text;
+    l_ref    record;
+    l_count  integer := 0;
+BEGIN
+    IF in_manifest IS NULL OR jsonb_typeof(in_manifest) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: the manifest must be a JSON object';
+    END IF;
+    FOREACH l_field IN ARRAY ARRAY['memories', 'excluded', 'required_refs'] LOOP
+        IF jsonb_typeof(in_manifest -> l_field) IS DISTINCT FROM 'array' THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX114',
+                MESSAGE = format('invalid_manifest: %s must be an array', l_field);
+        END IF;
+    END LOOP;
+    IF coalesce(in_manifest ->> 'request_hash', '') !~ '^[0-9a-f]{64}$' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX114',
+            MESSAGE = 'invalid_manifest: request_hash must be 64 lower-case hex digits';
+    END IF;
+    IF jsonb_typeof(in_manifest -> 'budget_ref') IS DISTINCT FROM 'array'
+       OR jsonb_array_length(in_manifest -> 'budget_ref') <> 3 THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: budget_ref must be [type, id, version]';
+    END IF;
+    PERFORM ctxasm.insert_row_version('conversation', 'conversation_memory', l_tenant, 1, jsonb_build_object(
+        'id', l_id,
+        'user_id', in_manifest -> 'scope' ->> 'user_id',
+        'agent_id', in_manifest -> 'scope' ->> 'agent_id',
+        'thread_id', in_manifest -> 'scope' ->> 'thread_id',
+        'role', 'event',
+        'event_type', 'context_manifest',
+        'content', format('context manifest: %s memories rendered, %s excluded, request %s',
+                          jsonb_array_length(in_manifest -> 'memories'), jsonb_array_length(in_manifest -> 'excluded'),
+                          in_manifest ->> 'request_hash'),
+        'content_json', in_manifest));
+    -- Every row the window depended on, so retention and erasure can follow the sources.
+    FOR l_ref IN
+        SELECT d.ref, d.relation FROM (
+            SELECT m -> 'ref' AS ref, 'rendered' AS relation, 1 AS part, o AS ord
+              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+            UNION ALL
+            SELECT m -> 'summary_ref', 'compression', 2, o
+              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+             WHERE jsonb_typeof(m -> 'summary_ref') = 'array'
+            UNION ALL
+            SELECT a -> 'source', 'annotation_source', 3, o * 1000 + p
+              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o),
+                   jsonb_array_elements(coalesce(m -> 'annotation_refs', '[]'::jsonb)) WITH ORDINALITY AS n(a, p)
+            UNION ALL
+            SELECT x -> 'ref', 'excluded', 4, o
+              FROM jsonb_array_elements(in_manifest -> 'excluded') WITH ORDINALITY AS e(x, o)
+            UNION ALL
+            SELECT in_manifest -> 'budget_ref', 'budget', 5, 1
+        ) AS d
+        ORDER BY d.part, d.ord
+    LOOP
+        IF jsonb_typeof(l_ref.ref) IS DISTINCT FROM 'array' OR jsonb_array_length(l_ref.ref) <> 3 THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = format(
+                'invalid_manifest: a %s reference must be [type, id, version], not %s', l_ref.relation, l_ref.ref);
+        END IF;
+        l_count := l_count + 1;
+        PERFORM ctxasm.insert_row_version('source_ref', 'context_source_ref', l_tenant, 1, jsonb_build_object(
+            'id', l_id || ':' || l_count,
+            'thread_id', in_manifest -> 'scope' ->> 'thread_id',
+            'derived_type', 'manifest', 'derived_id', l_id, 'derived_version', 1,
+            'source_type', l_ref.ref ->> 0, 'source_id', l_ref.ref ->> 1,
+            'source_version', (l_ref.ref ->> 2)::integer, 'relation', l_ref.relation,
+            'content', format('manifest %s %s %s:%s@%s', l_id, l_ref.relation,
+                              l_ref.ref ->> 0, l_ref.ref ->> 1, l_ref.ref ->> 2)));
+    END LOOP;
+    RETURN l_id;
+END;
+$$;
+--rollback DROP FUNCTION ctx_assembly.record_manifest(jsonb);
