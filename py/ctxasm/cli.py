@@ -88,6 +88,28 @@ def _inventory(args: argparse.Namespace) -> int:
     return 0
 
 
+def _assemble(args: argparse.Namespace) -> int:
+    import json
+
+    from . import pgconn
+    from .assembler import assemble, parse_time
+    from .presentation import describe_window
+    from .store import PostgresStore
+    from .window import WindowSpec
+
+    at = parse_time(args.at)
+    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
+                      intent=args.intent, question=args.question, model=args.model)
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        window = assemble(PostgresStore(connection), spec, at)
+    if args.json:
+        print(json.dumps(window.as_json(), indent=2, ensure_ascii=False))
+    else:
+        print(describe_window(window))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxasm",
@@ -118,6 +140,23 @@ def build_parser() -> argparse.ArgumentParser:
                "ctxasm load db/tests/scenarios/acme_demo.json")
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
     load.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    assemble_cmd = add(
+        commands, "assemble", _assemble,
+        "assemble one context window, record its manifest, print the request",
+        'ctxasm assemble --tenant acme --user jane --agent research-assistant --thread thread_jane_research '
+        '--question "Is Helios-RAG still the one to beat?" --intent fact_check --at 2026-09-28T12:00:00 --json')
+    assemble_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    assemble_cmd.add_argument("--user", help="user scope")
+    assemble_cmd.add_argument("--agent", help="agent scope")
+    assemble_cmd.add_argument("--thread", help="thread scope (its recent turns form the volatile tail)")
+    assemble_cmd.add_argument("--question", required=True, help="the user's message")
+    assemble_cmd.add_argument("--intent", default="fact_check", help="budget intent (default fact_check)")
+    assemble_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now; no offset = UTC)")
+    assemble_cmd.add_argument("--model", default="gpt-4.1-mini", help="target model named in the request")
+    assemble_cmd.add_argument("--json", action="store_true",
+                              help='print {"request", "manifest", "manifest_id"} as one JSON object')
+    assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
     inventory = add(commands, "inventory", _inventory,
                     "count a tenant's memory rows through a tenant-scoped application connection",
                     "ctxasm inventory --tenant acme")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Protocol
 
@@ -24,6 +25,19 @@ def to_json(record: Any) -> str:
     return json.dumps(record, default=_json_default, ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class WindowScope:
+    """The arguments of CTX_ASSEMBLY.select_window."""
+
+    user_id: str | None
+    agent_id: str | None
+    thread_id: str | None
+    intent: str
+    evaluation_time: datetime
+    question: str
+    scores: dict[str, float] | None = None
+
+
 class MemoryStore(Protocol):
     engine: str
 
@@ -36,6 +50,8 @@ class MemoryStore(Protocol):
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None: ...
     def capture_snapshot(self) -> str: ...
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
+    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
+    def record_manifest(self, manifest: dict[str, Any]) -> str: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
 
@@ -47,6 +63,7 @@ class PostgresStore:
 
     def __init__(self, connection: Any):
         self.connection = connection
+        self.round_trips = 0
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -111,6 +128,30 @@ class PostgresStore:
                 (memory_type, snapshot),
             ).fetchall()
         return [row[0] for row in rows]
+
+    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """set_tenant and select_window, pipelined: one network round trip."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+                cursor = self.connection.execute(
+                    "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
+                    "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb)",
+                    (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
+                     scope.question, None if scope.scores is None else to_json(scope.scores)),
+                )
+            self.round_trips += 1
+            return cursor.fetchone()[0]
+
+    def record_manifest(self, manifest: dict[str, Any]) -> str:
+        """record_manifest and COMMIT, pipelined: one network round trip."""
+        with self._errors():
+            with self.connection.pipeline():
+                cursor = self.connection.execute(
+                    "SELECT ctx_assembly.record_manifest(in_manifest => %s::jsonb)", (to_json(manifest),))
+                self.connection.commit()
+            self.round_trips += 1
+            return cursor.fetchone()[0]
 
     def commit(self) -> None:
         with self._errors():
@@ -184,6 +225,30 @@ class OracleStore:
                                 in_memory_type=memory_type, in_snapshot=snapshot)
             rows = cursor.fetchall()
         return [json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) for row in rows]
+
+    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """set_tenant and select_window in one anonymous block: one round trip."""
+        import oracledb
+
+        with self._errors(), self.connection.cursor() as cursor:
+            result = cursor.var(oracledb.DB_TYPE_CLOB)
+            cursor.execute(
+                "begin ctx_session.set_tenant(in_tenant_id => :tenant); "
+                ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
+                "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
+                "in_question => :question, in_scores => :scores); end;",
+                tenant=tenant_id, user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id,
+                intent=scope.intent, at=scope.evaluation_time, question=scope.question,
+                scores=None if scope.scores is None else to_json(scope.scores), result=result,
+            )
+            return json.loads(result.getvalue().read())
+
+    def record_manifest(self, manifest: dict[str, Any]) -> str:
+        with self._errors(), self.connection.cursor() as cursor:
+            manifest_id = cursor.callfunc("ctx_assembly.record_manifest", str,
+                                          keyword_parameters={"in_manifest": to_json(manifest)})
+        self.connection.commit()
+        return manifest_id
 
     def commit(self) -> None:
         self.connection.commit()

@@ -1,0 +1,58 @@
+"""Assemble one window: the database selects (CTX_ASSEMBLY), Python fits and renders, the database records.
+
+Round trips on PostgreSQL: two (set_tenant + select_window pipelined; record_manifest + commit pipelined).
+Nothing is recorded when any step fails: the manifest is written last, in the same transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import InvalidArgument, InvalidQuestion
+from .store import MemoryStore, WindowScope
+from .window import Window, WindowSpec, compose
+
+
+@dataclass(frozen=True)
+class AssembledWindow:
+    request: dict[str, Any]
+    manifest: dict[str, Any]
+    manifest_id: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"request": self.request, "manifest": self.manifest, "manifest_id": self.manifest_id}
+
+
+def parse_time(text: str | None, *, name: str = "--at") -> datetime:
+    """An ISO 8601 time; without an offset it is UTC. None means now."""
+    if text is None:
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgument(f"invalid_argument: {name} {text!r} is not an ISO 8601 time "
+                              "(e.g. 2026-09-28T12:00:00)") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def check_spec(spec: WindowSpec) -> None:
+    if not spec.question or not spec.question.strip():
+        raise InvalidQuestion("invalid_question: the question must not be empty")
+    if not spec.intent or not spec.intent.strip():
+        raise InvalidArgument("invalid_argument: the intent must not be empty")
+
+
+def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
+             scores: dict[str, float] | None = None) -> AssembledWindow:
+    check_spec(spec)
+    scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores)
+    try:
+        selection = store.select_window(spec.tenant_id, scope)
+        window: Window = compose(selection, spec)
+    except BaseException:
+        store.rollback()
+        raise
+    manifest_id = store.record_manifest(window.manifest)
+    return AssembledWindow(window.request, window.manifest, manifest_id)
