@@ -1,0 +1,159 @@
+"""tokens: o200k_base offline, counts identical to tiktoken's own construction."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import tiktoken
+import tiktoken.load
+
+from ctxasm import errors, tokens
+
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+SAMPLES = [
+    "",
+    "hello world",
+    "Helios-RAG achieves 0.92 nDCG@10 on the BEIR benchmark.",
+    "  leading and trailing spaces  \n\n\ttabs\r\n",
+    "1234567890 3.14159 -42",
+    "日本語のテキストと emoji 🎉🚀 and ünïcödé",
+    "def f(x):\n    return {'a': [1, 2, 3]}  # comment\n",
+    "<|endoftext|> and <|endofprompt|> inside ordinary text",
+    "Don't they're we've I'm you'll he'd IT'S",
+    "x" * 5000,
+]
+
+
+def _plain_ranks() -> bytes:
+    return gzip.decompress(tokens.default_ranks_path().read_bytes())
+
+
+@pytest.fixture(scope="module")
+def reference() -> tiktoken.Encoding:
+    """tiktoken's own get_encoding, fed from a private cache dir, with the network made unreachable."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache, pytest.MonkeyPatch.context() as patch:
+        cache_key = hashlib.sha1(O200K_URL.encode()).hexdigest()
+        (Path(cache) / cache_key).write_bytes(_plain_ranks())
+        patch.setenv("TIKTOKEN_CACHE_DIR", cache)
+
+        def no_network(path: str) -> bytes:
+            raise AssertionError(f"network access attempted: {path}")
+
+        patch.setattr(tiktoken.load, "read_file", no_network)
+        built = tiktoken.get_encoding("o200k_base")
+    return built
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_counts_match_tiktoken_reference(reference: tiktoken.Encoding, text: str) -> None:
+    assert tokens.encoding().encode_ordinary(text) == reference.encode_ordinary(text)
+    assert tokens.count_tokens(text) == len(reference.encode_ordinary(text))
+
+
+def test_special_tokens_match_reference(reference: tiktoken.Encoding) -> None:
+    ours = tokens.encoding()
+    assert ours.name == tokens.ENCODING_NAME == reference.name
+    assert ours._special_tokens == reference._special_tokens
+    assert ours.n_vocab == reference.n_vocab
+    text = "a<|endoftext|>b<|endofprompt|>"
+    assert ours.encode(text, allowed_special="all") == reference.encode(text, allowed_special="all")
+
+
+def test_ranks_equal_load_tiktoken_bpe_with_expected_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = tmp_path / "o200k_base.tiktoken"
+    plain.write_bytes(_plain_ranks())
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken: "" disables its cache copy
+    expected = tiktoken.load.load_tiktoken_bpe(str(plain), expected_hash=tokens.O200K_SHA256)
+    assert tokens.read_ranks(tokens.default_ranks_path()) == expected
+    assert len(expected) == 199_998
+
+
+def test_known_facts() -> None:
+    # Published o200k_base ids for "hello world".
+    assert tokens.encoding().encode_ordinary("hello world") == [24912, 2375]
+    assert tokens.count_tokens("hello world") == 2
+    # Digits are split in groups of at most three by the pattern.
+    assert tokens.count_tokens("1234567") == 3
+    assert tokens.encoding().encode("<|endoftext|>", allowed_special="all") == [199999]
+
+
+def test_special_token_text_is_counted_as_ordinary_text() -> None:
+    # encode() would raise on disallowed special text; the counter must not, and must not count it as 1.
+    assert tokens.count_tokens("<|endoftext|>") > 1
+
+
+def test_encoding_is_cached() -> None:
+    assert tokens.encoding() is tokens.encoding()
+
+
+def test_lazy_encoding_is_built_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[object] = []
+    sentinel = object()
+
+    def slow_build() -> object:
+        time.sleep(0.05)  # widen the race window
+        built.append(sentinel)
+        return sentinel
+
+    monkeypatch.setattr(tokens, "_cached", None)
+    monkeypatch.setattr(tokens, "load_encoding", slow_build)
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(tokens.encoding())) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert built == [sentinel]
+    assert results == [sentinel] * 8
+
+
+def test_loads_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_io(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("tiktoken's file or network loader was used")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_io)
+    monkeypatch.setattr(tiktoken.load, "read_file_cached", no_io)
+    assert tokens.load_encoding().encode_ordinary("hello world") == [24912, 2375]
+
+
+def test_corrupted_copy_is_rejected_naming_the_file(tmp_path: Path) -> None:
+    data = bytearray(_plain_ranks())
+    data[100] ^= 0x01  # one flipped bit
+    corrupted = tmp_path / "o200k_base.tiktoken.gz"
+    corrupted.write_bytes(gzip.compress(bytes(data)))
+    with pytest.raises(tokens.TokenizerDataInvalid) as caught:
+        tokens.load_encoding(corrupted)
+    assert isinstance(caught.value, errors.CtxasmError)
+    assert caught.value.code == "tokenizer_data_invalid"
+    assert str(corrupted) in str(caught.value)
+    assert tokens.O200K_SHA256 in str(caught.value)
+
+
+def test_plain_uncorrupted_copy_loads(tmp_path: Path) -> None:
+    plain = tmp_path / "o200k_base.tiktoken"
+    plain.write_bytes(_plain_ranks())
+    assert tokens.load_encoding(plain).encode_ordinary("hello world") == [24912, 2375]
+
+
+@pytest.mark.parametrize("content", [None, b"\x1f\x8bnot really gzip", b""])
+def test_missing_or_unreadable_file_is_rejected(tmp_path: Path, content: bytes | None) -> None:
+    path = tmp_path / "ranks.gz"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(tokens.TokenizerDataInvalid, match=str(path)):
+        tokens.load_encoding(path)
+
+
+def test_a_changed_tiktoken_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # If tiktoken started expecting another file, we must not silently pair its pattern with our ranks.
+    monkeypatch.setattr(tokens, "O200K_SHA256", "0" * 64)
+    with pytest.raises(tokens.TokenizerDataInvalid, match="tiktoken now expects"):
+        tokens.load_encoding()
