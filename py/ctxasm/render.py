@@ -31,7 +31,7 @@ Fetch missing evidence when needed."""
 
 ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
-POINTER_NOTE = "More is stored; call expand with this id to read it."
+POINTER_NOTE = "call expand with this id for the full text"
 
 
 def memory_id(ref: Sequence[Any]) -> str:

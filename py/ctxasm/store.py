@@ -42,6 +42,7 @@ class MemoryStore(Protocol):
     engine: str
 
     def register_tenant(self, tenant_id: str, display_name: str) -> None: ...
+    def purge_tenant(self, tenant_id: str) -> int: ...
     def set_tenant(self, tenant_id: str) -> None: ...
     def clear_tenant(self) -> None: ...
     def current_tenant(self) -> str | None: ...
@@ -89,6 +90,9 @@ class PostgresStore:
     def register_tenant(self, tenant_id: str, display_name: str) -> None:
         self._scalar("SELECT ctx_admin.register_tenant(in_tenant_id => %s, in_display_name => %s)",
                      (tenant_id, display_name))
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        return self._scalar("SELECT ctx_admin.purge_tenant(in_tenant_id => %s)", (tenant_id,))
 
     def set_tenant(self, tenant_id: str) -> None:
         self._scalar("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
@@ -191,6 +195,9 @@ class OracleStore:
 
     def register_tenant(self, tenant_id: str, display_name: str) -> None:
         self._call("ctx_admin.register_tenant", in_tenant_id=tenant_id, in_display_name=display_name)
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        return int(self._call("ctx_admin.purge_tenant", int, in_tenant_id=tenant_id))
 
     def set_tenant(self, tenant_id: str) -> None:
         self._call("ctx_session.set_tenant", in_tenant_id=tenant_id)

@@ -21,3 +21,32 @@ END;
 $$;
 REVOKE ALL ON FUNCTION ctx_admin.register_tenant(varchar, varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctx_admin.register_tenant(varchar, varchar);
+
+--changeset ctxasm:pg-ctx-admin-purge-tenant dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ADMIN.purge_tenant: remove every row of one tenant, history included, and the tenant itself
+--comment: (owner only; for test fixtures and for offboarding a tenant). Returns the number of rows removed.
+CREATE OR REPLACE FUNCTION ctx_admin.purge_tenant(in_tenant_id varchar) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+    l_table text;
+    l_rows  integer;
+    l_total integer := 0;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM ctxasm.ctx_tenant t WHERE t.tenant_id = in_tenant_id) THEN
+        RETURN 0;
+    END IF;
+    PERFORM ctx_session.set_tenant(in_tenant_id);
+    FOR l_table IN SELECT m.table_name FROM ctxasm.memory_type m ORDER BY m.ordinal LOOP
+        EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table) USING in_tenant_id;
+        GET DIAGNOSTICS l_rows = ROW_COUNT;
+        l_total := l_total + l_rows;
+        -- The delete trigger just copied those rows into the history: remove that copy too.
+        EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table || '_history') USING in_tenant_id;
+    END LOOP;
+    DELETE FROM ctxasm.ctx_tenant t WHERE t.tenant_id = in_tenant_id;
+    PERFORM ctx_session.clear_tenant();
+    RETURN l_total;
+END;
+$$;
+REVOKE ALL ON FUNCTION ctx_admin.purge_tenant(varchar) FROM PUBLIC;
+--rollback DROP FUNCTION ctx_admin.purge_tenant(varchar);

@@ -254,7 +254,7 @@ BEGIN
                        'full', o.content,
                        'summary', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
                                        THEN cm.content END,
-                       'pointer', left(split_part(o.content, '. ', 1), 120)),
+                       'pointer', ctxasm.pointer_line(o.content)),
                    'summary_ref', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
                                        THEN jsonb_build_array('compression', cm.id, cm.version) END,
                    'annotations', coalesce(a.notes, '[]'::jsonb)) AS candidate

@@ -1,0 +1,76 @@
+"""The assertions a scenario's `expect` can make about an assembled window.
+
+Memories are compared by the rows they cite ([type, id, version]), never by their text: generated text may
+change, the rows it stands for may not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FIXED_SLICES = ("guidelines", "persona", "tools")
+
+
+def key(ref: list[Any]) -> str:
+    return f"{ref[0]}:{ref[1]}:{ref[2]}"
+
+
+def refs_in(manifest: dict[str, Any], slice_name: str) -> list[list[Any]]:
+    return [m["ref"] for m in sorted(manifest["memories"], key=lambda m: m["position"]) if m["slice"] == slice_name]
+
+
+def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict[str, Any]) -> None:
+    by_key = {key(m["ref"]): m for m in manifest["memories"]}
+    assert manifest["request_tokens"] <= manifest["request_limit"], "the request must fit its budget"
+
+    for slice_name, refs in expect.get("refs", {}).items():
+        assert refs_in(manifest, slice_name) == refs, f"slice {slice_name}"
+    if "fixed" in expect:
+        fixed = [m["ref"] for m in sorted(manifest["memories"], key=lambda m: m["position"])
+                 if m["slice"] in FIXED_SLICES]
+        assert fixed == expect["fixed"]
+    for ref_key, tier in expect.get("tiers", {}).items():
+        assert ref_key in by_key, f"{ref_key} is not in the window"
+        assert by_key[ref_key]["tier"] == tier, ref_key
+    for ref_key, status in expect.get("status", {}).items():
+        assert by_key[ref_key]["status"] == status, ref_key
+    if "annotations" in expect:
+        annotated = {k: [a["current"] for a in m["annotation_refs"]] for k, m in by_key.items()
+                     if m.get("annotation_refs")}
+        assert annotated == expect["annotations"]
+    if "required_refs" in expect:
+        assert manifest["required_refs"] == expect["required_refs"]
+    if "excluded" in expect:
+        actual = sorted((key(x["ref"]), x["rule"]) for x in manifest["excluded"])
+        assert actual == sorted((key(x["ref"]), x["rule"]) for x in expect["excluded"])
+        for wanted in expect["excluded"]:
+            found = next(x for x in manifest["excluded"] if x["ref"] == wanted["ref"] and x["rule"] == wanted["rule"])
+            for field in ("detail", "kept"):
+                if field in wanted:
+                    assert found.get(field) == wanted[field], (key(wanted["ref"]), field)
+    slices = manifest["allocation"]["slices"]
+    for slice_name, fields in expect.get("allocation", {}).items():
+        for field, value in fields.items():
+            assert slices[slice_name][field] == value, (slice_name, field)
+    for giver, receiver in expect.get("flows", []):
+        assert slices[giver]["passed_on"] == slices[giver]["allowance"] - slices[giver]["used"], giver
+        assert slices[receiver]["allowance"] == slices[receiver]["share"] + slices[giver]["passed_on"], receiver
+    if "equal_priority" in expect:
+        priorities = {by_key[key(ref)]["scores"]["priority"] for ref in expect["equal_priority"]}
+        assert len(priorities) == 1, priorities
+    if expect.get("tail_latest_first"):
+        seated = [m for m in manifest["memories"] if m["slice"] == "volatile_tail"]
+        turns = sorted(m["ref"][1] for m in seated)
+        assert turns, "some turns must fit"
+        tail_messages = request["messages"][1:-1]
+        assert len(tail_messages) == len(seated)
+        assert [m["ref"][1] for m in sorted(seated, key=lambda m: m["position"])] == turns, "oldest first"
+    for ref in expect.get("tail_contains", []):
+        assert key(ref) in by_key and by_key[key(ref)]["slice"] == "volatile_tail", key(ref)
+    for ref in expect.get("tail_lacks", []):
+        assert key(ref) not in by_key, key(ref)
+        assert any(x["ref"] == ref and x["rule"] == "slice_budget" for x in manifest["excluded"]), key(ref)
+    for ref in expect.get("absent", []):
+        assert key(ref) not in by_key and all(x["ref"] != ref for x in manifest["excluded"]), key(ref)
+    for text in expect.get("contents_lack", []):
+        assert all(text not in message["content"] for message in request["messages"]), text
