@@ -59,3 +59,9 @@ def demo_loaded(clean_db):
     from ctxasm import loader
 
     return loader.load_file(clean_db, SCENARIOS / "acme_demo.json")
+
+
+@pytest.fixture()
+def demo_target(demo_loaded, clean_db):
+    """The test database with the Acme demo scenario loaded."""
+    return clean_db
