@@ -1,0 +1,53 @@
+"""The deployment paths: CTXASM_PG_DSN instead of the embedded cluster, idempotent redeploys, status."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from ctxasm import pgconn
+
+
+def counts(summary: str) -> tuple[int, int]:
+    """(changesets run, already applied) from the deploy summary line."""
+    run = int(summary.split(" changesets run")[0].rsplit(" ", 1)[1])
+    applied = int(summary.split(" already applied")[0].rsplit(" ", 1)[1])
+    return run, applied
+
+
+def ctxasm(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxasm.cli", *args], env=env, capture_output=True, text=True)
+
+
+def test_pg_dsn_points_everything_at_another_server(pg_target):
+    """Any PostgreSQL 16+ with pgvector: here the same server, reached only through an admin DSN."""
+    admin = pg_target.admin
+    dsn = f"postgresql://{admin.user}:{admin.password}@{pg_target.host}:{pg_target.port}/{pg_target.admin_database}"
+    env = dict(os.environ, CTXASM_PG_DSN=dsn, CTXASM_PG_DATABASE="ctxasm_dsn_check")
+    target = pgconn.resolve_target()
+    try:
+        first = ctxasm("db", "deploy", "--fresh", env=env)
+        assert first.returncode == 0, first.stderr
+        assert "CTXASM_PG_DSN PostgreSQL" in first.stdout
+        run, applied = counts(first.stdout)
+        assert run > 30 and applied == 0
+        again = ctxasm("db", "deploy", env=env)
+        assert again.returncode == 0, again.stderr
+        assert counts(again.stdout) == (1, run - 1)  # only the runAlways grants run again
+        status = ctxasm("db", "status", env=env)
+        assert status.returncode == 0, status.stderr
+        assert "database ctxasm_dsn_check:" in status.stdout and "changesets applied" in status.stdout
+        up = ctxasm("db", "up", env=env)
+        assert up.returncode == 0 and "CTXASM_PG_DSN is set" in up.stderr
+    finally:
+        pgconn.drop_database(pgconn.Target(target.host, target.port, "ctxasm_dsn_check", target.admin,
+                                           target.admin_database, embedded=True))
+
+
+def test_redeploy_runs_only_what_changed(pg_target):
+    from ctxasm import deploy
+
+    run, applied = counts(deploy.deploy_postgres(pg_target))
+    assert applied > 30
+    assert run == 1  # only the runAlways grants changeset
