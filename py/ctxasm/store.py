@@ -53,6 +53,7 @@ class MemoryStore(Protocol):
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
     def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
     def record_manifest(self, manifest: dict[str, Any]) -> str: ...
+    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
 
@@ -157,6 +158,18 @@ class PostgresStore:
             self.round_trips += 1
             return cursor.fetchone()[0]
 
+    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
+        """A recorded manifest of the tenant, or None (another tenant's manifest is invisible: RLS)."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+                cursor = self.connection.execute(
+                    "SELECT content_json FROM ctxasm.conversation_memory "
+                    "WHERE id = %s AND event_type = 'context_manifest' AND status = 'active'", (manifest_id,))
+            row = cursor.fetchone()
+            self.connection.rollback()
+        return row[0] if row else None
+
     def commit(self) -> None:
         with self._errors():
             self.connection.commit()
@@ -256,6 +269,14 @@ class OracleStore:
                                           keyword_parameters={"in_manifest": to_json(manifest)})
         self.connection.commit()
         return manifest_id
+
+    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
+        self.set_tenant(tenant_id)
+        with self._errors(), self.connection.cursor() as cursor:
+            cursor.execute("select json_serialize(content_json returning clob) from ctxasm_owner.conversation_memory "
+                           "where id = :id and event_type = 'context_manifest' and status = 'active'", id=manifest_id)
+            row = cursor.fetchone()
+        return json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) if row else None
 
     def commit(self) -> None:
         self.connection.commit()
