@@ -56,3 +56,22 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
         raise
     manifest_id = store.record_manifest(window.manifest)
     return AssembledWindow(window.request, window.manifest, manifest_id)
+
+
+def record_provider_request(store: MemoryStore, window: AssembledWindow) -> str:
+    """Record the complete provider request before a model call, linked to its manifest (erasure follows it)."""
+    import uuid
+
+    scope = window.manifest["scope"]
+    record_id = f"request_{uuid.uuid4().hex}"
+    store.set_tenant(window.manifest["tenant_id"])
+    store.put_memory("conversation", {
+        "id": record_id, "role": "event", "event_type": "provider_request",
+        "user_id": scope.get("user_id"), "agent_id": scope.get("agent_id"), "thread_id": scope.get("thread_id"),
+        "content": f"provider request for {window.manifest_id}, hash {window.manifest['request_hash']}",
+        "content_json": {"manifest_id": window.manifest_id, "request_hash": window.manifest["request_hash"],
+                         "request": window.request},
+        "source_refs": [{"type": "manifest", "id": window.manifest_id, "version": 1}],
+    })
+    store.commit()
+    return record_id

@@ -110,6 +110,34 @@ def _assemble(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    import json
+
+    from . import pgconn
+    from .replay import replay
+    from .store import PostgresStore
+
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        result = replay(PostgresStore(connection), args.tenant, args.manifest_id)
+    print(json.dumps(result.as_json(), indent=2) if args.json else result.describe())
+    return result.exit_code
+
+
+def _erase(args: argparse.Namespace) -> int:
+    from . import pgconn
+    from .store import PostgresStore
+
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant(args.tenant)
+        count = store.erase(args.memory_type, args.memory_id)
+        store.commit()
+    print(f"erased {args.memory_type} {args.memory_id}: {count} row versions, with what was derived from them")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxasm",
@@ -156,6 +184,24 @@ def build_parser() -> argparse.ArgumentParser:
     assemble_cmd.add_argument("--json", action="store_true",
                               help='print {"request", "manifest", "manifest_id"} as one JSON object')
     assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    replay_cmd = add(
+        commands, "replay", _replay,
+        "rebuild a recorded window from its manifest and check it: match (exit 0), mismatch (5), unavailable (6)",
+        "ctxasm replay manifest_0123abcd --tenant acme --json")
+    replay_cmd.add_argument("manifest_id", help="the manifest id printed by `ctxasm assemble`")
+    replay_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    replay_cmd.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    replay_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    erase_cmd = add(commands, "erase", _erase,
+                    "erase a memory and what was derived from it (compressions, recorded requests); "
+                    "windows that used it can no longer be replayed",
+                    "ctxasm erase --tenant acme summary context_july_summary")
+    erase_cmd.add_argument("memory_type", help="memory type, e.g. entity, summary, conversation")
+    erase_cmd.add_argument("memory_id", help="row id")
+    erase_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    erase_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
 
     inventory = add(commands, "inventory", _inventory,
                     "count a tenant's memory rows through a tenant-scoped application connection",

@@ -111,3 +111,13 @@ def serialize(request: Mapping[str, Any]) -> str:
 
 def request_hash(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(serialize(request).encode("utf-8")).hexdigest()
+
+
+def part_hashes(request: Mapping[str, Any]) -> dict[str, str]:
+    """A short hash per message and for the tools, so a replay can say which part differs."""
+    def short(value: Any) -> str:
+        return hashlib.sha256(serialize({"part": value}).encode("utf-8")).hexdigest()[:16]
+
+    parts = {f"messages[{i}] ({m['role']})": short(m) for i, m in enumerate(request["messages"])}
+    parts["tools"] = short(request.get("tools", []))
+    return parts

@@ -36,6 +36,8 @@ class WindowScope:
     evaluation_time: datetime
     question: str
     scores: dict[str, float] | None = None
+    #: replay: read the rows as of this recorded snapshot (PostgreSQL) or SCN (Oracle) instead of now
+    snapshot: str | None = None
 
 
 class MemoryStore(Protocol):
@@ -49,11 +51,13 @@ class MemoryStore(Protocol):
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str: ...
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int: ...
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None: ...
+    def erase(self, memory_type: str, memory_id: str) -> int: ...
     def capture_snapshot(self) -> str: ...
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
     def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
     def record_manifest(self, manifest: dict[str, Any]) -> str: ...
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
+    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
 
@@ -123,6 +127,9 @@ class PostgresStore:
             (memory_type, memory_id, deleted_at),
         )
 
+    def erase(self, memory_type: str, memory_id: str) -> int:
+        return self._scalar("SELECT ctx_memory.erase(in_memory_type => %s, in_id => %s)", (memory_type, memory_id))
+
     def capture_snapshot(self) -> str:
         return self._scalar("SELECT ctx_memory.capture_snapshot()")
 
@@ -141,9 +148,10 @@ class PostgresStore:
                 self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
                 cursor = self.connection.execute(
                     "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
-                    "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb)",
+                    "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
+                    "in_snapshot => %s)",
                     (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
-                     scope.question, None if scope.scores is None else to_json(scope.scores)),
+                     scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot),
                 )
             self.round_trips += 1
             return cursor.fetchone()[0]
@@ -169,6 +177,23 @@ class PostgresStore:
             row = cursor.fetchone()
             self.connection.rollback()
         return row[0] if row else None
+
+    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
+        """For each "type:id:version": (its status now, its status in `snapshot` or None if it was not
+        readable then). Rows this tenant cannot see now are absent from the result."""
+        keys = [f"{r[0]}:{r[1]}:{r[2]}" for r in refs]
+        with self._errors():
+            self.set_tenant(tenant_id)
+            rows = self.connection.execute(
+                "SELECT now_row.memory_type || ':' || now_row.id || ':' || now_row.version, now_row.status, "
+                "       (SELECT was.status FROM ctxasm.memory_rows(%s::pg_snapshot) AS was "
+                "         WHERE was.memory_type = now_row.memory_type AND was.id = now_row.id "
+                "           AND was.version = now_row.version) "
+                "  FROM ctxasm.memory_row AS now_row "
+                " WHERE now_row.memory_type || ':' || now_row.id || ':' || now_row.version = ANY(%s)",
+                (snapshot, keys)).fetchall()
+            self.connection.rollback()
+        return {key: (status, then) for key, status, then in rows}
 
     def commit(self) -> None:
         with self._errors():
@@ -234,6 +259,9 @@ class OracleStore:
             params["in_deleted_at"] = datetime.fromisoformat(deleted_at.replace("Z", "+00:00"))
         self._call("ctx_memory.delete_memory", **params)
 
+    def erase(self, memory_type: str, memory_id: str) -> int:
+        return int(self._call("ctx_memory.erase", int, in_memory_type=memory_type, in_id=memory_id))
+
     def capture_snapshot(self) -> str:
         return self._call("ctx_memory.capture_snapshot", str)
 
@@ -256,10 +284,11 @@ class OracleStore:
                 "begin ctx_session.set_tenant(in_tenant_id => :tenant); "
                 ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
                 "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
-                "in_question => :question, in_scores => :scores); end;",
+                "in_question => :question, in_scores => :scores, in_snapshot => :snapshot); end;",
                 tenant=tenant_id, user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id,
                 intent=scope.intent, at=scope.evaluation_time, question=scope.question,
-                scores=None if scope.scores is None else to_json(scope.scores), result=result,
+                scores=None if scope.scores is None else to_json(scope.scores), snapshot=scope.snapshot,
+                result=result,
             )
             return json.loads(result.getvalue().read())
 

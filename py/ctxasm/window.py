@@ -194,6 +194,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "budget_ref": selection["budget"]["ref"],
         "intent": spec.intent,
         "request_hash": render.request_hash(request),
+        "request_parts": render.part_hashes(request),
         "request_tokens": counted,
         "request_limit": limit,
         "required_refs": selection["required_refs"],

@@ -7,6 +7,8 @@ CREATE SCHEMA ctx_assembly;
 --changeset ctxasm:pg-ctx-assembly-select-window dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.select_window: one evaluation time, one snapshot (a STABLE function reads with the
 --comment: snapshot of the calling statement), the selection rules in order, one JSON document back.
+-- Earlier deployments had no in_snapshot: drop that signature so the call stays unambiguous.
+DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
 CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_user_id         varchar,
     in_agent_id        varchar,
@@ -14,7 +16,8 @@ CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_intent          varchar,
     in_evaluation_time timestamptz,
     in_question        text,
-    in_scores          jsonb DEFAULT NULL
+    in_scores          jsonb DEFAULT NULL,
+    in_snapshot        varchar DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -26,6 +29,7 @@ DECLARE
     l_weights  jsonb;
     l_field    text;
     l_require  boolean;
+    l_snapshot pg_snapshot;
     l_result   jsonb;
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
@@ -39,9 +43,19 @@ BEGIN
             MESSAGE = 'invalid_argument: in_scores must be a JSON object of "type:id:version" -> logit';
     END IF;
 
+    -- Replay reads the rows exactly as they were visible in the recorded snapshot.
+    IF in_snapshot IS NOT NULL THEN
+        BEGIN
+            l_snapshot := in_snapshot::pg_snapshot;
+        EXCEPTION WHEN data_exception THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
+                'invalid_snapshot: %s is not a snapshot from capture_snapshot', quote_literal(in_snapshot));
+        END;
+    END IF;
+
     -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time.
     SELECT r.memory_type, r.id, r.version, r.content_json INTO l_budget
-      FROM ctxasm.memory_row r
+      FROM ctxasm.memory_rows(l_snapshot) AS r
      WHERE r.memory_type = 'guideline' AND r.key_name = 'context_budget'
        AND (r.user_id IS NULL OR r.user_id = in_user_id)
        AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
@@ -109,7 +123,7 @@ BEGIN
                    WHEN 'conversation' THEN CASE WHEN r.thread_id = in_thread_id THEN 'volatile_tail'
                                                  ELSE 'recalled_history' END
                END AS slice
-          FROM ctxasm.memory_row r
+          FROM ctxasm.memory_rows(l_snapshot) AS r
          WHERE (r.user_id IS NULL OR r.user_id = in_user_id)
            AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
            AND (r.thread_id IS NULL OR r.thread_id = in_thread_id
@@ -120,7 +134,8 @@ BEGIN
     -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
     step_lifecycle AS (
         SELECT s.*,
-               CASE WHEN s.deleted_at IS NOT NULL THEN 'deleted'
+               CASE WHEN s.status = 'erased' THEN 'erased'
+                    WHEN s.deleted_at IS NOT NULL THEN 'deleted'
                     WHEN s.valid_from > in_evaluation_time THEN 'not_yet_effective'
                     WHEN s.valid_until IS NOT NULL AND s.valid_until <= in_evaluation_time THEN
                         CASE WHEN s.status = 'superseded' THEN 'superseded' ELSE 'expired' END
@@ -228,7 +243,7 @@ BEGIN
     compression AS (
         SELECT DISTINCT ON (c.source_type, c.source_id, c.source_version)
                c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version
-          FROM ctxasm.context_compression c
+          FROM ctxasm.compressions(l_snapshot) AS c
          WHERE c.status = 'active' AND c.deleted_at IS NULL
          ORDER BY c.source_type, c.source_id, c.source_version, c.valid_from DESC, c.id
     ),
@@ -296,7 +311,7 @@ BEGIN
     )
     SELECT jsonb_build_object(
                'engine', 'postgresql',
-               'snapshot', pg_current_snapshot()::text,
+               'snapshot', coalesce(in_snapshot, pg_current_snapshot()::text),
                'tenant_id', l_tenant,
                'evaluation_time', in_evaluation_time,
                'selection_version', co_selection_version,
@@ -312,7 +327,7 @@ BEGIN
     RETURN l_result;
 END;
 $$;
---rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
+--rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb, varchar);
 
 --changeset ctxasm:pg-ctx-assembly-record-manifest dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.record_manifest: the context_manifest event in conversation_memory plus one

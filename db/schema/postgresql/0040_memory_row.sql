@@ -27,7 +27,8 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    NULL::jsonb AS extra
+    NULL::jsonb AS extra,
+    created_xid
 FROM ctxasm.guideline_memory
 UNION ALL
 SELECT
@@ -54,7 +55,8 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    NULL::jsonb AS extra
+    NULL::jsonb AS extra,
+    created_xid
 FROM ctxasm.persona_memory
 UNION ALL
 SELECT
@@ -81,8 +83,11 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    jsonb_build_object('tool_schema', tool_schema, 'usage_notes', usage_notes, 'tool_handler', tool_handler,
-                          'access_policy', access_policy) AS extra
+    jsonb_build_object(
+        'tool_schema', tool_schema, 'usage_notes', usage_notes, 'tool_handler', tool_handler,
+        'access_policy', access_policy
+    ) AS extra,
+    created_xid
 FROM ctxasm.toolbox_memory
 UNION ALL
 SELECT
@@ -109,7 +114,8 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    NULL::jsonb AS extra
+    NULL::jsonb AS extra,
+    created_xid
 FROM ctxasm.entity_memory
 UNION ALL
 SELECT
@@ -136,7 +142,8 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    NULL::jsonb AS extra
+    NULL::jsonb AS extra,
+    created_xid
 FROM ctxasm.workflow_memory
 UNION ALL
 SELECT
@@ -163,7 +170,8 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    jsonb_build_object('source_uri', source_uri, 'published_at', published_at) AS extra
+    jsonb_build_object('source_uri', source_uri, 'published_at', published_at) AS extra,
+    created_xid
 FROM ctxasm.knowledge_base_document
 UNION ALL
 SELECT
@@ -190,7 +198,8 @@ SELECT
     chunk_index AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    jsonb_build_object('document_version', document_version) AS extra
+    jsonb_build_object('document_version', document_version) AS extra,
+    created_xid
 FROM ctxasm.knowledge_base_chunk
 UNION ALL
 SELECT
@@ -217,7 +226,8 @@ SELECT
     turn_index,
     role,
     event_type,
-    NULL::jsonb AS extra
+    NULL::jsonb AS extra,
+    created_xid
 FROM ctxasm.conversation_memory
 UNION ALL
 SELECT
@@ -244,6 +254,334 @@ SELECT
     NULL::integer AS turn_index,
     NULL::varchar AS role,
     NULL::varchar AS event_type,
-    jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra
+    jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra,
+    created_xid
 FROM ctxasm.summarization_memory;
 --rollback DROP VIEW ctxasm.memory_row;
+
+--changeset ctxasm:pg-0040-memory-row-history dbms:postgresql runOnChange:true splitStatements:false
+--comment: the retired row versions in the same shape, with the xid that retired each
+CREATE OR REPLACE VIEW ctxasm.memory_row_history WITH (security_invoker = TRUE) AS
+SELECT
+    'guideline'::varchar AS memory_type,
+    'guideline_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    guideline_key AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    NULL::jsonb AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.guideline_memory_history
+UNION ALL
+SELECT
+    'persona'::varchar AS memory_type,
+    'persona_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    persona_key AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    NULL::jsonb AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.persona_memory_history
+UNION ALL
+SELECT
+    'toolbox'::varchar AS memory_type,
+    'toolbox_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    tool_name AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    jsonb_build_object(
+        'tool_schema', tool_schema, 'usage_notes', usage_notes, 'tool_handler', tool_handler,
+        'access_policy', access_policy
+    ) AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.toolbox_memory_history
+UNION ALL
+SELECT
+    'entity'::varchar AS memory_type,
+    'entity_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    confidence,
+    NULL::varchar AS key_name,
+    subject,
+    predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    NULL::jsonb AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.entity_memory_history
+UNION ALL
+SELECT
+    'workflow'::varchar AS memory_type,
+    'workflow_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    workflow_key AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    NULL::jsonb AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.workflow_memory_history
+UNION ALL
+SELECT
+    'kb_document'::varchar AS memory_type,
+    'knowledge_base_document'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    collection AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    jsonb_build_object('source_uri', source_uri, 'published_at', published_at) AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.knowledge_base_document_history
+UNION ALL
+SELECT
+    'kb_chunk'::varchar AS memory_type,
+    'knowledge_base_chunk'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    document_id AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    title,
+    chunk_index AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    jsonb_build_object('document_version', document_version) AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.knowledge_base_chunk_history
+UNION ALL
+SELECT
+    'conversation'::varchar AS memory_type,
+    'conversation_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    NULL::varchar AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    turn_index,
+    role,
+    event_type,
+    NULL::jsonb AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.conversation_memory_history
+UNION ALL
+SELECT
+    'summary'::varchar AS memory_type,
+    'summarization_memory'::varchar AS table_name,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    content,
+    content_json,
+    source_refs,
+    NULL::numeric AS confidence,
+    summary_key AS key_name,
+    NULL::varchar AS subject,
+    NULL::varchar AS predicate,
+    NULL::varchar AS title,
+    NULL::integer AS turn_index,
+    NULL::varchar AS role,
+    NULL::varchar AS event_type,
+    jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra,
+    created_xid,
+    retired_xid
+FROM ctxasm.summarization_memory_history;
+--rollback DROP VIEW ctxasm.memory_row_history;
+
+--changeset ctxasm:pg-0040-memory-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the memory rows now (NULL snapshot), or exactly those visible in a recorded snapshot (replay)
+CREATE OR REPLACE FUNCTION ctxasm.memory_rows(in_snapshot pg_snapshot) RETURNS SETOF ctxasm.memory_row
+LANGUAGE sql STABLE AS $$
+    SELECT r.*
+    FROM ctxasm.memory_row AS r
+    WHERE in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot)
+    UNION ALL
+    SELECT
+        h.memory_type,
+        h.table_name,
+        h.tenant_id,
+        h.id,
+        h.version,
+        h.user_id,
+        h.agent_id,
+        h.thread_id,
+        h.status,
+        h.valid_from,
+        h.valid_until,
+        h.deleted_at,
+        h.content,
+        h.content_json,
+        h.source_refs,
+        h.confidence,
+        h.key_name,
+        h.subject,
+        h.predicate,
+        h.title,
+        h.turn_index,
+        h.role,
+        h.event_type,
+        h.extra,
+        h.created_xid
+    FROM ctxasm.memory_row_history AS h
+    WHERE
+        in_snapshot IS NOT NULL
+        AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
+        AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
+$$;
+--rollback DROP FUNCTION ctxasm.memory_rows(pg_snapshot);
+
+--changeset ctxasm:pg-0040-compressions dbms:postgresql runOnChange:true splitStatements:false
+--comment: the persisted compressions now, or as of a recorded snapshot
+CREATE OR REPLACE FUNCTION ctxasm.compressions(in_snapshot pg_snapshot) RETURNS SETOF ctxasm.context_compression
+LANGUAGE sql STABLE AS $$
+    SELECT c.*
+    FROM ctxasm.context_compression AS c
+    WHERE in_snapshot IS NULL OR pg_visible_in_snapshot(c.created_xid, in_snapshot)
+    UNION ALL
+    SELECT (jsonb_populate_record(NULL::ctxasm.context_compression, to_jsonb(h) - 'retired_xid')).*
+    FROM ctxasm.context_compression_history AS h
+    WHERE
+        in_snapshot IS NOT NULL
+        AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
+        AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
+$$;
+--rollback DROP FUNCTION ctxasm.compressions(pg_snapshot);

@@ -9,7 +9,8 @@ DECLARE
 BEGIN
     EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory, ctx_assembly TO ctxasm_app';
     EXECUTE 'REVOKE ALL ON SCHEMA ctx_admin FROM PUBLIC';
-    EXECUTE 'GRANT SELECT ON ctxasm.memory_type TO ctxasm_app';
+    EXECUTE 'GRANT SELECT ON ctxasm.memory_type, ctxasm.memory_row, ctxasm.memory_row_history TO ctxasm_app';
+    EXECUTE 'GRANT EXECUTE ON FUNCTION ctxasm.memory_rows(pg_snapshot), ctxasm.compressions(pg_snapshot) TO ctxasm_app';
     FOR l_table IN
         SELECT name FROM ctxasm.memory_type m, LATERAL (VALUES (m.table_name), (m.table_name || '_history')) AS t(name)
     LOOP

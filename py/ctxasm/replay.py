@@ -1,0 +1,156 @@
+"""`ctxasm replay`: rebuild a recorded window and check it against its manifest.
+
+1. The manifest must be visible to the tenant (RLS), and made by the same renderer, selection and code.
+2. Every dependency (rendered rows, the current facts and historical sources of annotations, the budget) must
+   be visible now, not erased, and readable as of the recorded snapshot (its history retained).
+3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the window
+   is composed again, and both the request hash and the manifest's account of the window must be equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import render
+from .assembler import parse_time
+from .store import MemoryStore, WindowScope
+from .window import WindowSpec, code_hash, compose
+
+MATCH, MISMATCH, UNAVAILABLE = "match", "mismatch", "unavailable"
+EXIT_CODES = {MATCH: 0, MISMATCH: 5, UNAVAILABLE: 6}
+#: The parts of a manifest that describe the window itself (not when or where it was recorded).
+COMPARED = ("budget_ref", "required_refs", "memories", "excluded", "allocation", "request_tokens")
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    status: str
+    manifest_id: str
+    reason: str | None = None
+    recorded_hash: str | None = None
+    rebuilt_hash: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": self.status, "manifest_id": self.manifest_id, "reason": self.reason,
+                "recorded_hash": self.recorded_hash, "rebuilt_hash": self.rebuilt_hash, "notes": list(self.notes)}
+
+    def describe(self) -> str:
+        lines = [f"replay of {self.manifest_id}: {self.status}"]
+        if self.reason:
+            lines.append(f"  {self.reason}")
+        if self.recorded_hash:
+            lines.append(f"  recorded request hash {self.recorded_hash}")
+        if self.rebuilt_hash:
+            lines.append(f"  rebuilt  request hash {self.rebuilt_hash}")
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def dependencies(manifest: dict[str, Any]) -> list[list[Any]]:
+    """Every row the window depended on, each once, in a stable order."""
+    refs: list[list[Any]] = [manifest["budget_ref"]]
+    for memory in manifest["memories"]:
+        refs.append(memory["ref"])
+        for note in memory.get("annotation_refs", ()):
+            refs.append(note["source"])
+            if note.get("current"):
+                refs.append(note["current"])
+    unique: dict[str, list[Any]] = {}
+    for ref in refs:
+        unique.setdefault(f"{ref[0]}:{ref[1]}:{ref[2]}", list(ref))
+    return list(unique.values())
+
+
+def recorded_scores(manifest: dict[str, Any]) -> dict[str, float] | None:
+    """Reranker scores are reused, never recomputed; the lexical scorer is deterministic and needs none."""
+    if manifest.get("scorer") != "external":
+        return None
+    scores = {}
+    for entry in manifest["memories"] + manifest["excluded"]:
+        if "scores" in entry:
+            ref = entry["ref"]
+            scores[f"{ref[0]}:{ref[1]}:{ref[2]}"] = entry["scores"]["rerank_logit"]
+    return scores
+
+
+def first_difference(recorded: Any, rebuilt: Any, path: str = "") -> str | None:
+    """The first place two JSON values differ, as a path with both values."""
+    if isinstance(recorded, dict) and isinstance(rebuilt, dict):
+        for key in list(recorded) + [k for k in rebuilt if k not in recorded]:
+            found = first_difference(recorded.get(key), rebuilt.get(key), f"{path}.{key}" if path else key)
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(rebuilt, list):
+        for index in range(max(len(recorded), len(rebuilt))):
+            left = recorded[index] if index < len(recorded) else "<absent>"
+            right = rebuilt[index] if index < len(rebuilt) else "<absent>"
+            found = first_difference(left, right, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if recorded != rebuilt:
+        return f"{path}: recorded {recorded!r}, rebuilt {rebuilt!r}"
+    return None
+
+
+def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult:
+    manifest = store.read_manifest(tenant_id, manifest_id)
+    if manifest is None:
+        return ReplayResult(UNAVAILABLE, manifest_id, f"no manifest {manifest_id} is visible to tenant {tenant_id}")
+    recorded_hash = manifest.get("request_hash")
+
+    def unavailable(reason: str) -> ReplayResult:
+        return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash)
+
+    if manifest.get("renderer_version") != render.RENDERER_VERSION:
+        return unavailable(f"renderer version {manifest.get('renderer_version')} is not the running "
+                           f"{render.RENDERER_VERSION}")
+    if manifest.get("code_hash") != code_hash():
+        return unavailable("the assembly code changed since the window was recorded "
+                           f"(code_hash {str(manifest.get('code_hash'))[:12]} vs {code_hash()[:12]})")
+
+    notes = []
+    states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
+    for ref in dependencies(manifest):
+        key = f"{ref[0]}:{ref[1]}:{ref[2]}"
+        if key not in states:
+            return unavailable(f"dependency {key} is gone: erased, purged or no longer authorized")
+        status, status_then = states[key]
+        if status == "erased":
+            return unavailable(f"dependency {key} was erased")
+        if status_then is None:
+            return unavailable(f"history gone: dependency {key} cannot be read as of {manifest['scn']}")
+        if status != status_then:
+            notes.append(f"dependency {key} was {status_then} then and is {status} now; "
+                         "replayed from its retained version")
+
+    scope = manifest["scope"]
+    spec = WindowSpec(tenant_id=tenant_id, user_id=scope.get("user_id"), agent_id=scope.get("agent_id"),
+                      thread_id=scope.get("thread_id"), intent=manifest["intent"], question=manifest["question"],
+                      model=manifest["model"])
+    selection = store.select_window(tenant_id, WindowScope(
+        spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
+        spec.question, recorded_scores(manifest), snapshot=manifest["scn"]))
+    store.rollback()
+    if selection["selection_version"] != manifest["selection_version"]:
+        return unavailable(f"selection version {manifest['selection_version']} is not the running "
+                           f"{selection['selection_version']}")
+    rebuilt = compose(selection, spec)
+    rebuilt_hash = rebuilt.manifest["request_hash"]
+    recorded_part = {k: manifest.get(k) for k in COMPARED}
+    rebuilt_part = {k: rebuilt.manifest.get(k) for k in COMPARED}
+    if rebuilt_hash == recorded_hash and recorded_part == rebuilt_part:
+        return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash, tuple(notes))
+    difference = first_difference(recorded_part, rebuilt_part)
+    if difference is None:
+        difference = first_difference(manifest.get("request_parts"), rebuilt.manifest.get("request_parts"))
+        difference = f"request {difference}" if difference else "the request hash differs"
+    return ReplayResult(MISMATCH, manifest_id, f"first difference: {difference}", recorded_hash, rebuilt_hash,
+                        tuple(notes))

@@ -1,0 +1,171 @@
+"""Replay (match, mismatch, each unavailable reason) and erasure, on the real database."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import psycopg
+import pytest
+
+from ctxasm import pgconn
+from ctxasm.assembler import assemble, parse_time, record_provider_request
+from ctxasm.replay import replay
+from ctxasm.store import PostgresStore
+from ctxasm.window import WindowSpec
+
+from .test_assembly import AT, jane
+
+SECRET = "Zebra-Quartz-4471"
+
+
+def window_for(target, spec: WindowSpec = None):
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        return assemble(PostgresStore(connection), spec or jane(), parse_time(AT))
+
+
+def replay_of(target, manifest_id: str, tenant: str = "acme"):
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        return replay(PostgresStore(connection), tenant, manifest_id)
+
+
+def as_owner(target, work):
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("acme")
+        result = work(store, connection)
+        store.commit()
+        return result
+
+
+def test_replay_matches(demo_target):
+    window = window_for(demo_target)
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("match", 0), result.reason
+    assert result.rebuilt_hash == result.recorded_hash == window.manifest["request_hash"]
+
+
+def test_replay_holds_after_the_sources_change(demo_target):
+    old = window_for(demo_target)
+
+    def change(store, _):
+        store.supersede("entity", "fact_letta_eviction_policy",
+                        {"content": "The Letta paper pages old messages out to archival memory.",
+                         "valid_from": "2026-09-20T00:00:00Z"})
+        store.put_memory("kb_document", {"id": "doc_new_benchmark", "title": "A newer benchmark report",
+                                         "valid_from": "2026-09-25T00:00:00Z",
+                                         "content": "Helios-RAG scores 0.78 on BEIR; a newer router beats it."})
+        store.delete_memory("conversation", "turn_jane_0001", "2026-09-27T00:00:00Z")
+    as_owner(demo_target, change)
+
+    result = replay_of(demo_target, old.manifest_id)
+    assert result.status == "match", result.reason
+    assert any("turn_jane_0001" in note and "deleted now" in note for note in result.notes)
+    fresh = window_for(demo_target)
+    assert fresh.manifest["request_hash"] != old.manifest["request_hash"]
+
+
+def tamper(target, manifest_id: str, mutate) -> None:
+    def work(_, connection):
+        stored = connection.execute("SELECT content_json FROM ctxasm.conversation_memory WHERE id = %s",
+                                    (manifest_id,)).fetchone()[0]
+        mutate(stored)
+        connection.execute("UPDATE ctxasm.conversation_memory SET content_json = %s WHERE id = %s",
+                           (json.dumps(stored), manifest_id))
+    as_owner(target, work)
+
+
+def test_tampered_manifest_is_a_mismatch_naming_the_difference(demo_target):
+    window = window_for(demo_target)
+    durable = next(i for i, m in enumerate(window.manifest["memories"]) if m["slice"] == "durable_facts")
+
+    def demote(manifest):
+        manifest["memories"][durable]["tier"] = "pointer"
+    tamper(demo_target, window.manifest_id, demote)
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("mismatch", 5)
+    assert f"memories[{durable}].tier: recorded 'pointer', rebuilt 'full'" in result.reason
+
+
+def test_tampered_hash_is_a_mismatch(demo_target):
+    window = window_for(demo_target)
+    tamper(demo_target, window.manifest_id, lambda m: m.update(request_hash="0" * 64))
+    result = replay_of(demo_target, window.manifest_id)
+    assert result.status == "mismatch" and "request hash differs" in result.reason
+
+
+def test_other_renderer_version_is_unavailable(demo_target):
+    window = window_for(demo_target)
+    tamper(demo_target, window.manifest_id, lambda m: m.update(renderer_version="context-renderer-0"))
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("unavailable", 6)
+    assert "renderer version context-renderer-0" in result.reason
+
+
+def test_other_code_is_unavailable(demo_target):
+    window = window_for(demo_target)
+    tamper(demo_target, window.manifest_id, lambda m: m.update(code_hash="f" * 64))
+    assert "assembly code changed" in replay_of(demo_target, window.manifest_id).reason
+
+
+def test_lost_history_is_unavailable(demo_target):
+    window = window_for(demo_target)
+    as_owner(demo_target, lambda store, _: store.delete_memory("conversation", "turn_jane_0002"))
+    with psycopg.connect(demo_target.conninfo(demo_target.admin), autocommit=True) as admin:
+        admin.execute("DELETE FROM ctxasm.conversation_memory_history WHERE id = 'turn_jane_0002'")
+    result = replay_of(demo_target, window.manifest_id)
+    assert result.status == "unavailable"
+    assert "history gone: dependency conversation:turn_jane_0002:1" in result.reason
+
+
+def test_another_tenant_cannot_replay_it(demo_target):
+    window = window_for(demo_target)
+    result = replay_of(demo_target, window.manifest_id, tenant="stripe")
+    assert result.status == "unavailable"
+    assert result.reason == f"no manifest {window.manifest_id} is visible to tenant stripe"
+
+
+def every_table_containing(target, text: str) -> list[str]:
+    with psycopg.connect(target.conninfo(target.admin)) as admin:
+        tables = admin.execute(
+            "SELECT format('%I.%I', table_schema, table_name) FROM information_schema.tables "
+            "WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')").fetchall()
+        return [name for (name,) in tables
+                if admin.execute(f"SELECT count(*) FROM {name} AS t WHERE t::text LIKE %s",
+                                 (f"%{text}%",)).fetchone()[0]]
+
+
+def test_erasure_leaves_no_copy_and_replay_names_it(demo_target):
+    content = f"Helios-RAG BEIR results were first shared in the {SECRET} briefing."
+
+    def seed(store, _):
+        store.put_memory("kb_document", {"id": "doc_briefing", "title": f"{SECRET} briefing",
+                                         "valid_from": "2026-09-01T00:00:00Z", "content": content})
+        store.supersede("kb_document", "doc_briefing", {"content": content + " Revised.",
+                                                        "valid_from": "2026-09-02T00:00:00Z"})
+        store.put_memory("compression", {
+            "id": "cmp_briefing", "source_type": "kb_document", "source_id": "doc_briefing", "source_version": 2,
+            "source_hash": hashlib.sha256((content + " Revised.").encode()).hexdigest(),
+            "generating_model": "extractive", "prompt_version": "p1", "content": f"{SECRET} in short."})
+    as_owner(demo_target, seed)
+    window = window_for(demo_target)
+    assert any(m["ref"] == ["kb_document", "doc_briefing", 2] for m in window.manifest["memories"])
+    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
+        record_provider_request(PostgresStore(connection), window)
+    assert set(every_table_containing(demo_target, SECRET)) >= {
+        "ctxasm.knowledge_base_document", "ctxasm.knowledge_base_document_history",
+        "ctxasm.context_compression", "ctxasm.conversation_memory"}
+
+    erased = as_owner(demo_target, lambda store, _: store.erase("kb_document", "doc_briefing"))
+    assert erased >= 4  # two versions, the compression, the recorded request
+    assert every_table_containing(demo_target, SECRET) == []
+
+    result = replay_of(demo_target, window.manifest_id)
+    assert result.status == "unavailable"
+    assert "kb_document:doc_briefing:2 was erased" in result.reason
+    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
+        manifest = PostgresStore(connection).read_manifest("acme", window.manifest_id)
+    assert manifest["erased_dependencies"] == [["kb_document", "doc_briefing"]]
+    fresh = window_for(demo_target)
+    assert {"ref": ["kb_document", "doc_briefing", 2], "rule": "lifecycle", "detail": "erased"} in \
+        fresh.manifest["excluded"]
