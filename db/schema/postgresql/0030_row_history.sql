@@ -37,8 +37,10 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.keep_row_version() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    EXECUTE format('INSERT INTO ctxasm.%I SELECT ($1).*, $2', TG_TABLE_NAME || '_history')
-        USING OLD, pg_current_xact_id();
+    -- By column name, not position: a column added to the table later is added to its history too.
+    EXECUTE format('INSERT INTO ctxasm.%1$I SELECT (jsonb_populate_record(NULL::ctxasm.%1$I, $1)).*',
+                   TG_TABLE_NAME || '_history')
+        USING to_jsonb(OLD) || jsonb_build_object('retired_xid', pg_current_xact_id());
     RETURN NULL;
 END;
 $$;
