@@ -1,0 +1,806 @@
+--liquibase formatted sql
+
+--changeset ctxasm:ora-pkg-0050-ctx-memory-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body ctx_memory is
+   -- Dynamic SQL here only ever names a table from table_for_type (a fixed mapping) and columns read from
+   -- USER_TAB_COLUMNS for that table, both passed through sys.dbms_assert; every value is a bind.
+
+   co_active     constant varchar2(16) := 'active';
+   co_superseded constant varchar2(16) := 'superseded';
+   co_deleted    constant varchar2(16) := 'deleted';
+
+   co_memory_types constant varchar2(200) :=
+      'guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk, conversation, summary, '
+      || 'compression, source_ref';
+
+   -- column data types as USER_TAB_COLUMNS reports them
+   co_type_varchar2     constant varchar2(30) := 'VARCHAR2';
+   co_type_clob         constant varchar2(30) := 'CLOB';
+   co_type_number       constant varchar2(30) := 'NUMBER';
+   co_type_json         constant varchar2(30) := 'JSON';
+   co_type_vector       constant varchar2(30) := 'VECTOR';
+   co_type_timestamp_tz constant varchar2(30) := 'TIMESTAMP(_) WITH TIME ZONE';
+
+   -- columns with rules of their own
+   co_col_tenant_id   constant varchar2(30) := 'TENANT_ID';
+   co_col_id          constant varchar2(30) := 'ID';
+   co_col_version     constant varchar2(30) := 'VERSION';
+   co_col_status      constant varchar2(30) := 'STATUS';
+   co_col_valid_from  constant varchar2(30) := 'VALID_FROM';
+   co_col_valid_until constant varchar2(30) := 'VALID_UNTIL';
+   co_col_deleted_at  constant varchar2(30) := 'DELETED_AT';
+   co_col_created_at  constant varchar2(30) := 'CREATED_AT';
+   co_col_tool_schema constant varchar2(30) := 'TOOL_SCHEMA';
+   co_col_source_refs constant varchar2(30) := 'SOURCE_REFS';
+
+   co_embedding_dimensions constant pls_integer := 384;
+   co_first_version        constant pls_integer := 1;
+
+   -- ISO 8601 timestamps, after normalised_timestamp; without an offset the session time zone applies
+   co_timestamp_pattern   constant varchar2(100) :=
+      '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{1,9}([+-][0-9]{2}:[0-9]{2})?$';
+   co_offset_pattern      constant varchar2(30)  := '[+-][0-9]{2}:[0-9]{2}$';
+   co_timestamp_tz_format constant varchar2(40)  := 'YYYY-MM-DD"T"HH24:MI:SS.FFTZH:TZM';
+   co_timestamp_format    constant varchar2(40)  := 'YYYY-MM-DD"T"HH24:MI:SS.FF';
+
+   co_snapshot_pattern constant varchar2(20) := '^[0-9]{1,38}$';
+
+   type t_column_rec is record (
+      column_name    user_tab_columns.column_name%type,
+      data_type      user_tab_columns.data_type%type,
+      char_length    user_tab_columns.char_length%type,
+      data_precision user_tab_columns.data_precision%type,
+      data_scale     user_tab_columns.data_scale%type
+   );
+   type t_column_tab is table of t_column_rec;
+
+   -- one key of in_record, checked and converted for its column
+   type t_field_rec is record (
+      column_name  user_tab_columns.column_name%type,
+      data_type    user_tab_columns.data_type%type,
+      is_null      boolean,
+      text_value   clob,
+      number_value number,
+      ts_value     timestamp with time zone,
+      bind_name    varchar2(30)
+   );
+   type t_field_tab is table of t_field_rec;
+
+   e_not_null_violated exception;
+   pragma exception_init(e_not_null_violated, -1400);
+   e_check_violated exception;
+   pragma exception_init(e_check_violated, -2290);
+   e_json_syntax exception;
+   pragma exception_init(e_json_syntax, -40441);
+   e_invalid_scn exception;
+   pragma exception_init(e_invalid_scn, -8181);
+   e_snapshot_not_found exception;
+   pragma exception_init(e_snapshot_not_found, -8180);
+   -- TO_TIMESTAMP_TZ rejecting a well-formed but impossible timestamp
+   e_bad_year exception;
+   pragma exception_init(e_bad_year, -1841);
+   e_bad_month exception;
+   pragma exception_init(e_bad_month, -1843);
+   e_bad_day exception;
+   pragma exception_init(e_bad_day, -1847);
+   e_bad_day_of_month exception;
+   pragma exception_init(e_bad_day_of_month, -1839);
+   e_bad_hour exception;
+   pragma exception_init(e_bad_hour, -1850);
+   e_bad_minute exception;
+   pragma exception_init(e_bad_minute, -1851);
+   e_bad_second exception;
+   pragma exception_init(e_bad_second, -1852);
+   e_bad_tz_hour exception;
+   pragma exception_init(e_bad_tz_hour, -1874);
+   e_bad_tz_minute exception;
+   pragma exception_init(e_bad_tz_minute, -1875);
+
+   -- a value quoted for an error message, or NULL spelt out
+   function quoted(in_text in varchar2) return varchar2 is
+   begin
+      if in_text is null then
+         return 'NULL';
+      end if;
+      return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
+   end quoted;
+
+   procedure field_error(in_memory_type in varchar2, in_field in varchar2, in_problem in varchar2) is
+   begin
+      ctx_errors.raise_error(
+         in_code   => ctx_errors.co_invalid_field,
+         in_detail => in_memory_type || '.' || in_field || ': ' || in_problem
+      );
+   end field_error;
+
+   procedure not_found_error(in_memory_type in varchar2, in_id in varchar2) is
+   begin
+      ctx_errors.raise_error(
+         in_code   => ctx_errors.co_memory_not_found,
+         in_detail => 'no active ' || in_memory_type || ' ' || quoted(in_text => in_id)
+      );
+   end not_found_error;
+
+   function require_tenant return ctx_tenant.tenant_id%type is
+      l_tenant_id ctx_tenant.tenant_id%type;
+   begin
+      l_tenant_id := ctx_session.current_tenant();
+      if l_tenant_id is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_tenant_not_set,
+            in_detail => 'call ctx_session.set_tenant in this session first'
+         );
+      end if;
+      return l_tenant_id;
+   end require_tenant;
+
+   -- the whitelist: memory type -> table (docs/contract.md); nothing else reaches dynamic SQL as a table
+   function table_for_type(in_memory_type in varchar2) return varchar2 is
+      l_table user_tab_columns.table_name%type;
+   begin
+      l_table := case in_memory_type
+                    when 'guideline' then 'GUIDELINE_MEMORY'
+                    when 'persona' then 'PERSONA_MEMORY'
+                    when 'toolbox' then 'TOOLBOX_MEMORY'
+                    when 'entity' then 'ENTITY_MEMORY'
+                    when 'workflow' then 'WORKFLOW_MEMORY'
+                    when 'kb_document' then 'KNOWLEDGE_BASE_DOCUMENT'
+                    when 'kb_chunk' then 'KNOWLEDGE_BASE_CHUNK'
+                    when 'conversation' then 'CONVERSATION_MEMORY'
+                    when 'summary' then 'SUMMARIZATION_MEMORY'
+                    when 'compression' then 'CONTEXT_COMPRESSION'
+                    when 'source_ref' then 'CONTEXT_SOURCE_REF'
+                 end;
+      if l_table is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_memory_type,
+            in_detail => quoted(in_text => in_memory_type) || ' is not one of ' || co_memory_types
+         );
+      end if;
+      return sys.dbms_assert.simple_sql_name(str => l_table);
+   end table_for_type;
+
+   function table_columns(in_table in varchar2) return t_column_tab is
+      l_columns t_column_tab;
+   begin
+      select c.column_name, c.data_type, c.char_length, c.data_precision, c.data_scale
+        bulk collect into l_columns
+        from user_tab_columns c
+       where c.table_name = in_table
+       order by c.column_id;
+      return l_columns;
+   end table_columns;
+
+   -- the position of the column a record key names (keys are lowercase column names), 0 for none
+   function column_index(in_columns in t_column_tab, in_key in varchar2) return pls_integer is
+   begin
+      for i in 1 .. in_columns.count loop
+         if lower(in_columns(i).column_name) = in_key then
+            return i;
+         end if;
+      end loop;
+      return 0;
+   end column_index;
+
+   function field_index(in_fields in t_field_tab, in_column_name in varchar2) return pls_integer is
+      l_field t_field_rec;
+   begin
+      for i in 1 .. in_fields.count loop
+         l_field := in_fields(i);
+         if l_field.column_name = in_column_name then
+            return i;
+         end if;
+      end loop;
+      return 0;
+   end field_index;
+
+   function json_kind(in_value in json_element_t) return varchar2 is
+   begin
+      return case
+                when in_value.is_object() then 'object'
+                when in_value.is_array() then 'array'
+                when in_value.is_string() then 'string'
+                when in_value.is_number() then 'number'
+                when in_value.is_boolean() then 'boolean'
+                else 'null'
+             end;
+   end json_kind;
+
+   -- ISO 8601 variants (date only, space for T, Z, +hhmm, +hh, no fraction) brought to one form
+   function normalised_timestamp(in_text in varchar2) return varchar2 is
+      l_text varchar2(100);
+   begin
+      l_text := trim(substr(in_text, 1, 100));
+      if regexp_like(l_text, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') then
+         l_text := l_text || 'T00:00:00';
+      end if;
+      l_text := regexp_replace(l_text, '^([0-9]{4}-[0-9]{2}-[0-9]{2}) ', '\1T');
+      l_text := regexp_replace(l_text, '[Zz]$', '+00:00');
+      l_text := regexp_replace(l_text, '([+-][0-9]{2})([0-9]{2})$', '\1:\2');
+      l_text := regexp_replace(l_text, '(:[0-9]{2}[+-][0-9]{2})$', '\1:00');
+      l_text := regexp_replace(l_text, '(T[0-9]{2}:[0-9]{2}:[0-9]{2})([^.0-9]|$)', '\1.0\2');
+      return l_text;
+   end normalised_timestamp;
+
+   function timestamp_value(
+      in_memory_type in varchar2,
+      in_key         in varchar2,
+      in_text        in varchar2
+   ) return timestamp with time zone is
+      l_text  varchar2(100);
+      l_value timestamp with time zone;
+   begin
+      l_text := normalised_timestamp(in_text => in_text);
+      if not regexp_like(l_text, co_timestamp_pattern) then
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => in_key,
+            in_problem     => 'must be an ISO 8601 timestamp, not ' || quoted(in_text => in_text)
+         );
+      end if;
+      if regexp_like(l_text, co_offset_pattern) then
+         l_value := to_timestamp_tz(l_text, co_timestamp_tz_format);
+      else
+         l_value := to_timestamp_tz(l_text, co_timestamp_format);
+      end if;
+      return l_value;
+   exception
+      when e_bad_year or e_bad_month or e_bad_day or e_bad_day_of_month or e_bad_hour or e_bad_minute
+           or e_bad_second or e_bad_tz_hour or e_bad_tz_minute then
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => in_key,
+            in_problem     => 'is not a valid timestamp: ' || quoted(in_text => in_text)
+         );
+   end timestamp_value;
+
+   -- one value of in_record, checked against its column's type
+   function field_value(
+      in_memory_type in varchar2,
+      in_column      in t_column_rec,
+      in_key         in varchar2,
+      in_record      in json_object_t
+   ) return t_field_rec is
+      l_value json_element_t;
+      l_array json_array_t;
+      l_item  json_element_t;
+      l_last  pls_integer;
+      l_field t_field_rec;
+   begin
+      l_value := in_record.get(in_key);
+      l_field.column_name := in_column.column_name;
+      l_field.data_type := in_column.data_type;
+      l_field.is_null := l_value.is_null();
+      if l_field.is_null then
+         return l_field;
+      end if;
+      if in_column.data_type in (co_type_varchar2, co_type_clob) then
+         if not l_value.is_scalar() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be a string, not a JSON ' || json_kind(in_value => l_value)
+            );
+         end if;
+         if l_value.is_string() then
+            l_field.text_value := in_record.get_clob(in_key);
+         else
+            l_field.text_value := l_value.to_clob();
+         end if;
+         -- Oracle stores '' as NULL: an empty string is a missing value (NOT NULL then names the field)
+         l_field.is_null := l_field.text_value is null or sys.dbms_lob.getlength(lob_loc => l_field.text_value) = 0;
+         if in_column.data_type = co_type_varchar2
+            and sys.dbms_lob.getlength(lob_loc => l_field.text_value) > in_column.char_length
+         then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'longer than ' || to_char(in_column.char_length) || ' characters'
+            );
+         end if;
+      elsif in_column.data_type = co_type_number then
+         if not l_value.is_number() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be a number, not a JSON ' || json_kind(in_value => l_value)
+            );
+         end if;
+         l_field.number_value := in_record.get_number(in_key);
+         if in_column.data_scale = 0 and l_field.number_value <> trunc(l_field.number_value) then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be an integer'
+            );
+         end if;
+         if in_column.data_precision is not null
+            and abs(l_field.number_value)
+                >= power(10, in_column.data_precision - nvl(in_column.data_scale, 0))
+         then
+            field_error(in_memory_type => in_memory_type, in_field => in_key, in_problem => 'out of range');
+         end if;
+      elsif in_column.data_type like co_type_timestamp_tz then
+         if not l_value.is_string() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be an ISO 8601 timestamp string, not a JSON ' || json_kind(in_value => l_value)
+            );
+         end if;
+         l_field.ts_value := timestamp_value(
+            in_memory_type => in_memory_type,
+            in_key         => in_key,
+            in_text        => in_record.get_string(in_key)
+         );
+      elsif in_column.data_type = co_type_json then
+         if in_column.column_name = co_col_tool_schema and not l_value.is_object() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be a JSON object'
+            );
+         end if;
+         if in_column.column_name = co_col_source_refs and not l_value.is_array() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be a JSON array'
+            );
+         end if;
+         l_field.text_value := l_value.to_clob();
+      elsif in_column.data_type = co_type_vector then
+         if not l_value.is_array() then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must be an array of ' || to_char(co_embedding_dimensions) || ' numbers'
+            );
+         end if;
+         l_array := treat(l_value as json_array_t);
+         if l_array.get_size() <> co_embedding_dimensions then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'has ' || to_char(l_array.get_size()) || ' dimensions, not ' || to_char(co_embedding_dimensions)
+            );
+         end if;
+         l_last := l_array.get_size() - 1;
+         for i in 0 .. l_last loop
+            l_item := l_array.get(i);
+            if not l_item.is_number() then
+               field_error(
+                  in_memory_type => in_memory_type,
+                  in_field       => in_key,
+                  in_problem     => 'element ' || to_char(i) || ' is not a number'
+               );
+            end if;
+         end loop;
+         l_field.text_value := l_value.to_clob();
+      else
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => in_key,
+            in_problem     => 'has a column type ctx_memory cannot write: ' || in_column.data_type
+         );
+      end if;
+      return l_field;
+   end field_value;
+
+   -- in_record checked against the table: a JSON object whose keys are all columns the caller may set
+   function record_fields(
+      in_memory_type in varchar2,
+      in_columns     in t_column_tab,
+      in_record      in clob,
+      in_tenant_id   in varchar2
+   ) return t_field_tab is
+      l_element json_element_t;
+      l_record  json_object_t;
+      l_keys    json_key_list;
+      l_key     varchar2(4000);
+      l_value   json_element_t;
+      l_column  pls_integer;
+      r_column  t_column_rec;
+      l_fields  t_field_tab := t_field_tab();
+   begin
+      if in_record is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_field,
+            in_detail => in_memory_type || ': in_record must be a JSON object'
+         );
+      end if;
+      begin
+         l_element := json_element_t.parse(in_record);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_invalid_field,
+               in_detail => in_memory_type || ': in_record is not valid JSON'
+            );
+      end;
+      if not l_element.is_object() then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_field,
+            in_detail => in_memory_type || ': in_record must be a JSON object, not a JSON '
+                         || json_kind(in_value => l_element)
+         );
+      end if;
+      l_record := treat(l_element as json_object_t);
+      l_keys := l_record.get_keys();
+      if l_keys is null then
+         return l_fields;
+      end if;
+      for i in 1 .. l_keys.count loop
+         l_key := l_keys(i);
+         l_column := column_index(in_columns => in_columns, in_key => l_key);
+         if l_column = 0 then
+            field_error(in_memory_type => in_memory_type, in_field => l_key, in_problem => 'unknown field');
+         end if;
+         l_value := l_record.get(l_key);
+         r_column := in_columns(l_column);
+         if r_column.column_name = co_col_tenant_id then
+            if not l_value.is_string() or l_record.get_string(l_key) <> in_tenant_id then
+               field_error(
+                  in_memory_type => in_memory_type,
+                  in_field       => l_key,
+                  in_problem     => quoted(in_text => substr(l_value.to_string(), 1, 200)) || ' is not the session tenant'
+               );
+            end if;
+         elsif r_column.column_name in (co_col_version, co_col_status, co_col_created_at) then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => l_key,
+               in_problem     => 'set by ctx_memory, not by the caller'
+            );
+         else
+            l_fields.extend();
+            l_fields(l_fields.last) := field_value(
+               in_memory_type => in_memory_type,
+               in_column      => r_column,
+               in_key         => l_key,
+               in_record      => l_record
+            );
+         end if;
+      end loop;
+      return l_fields;
+   end record_fields;
+
+   -- the SQL expression for a field: a bind named v<position>, converted for JSON and VECTOR columns
+   function field_expression(io_field in out nocopy t_field_rec, in_position in pls_integer) return varchar2 is
+   begin
+      if io_field.is_null then
+         return 'null';
+      end if;
+      io_field.bind_name := 'v' || to_char(in_position);
+      return case io_field.data_type
+                when co_type_json then 'json(:' || io_field.bind_name || ')'
+                when co_type_vector then
+                   'to_vector(:' || io_field.bind_name || ', ' || to_char(co_embedding_dimensions) || ', float32)'
+                else ':' || io_field.bind_name
+             end;
+   end field_expression;
+
+   procedure bind_fields(in_cursor in integer, in_fields in t_field_tab) is
+      l_field t_field_rec;
+   begin
+      for i in 1 .. in_fields.count loop
+         l_field := in_fields(i);
+         if l_field.bind_name is not null then
+            if l_field.data_type = co_type_number then
+               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.number_value);
+            elsif l_field.data_type like co_type_timestamp_tz then
+               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.ts_value);
+            else
+               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.text_value);
+            end if;
+         end if;
+      end loop;
+   end bind_fields;
+
+   procedure close_cursor(io_cursor in out integer) is
+   begin
+      if io_cursor is not null and sys.dbms_sql.is_open(c => io_cursor) then
+         sys.dbms_sql.close_cursor(c => io_cursor);
+      end if;
+   end close_cursor;
+
+   -- ORA-01400 / ORA-02290 from an INSERT, as invalid_field naming the column (call from the handler)
+   procedure raise_constraint_error(
+      in_memory_type in varchar2,
+      in_table       in varchar2,
+      in_code        in pls_integer,
+      in_message     in varchar2
+   ) is
+      co_not_null_code constant pls_integer := -1400;
+      l_name varchar2(400);
+   begin
+      if in_code = co_not_null_code then
+         -- ORA-01400: cannot insert NULL into ("OWNER"."TABLE"."COLUMN")
+         l_name := lower(regexp_substr(in_message, '"([^"]+)"\)', 1, 1, null, 1));
+         field_error(in_memory_type => in_memory_type, in_field => l_name, in_problem => 'required');
+      else
+         -- ORA-02290: check constraint (OWNER.<TABLE>_<COLUMN>_CK) violated
+         l_name := lower(regexp_substr(regexp_substr(in_message, '\(([^)]+)\)', 1, 1, null, 1), '[^.]+$'));
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => regexp_replace(l_name, '^' || lower(in_table) || '_(.+)_ck$', '\1'),
+            in_problem     => 'out of range (check ' || l_name || ')'
+         );
+      end if;
+   end raise_constraint_error;
+
+   function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2 is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_fields    t_field_tab;
+      l_id        pls_integer;
+      r_id        t_field_rec;
+      l_columns   varchar2(4000);
+      l_values    varchar2(4000);
+      l_cursor    integer;
+      l_rows      integer;
+      l_code      pls_integer;
+      l_message   varchar2(4000);
+   begin
+      l_tenant_id := require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      l_fields := record_fields(
+         in_memory_type => in_memory_type,
+         in_columns     => table_columns(in_table => l_table),
+         in_record      => in_record,
+         in_tenant_id   => l_tenant_id
+      );
+      l_id := field_index(in_fields => l_fields, in_column_name => co_col_id);
+      if l_id > 0 then
+         r_id := l_fields(l_id);
+      end if;
+      if l_id = 0 or r_id.is_null then
+         field_error(in_memory_type => in_memory_type, in_field => 'id', in_problem => 'required');
+      end if;
+      l_columns := 'tenant_id, version, status';
+      l_values := ':b_tenant_id, :b_version, :b_status';
+      for i in 1 .. l_fields.count loop
+         l_columns := l_columns || ', ' || lower(sys.dbms_assert.simple_sql_name(str => l_fields(i).column_name));
+         l_values := l_values || ', ' || field_expression(io_field => l_fields(i), in_position => i);
+      end loop;
+      l_cursor := sys.dbms_sql.open_cursor();
+      begin
+         sys.dbms_sql.parse(
+            c             => l_cursor,
+            statement     => 'insert into ' || l_table || ' (' || l_columns || ') values (' || l_values || ')',
+            language_flag => sys.dbms_sql.native
+         );
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_tenant_id', value => l_tenant_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_version', value => co_first_version);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
+         bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         l_rows := sys.dbms_sql.execute(c => l_cursor);
+         sys.dbms_sql.close_cursor(c => l_cursor);
+      exception
+         when dup_val_on_index then
+            close_cursor(io_cursor => l_cursor);
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_duplicate_memory,
+               in_detail => in_memory_type || ' ' || quoted(in_text => r_id.text_value)
+                            || ' already exists for tenant ' || quoted(in_text => l_tenant_id)
+            );
+         when e_not_null_violated or e_check_violated then
+            l_code := sqlcode;
+            l_message := sqlerrm;
+            close_cursor(io_cursor => l_cursor);
+            raise_constraint_error(
+               in_memory_type => in_memory_type,
+               in_table       => l_table,
+               in_code        => l_code,
+               in_message     => l_message
+            );
+         when others then
+            -- not handled here: only the cursor is closed, the error goes on unchanged
+            close_cursor(io_cursor => l_cursor);
+            raise;
+      end;
+      return r_id.text_value;
+   end put_memory;
+
+   function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob) return number is
+      l_tenant_id  ctx_tenant.tenant_id%type;
+      l_table      user_tab_columns.table_name%type;
+      l_columns    t_column_tab;
+      l_fields     t_field_tab;
+      l_field      pls_integer;
+      r_field      t_field_rec;
+      l_version    number;
+      l_old_from   timestamp with time zone;
+      l_new_from   timestamp with time zone;
+      l_names      varchar2(4000);
+      l_values     varchar2(4000);
+      l_name       varchar2(128);
+      l_expression varchar2(400);
+      l_cursor     integer;
+      l_rows       integer;
+      l_code       pls_integer;
+      l_message    varchar2(4000);
+   begin
+      l_tenant_id := require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      l_columns := table_columns(in_table => l_table);
+      l_fields := record_fields(
+         in_memory_type => in_memory_type,
+         in_columns     => l_columns,
+         in_record      => in_record,
+         in_tenant_id   => l_tenant_id
+      );
+      l_field := field_index(in_fields => l_fields, in_column_name => co_col_id);
+      if l_field > 0 then
+         r_field := l_fields(l_field);
+      end if;
+      if l_field > 0 and (r_field.is_null or in_id is null or r_field.text_value <> in_id) then
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => 'id',
+            in_problem     => 'a new version keeps the id ' || quoted(in_text => in_id)
+         );
+      end if;
+
+      -- the active version, locked until the caller ends the transaction
+      begin
+         execute immediate 'select version, valid_from from ' || l_table
+                           || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_status for update'
+            into l_version, l_old_from
+            using l_tenant_id, in_id, co_active;
+      exception
+         when no_data_found then
+            not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end;
+
+      l_field := field_index(in_fields => l_fields, in_column_name => co_col_valid_from);
+      l_new_from := systimestamp;
+      if l_field > 0 then
+         r_field := l_fields(l_field);
+         if not r_field.is_null then
+            l_new_from := r_field.ts_value;
+         end if;
+      end if;
+      if l_new_from < l_old_from then
+         field_error(
+            in_memory_type => in_memory_type,
+            in_field       => 'valid_from',
+            in_problem     => 'is earlier than version ' || to_char(l_version) || '''s valid_from'
+         );
+      end if;
+
+      -- retire the active version
+      execute immediate 'update ' || l_table
+                        || ' set status = :b_status, valid_until = :b_valid_until'
+                        || ' where tenant_id = :b_tenant_id and id = :b_id and version = :b_version'
+         using co_superseded, l_new_from, l_tenant_id, in_id, l_version;
+
+      -- version + 1: the retired version's fields, overlaid by in_record; lifecycle columns start afresh
+      for i in 1 .. l_columns.count loop
+         l_name := l_columns(i).column_name;
+         l_field := field_index(in_fields => l_fields, in_column_name => l_name);
+         l_expression := case l_name
+                            when co_col_tenant_id then ':b_tenant_id'
+                            when co_col_id then 'o.id'
+                            when co_col_version then ':b_new_version'
+                            when co_col_status then ':b_status'
+                            when co_col_valid_from then ':b_valid_from'
+                         end;
+         if l_expression is null and l_field > 0 then
+            l_expression := field_expression(io_field => l_fields(l_field), in_position => l_field);
+         elsif l_expression is null and l_name not in (co_col_valid_until, co_col_deleted_at, co_col_created_at) then
+            l_expression := 'o.' || lower(sys.dbms_assert.simple_sql_name(str => l_name));
+         end if;
+         if l_expression is not null then
+            l_names := l_names || case when l_names is not null then ', ' end
+                       || lower(sys.dbms_assert.simple_sql_name(str => l_name));
+            l_values := l_values || case when l_values is not null then ', ' end || l_expression;
+         end if;
+      end loop;
+      l_cursor := sys.dbms_sql.open_cursor();
+      begin
+         sys.dbms_sql.parse(
+            c             => l_cursor,
+            statement     => 'insert into ' || l_table || ' (' || l_names || ') select ' || l_values
+                             || ' from ' || l_table || ' o where o.tenant_id = :b_tenant_id and o.id = :b_id'
+                             || ' and o.version = :b_old_version',
+            language_flag => sys.dbms_sql.native
+         );
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_tenant_id', value => l_tenant_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_id', value => in_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_old_version', value => l_version);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_new_version', value => l_version + 1);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_valid_from', value => l_new_from);
+         bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         l_rows := sys.dbms_sql.execute(c => l_cursor);
+         sys.dbms_sql.close_cursor(c => l_cursor);
+      exception
+         when e_not_null_violated or e_check_violated then
+            l_code := sqlcode;
+            l_message := sqlerrm;
+            close_cursor(io_cursor => l_cursor);
+            raise_constraint_error(
+               in_memory_type => in_memory_type,
+               in_table       => l_table,
+               in_code        => l_code,
+               in_message     => l_message
+            );
+         when others then
+            -- not handled here: only the cursor is closed, the error goes on unchanged
+            close_cursor(io_cursor => l_cursor);
+            raise;
+      end;
+      return l_version + 1;
+   end supersede;
+
+   procedure delete_memory(
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_deleted_at  in timestamp with time zone default systimestamp
+   ) is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+   begin
+      l_tenant_id := require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      execute immediate 'update ' || l_table
+                        || ' set status = :b_status, deleted_at = :b_deleted_at'
+                        || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_active'
+         using co_deleted, nvl(in_deleted_at, systimestamp), l_tenant_id, in_id, co_active;
+      if sql%rowcount = 0 then
+         not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end if;
+   end delete_memory;
+
+   function capture_snapshot return varchar2 is
+   begin
+      return to_char(sys.dbms_flashback.get_system_change_number);
+   end capture_snapshot;
+
+   function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_columns   t_column_tab;
+      r_column    t_column_rec;
+      l_name      varchar2(128);
+      l_members   varchar2(32767);
+      l_sql       varchar2(32767);
+      l_scn       number;
+      l_rows      sys_refcursor;
+   begin
+      l_tenant_id := require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_snapshot,
+            in_detail => quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
+         );
+      end if;
+      l_scn := to_number(in_snapshot);
+      l_columns := table_columns(in_table => l_table);
+      for i in 1 .. l_columns.count loop
+         r_column := l_columns(i);
+         l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
+         l_members := l_members || case when i > 1 then ', ' end || '''' || l_name || ''' value '
+                      || case r_column.data_type
+                            when co_type_vector then 'from_vector(t.' || l_name || ' returning clob) format json'
+                            else 't.' || l_name
+                         end;
+      end loop;
+      l_sql := 'select json_object(' || l_members || ' null on null returning clob) as row_json'
+               || ' from ' || l_table || ' as of scn :b_scn t'
+               || ' where t.tenant_id = :b_tenant_id order by t.id, t.version';
+      begin
+         open l_rows for l_sql using l_scn, l_tenant_id;
+      exception
+         when e_invalid_scn or e_snapshot_not_found then
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_invalid_snapshot,
+               in_detail => quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
+            );
+      end;
+      return l_rows;
+   end rows_as_of;
+end ctx_memory;
+/

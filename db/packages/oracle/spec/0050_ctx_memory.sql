@@ -1,0 +1,79 @@
+--liquibase formatted sql
+
+--changeset ctxasm:ora-pkg-0050-ctx-memory-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package ctx_memory authid definer is
+   /**
+    * The write API of the memory tables and their point-in-time reads (docs/contract.md, CTX_MEMORY).
+    * Granted to CTXASM_APP, which has no INSERT, UPDATE or DELETE of its own. Definer's rights: the package
+    * writes as the owner, and the VPD policy <TABLE>_TENANT (update_check) keeps every row it reads or
+    * writes inside the session's tenant. Nothing here commits: the caller ends the transaction.
+    *
+    * in_memory_type is one of guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk,
+    * conversation, summary, compression, source_ref. in_record is a CLOB holding one JSON object whose keys
+    * are column names of that type's table (lowercase). Timestamps are ISO 8601 strings, JSON columns take
+    * any JSON value (tool_schema an object, source_refs an array), embedding an array of 384 numbers.
+    */
+
+   /**
+    * Writes version 1 of a new memory in the session's tenant.
+    * Reads USER_TAB_COLUMNS (the table's columns) and the type's table; inserts one row
+    * (tenant_id = the session tenant, version 1, status active; missing columns take their defaults).
+    * @param in_memory_type the memory type
+    * @param in_record the row as JSON; id and content are required, valid_from defaults to now
+    * @return the id of the new memory
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type,
+    *         -20104 invalid_field (a key that is no column, tenant_id other than the session's, version,
+    *         status or created_at given, a value of the wrong type, too long, out of range or missing;
+    *         the message names <type>.<field>), -20105 duplicate_memory (the id exists for the tenant)
+    */
+   function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2;
+
+   /**
+    * Replaces the active version of a memory, in one transaction: the active version becomes superseded
+    * with valid_until = the new valid_from, and version + 1 is inserted with the active version's fields
+    * overlaid by in_record (valid_from defaults to now; valid_until and deleted_at are not inherited).
+    * Reads and locks (FOR UPDATE) the active version; updates it and inserts the new one.
+    * @param in_memory_type the memory type
+    * @param in_id the id of the memory; an id in in_record must be the same
+    * @param in_record the fields that change, as JSON
+    * @return the new version number
+    * @throws as put_memory (without duplicate_memory), and -20106 memory_not_found when the memory has
+    *         no active version; -20104 invalid_field when the new valid_from is before the active one's
+    */
+   function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob) return number;
+
+   /**
+    * Soft-deletes a memory: its active version gets status deleted and deleted_at. The row version stays
+    * for provenance and for rows_as_of.
+    * Updates one row of the type's table.
+    * @param in_memory_type the memory type
+    * @param in_id the id of the memory
+    * @param in_deleted_at the deletion time (NULL or omitted: now)
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type,
+    *         -20106 memory_not_found when the memory has no active version
+    */
+   procedure delete_memory(
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_deleted_at  in timestamp with time zone default systimestamp
+   );
+
+   /**
+    * The current system change number as text, to pass to rows_as_of later.
+    * Reads SYS.DBMS_FLASHBACK.GET_SYSTEM_CHANGE_NUMBER; writes nothing. Raises nothing of ours.
+    */
+   function capture_snapshot return varchar2;
+
+   /**
+    * Every row version of the type that was visible at the snapshot, for the session's tenant only,
+    * as one column ROW_JSON (a CLOB holding a JSON object of the common and type-specific columns),
+    * ordered by id and version.
+    * Reads the type's table AS OF SCN (undo: history lasts for the undo retention); writes nothing.
+    * @param in_memory_type the memory type
+    * @param in_snapshot a value returned by capture_snapshot
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type,
+    *         -20107 invalid_snapshot when in_snapshot is not an SCN or Oracle rejects it (ORA-08180/08181)
+    */
+   function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor;
+end ctx_memory;
+/

@@ -1,0 +1,27 @@
+--liquibase formatted sql
+
+-- CTXASM_APP (created by the DBA, owns nothing) gets exactly what docs/contract.md lists: SELECT on the
+-- memory tables and EXECUTE on CTX_SESSION and CTX_MEMORY. No DML, nothing on CTX_TENANT, CTX_ADMIN,
+-- CTX_ERRORS or CTX_POLICY. CTX_MEMORY.rows_as_of reads AS OF SCN as the owner (definer's rights), so
+-- the app needs no FLASHBACK privilege.
+
+--changeset ctxasm:ora-sec-0030-01-app-select dbms:oracle
+--comment: SELECT on every memory table (VPD filters it to the session's tenant)
+grant select on guideline_memory to ctxasm_app;
+grant select on persona_memory to ctxasm_app;
+grant select on toolbox_memory to ctxasm_app;
+grant select on entity_memory to ctxasm_app;
+grant select on workflow_memory to ctxasm_app;
+grant select on knowledge_base_document to ctxasm_app;
+grant select on knowledge_base_chunk to ctxasm_app;
+grant select on conversation_memory to ctxasm_app;
+grant select on summarization_memory to ctxasm_app;
+grant select on context_compression to ctxasm_app;
+grant select on context_source_ref to ctxasm_app;
+--rollback revoke select on guideline_memory from ctxasm_app; revoke select on persona_memory from ctxasm_app; revoke select on toolbox_memory from ctxasm_app; revoke select on entity_memory from ctxasm_app; revoke select on workflow_memory from ctxasm_app; revoke select on knowledge_base_document from ctxasm_app; revoke select on knowledge_base_chunk from ctxasm_app; revoke select on conversation_memory from ctxasm_app; revoke select on summarization_memory from ctxasm_app; revoke select on context_compression from ctxasm_app; revoke select on context_source_ref from ctxasm_app;
+
+--changeset ctxasm:ora-sec-0030-02-app-execute dbms:oracle
+--comment: EXECUTE on the two packages the application calls
+grant execute on ctx_session to ctxasm_app;
+grant execute on ctx_memory to ctxasm_app;
+--rollback revoke execute on ctx_session from ctxasm_app; revoke execute on ctx_memory from ctxasm_app;

@@ -1,0 +1,6 @@
+"""Static gates for the Oracle side, which no machine of this project can run (docs/oracle-gates.md).
+
+oracle_parse      every Oracle statement parses with sqlfluff's oracle dialect; Liquibase layout rules
+liquibase_render  Liquibase renders exactly the Oracle changesets offline (update-sql, no database)
+contract_check    the Oracle package specs and the PostgreSQL functions declare the same routines
+"""

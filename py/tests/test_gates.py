@@ -1,0 +1,241 @@
+"""The static Oracle gates: each passes on the repository and fails on a deliberately broken copy of it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ctxasm.gates import contract_check, formatted_sql, liquibase_render, oracle_parse
+
+REPO = Path(__file__).resolve().parents[2]
+MEMORY_BODY = "db/packages/oracle/body/0050_ctx_memory.sql"
+PG_MEMORY = "db/packages/postgresql/0030_ctx_memory.sql"
+
+
+@pytest.fixture()
+def repo_copy(tmp_path: Path) -> Path:
+    """A copy of the parts of the repository the gates read, to break on purpose."""
+    for folder in ("db", "liquibase"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "contract.md", tmp_path / "docs" / "contract.md")
+    return tmp_path
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"fixture text not found in {path}: {old!r}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _java_or_skip() -> None:
+    try:
+        liquibase_render.liquibase_executable()
+    except Exception as error:  # no CLI or no Java on this machine: say so, never pretend
+        pytest.skip(f"Liquibase CLI not runnable here: {error}")
+
+
+# --- the splitter every gate relies on ------------------------------------------------------------------
+
+
+def test_splitter_reads_changesets_and_statements(tmp_path: Path) -> None:
+    path = tmp_path / "x.sql"
+    path.write_text(
+        "--liquibase formatted sql\n\n"
+        "--changeset ctxasm:a-1 dbms:oracle\n--comment: two tables\n"
+        "create table a (x varchar2(1) default ';');\ncreate table b (y number);\n--rollback drop table a;\n\n"
+        "--changeset ctxasm:a-2 dbms:oracle endDelimiter:/ stripComments:false\n"
+        "begin\n   null; -- a ; in a comment\nend;\n/\n",
+        encoding="utf-8")
+    changelog = formatted_sql.read_changelog(path)
+    assert changelog.has_header
+    assert [c.id for c in changelog.changesets] == ["a-1", "a-2"]
+    plain, _ = formatted_sql.statements_of(changelog.changesets[0])
+    assert [s.text for s in plain] == ["create table a (x varchar2(1) default ';')", "create table b (y number)"]
+    assert changelog.changesets[0].rollback_lines == [7]
+    plsql, problems = formatted_sql.statements_of(changelog.changesets[1])
+    assert problems == []
+    assert len(plsql) == 1 and plsql[0].text.startswith("begin") and plsql[0].line == 10
+
+
+# --- oracle_parse ---------------------------------------------------------------------------------------
+
+
+def test_oracle_parse_passes_on_the_repository(capsys) -> None:
+    assert oracle_parse.main(["--repo", str(REPO)]) == 0
+    out = capsys.readouterr().out
+    assert "oracle_parse: OK" in out
+
+
+def test_oracle_parse_fails_on_a_broken_package_body(repo_copy: Path, capsys) -> None:
+    body = repo_copy / MEMORY_BODY
+    # an IF without its END IF inside delete_memory
+    _edit(body, "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n      end if;\n"
+                "   end delete_memory;",
+          "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n   end delete_memory;")
+    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "db/packages/oracle/body/0050_ctx_memory.sql" in out
+    assert "[changeset ora-pkg-0050-ctx-memory-body]" in out
+    assert "routine delete_memory" in out
+
+
+def test_oracle_parse_rejects_a_malformed_create_context(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql",
+          "create or replace context ctxasm_ctx using ctx_session;",
+          "create or replace context ctxasm_ctx usin ctx_session;")
+    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "0010_ctxasm_ctx.sql:5:" in out and "rule create-context" in out
+
+
+def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+          "   case when status = 'active' then tenant_id end,",
+          "   case when status = 'active' then tenant_id,")
+    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "ora-0020-01b-guideline-memory-one-active" in out and "key expression 1 does not parse" in out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (" runOnChange:true endDelimiter:/ stripComments:false", " runOnChange:true stripComments:false",
+         "needs endDelimiter:/"),
+        ("dbms:oracle runOnChange:true", "dbms:postgresql runOnChange:true", "needs dbms:oracle"),
+        ("      return to_char(sys.dbms_flashback.get_system_change_number);",
+         "      return to_char(sys.dbms_flashback.get_system_change_number /\n      1);", "line ends with '/'"),
+        ("end ctx_memory;\n/\n", "end ctx_memory;\n", "text after the last lone '/' line"),
+    ],
+)
+def test_oracle_parse_enforces_the_changeset_layout(repo_copy: Path, capsys, old: str, new: str,
+                                                     message: str) -> None:
+    _edit(repo_copy / MEMORY_BODY, old, new)
+    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert message in capsys.readouterr().out
+
+
+def test_oracle_parse_requires_a_rollback_for_table_changes(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
+    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert "without a --rollback" in capsys.readouterr().out
+
+
+def test_known_gap_rules_are_needed_and_narrow() -> None:
+    # If sqlfluff learns these forms, the rules become dead weight: this test says so.
+    context = "create or replace context ctxasm_ctx using ctx_session"
+    index = "create unique index i on t (case when s = 'a' then x end)"
+    assert oracle_parse.parse_errors(context) and oracle_parse.parse_errors(index)
+    assert oracle_parse._create_context(context)[0]
+    assert oracle_parse._function_based_index(index)[0]
+    assert not oracle_parse._create_context("create or replace context x using a b c")[0]
+    assert not oracle_parse._function_based_index("create unique index i on t (x) garbage here")[0]
+    assert oracle_parse._create_context("create table t (x number)") == (False, "")
+
+
+# --- liquibase_render -----------------------------------------------------------------------------------
+
+
+def test_liquibase_render_passes_on_the_repository(capsys) -> None:
+    _java_or_skip()
+    assert liquibase_render.main(["--repo", str(REPO)]) == 0
+    assert "liquibase_render: OK" in capsys.readouterr().out
+
+
+def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, capsys) -> None:
+    _java_or_skip()
+    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+          "--changeset ctxasm:ora-0020-02a-persona-memory ", "--changeset ctxasm:ora-0020-01a-guideline-memory ")
+    assert liquibase_render.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "liquibase update-sql exited with" in out and "ora-0020-01a-guideline-memory" in out
+
+
+def test_liquibase_render_fails_when_a_changeset_is_not_rendered_for_oracle(repo_copy: Path, capsys) -> None:
+    _java_or_skip()
+    _edit(repo_copy / "db/security/oracle/0030_grants.sql",
+          "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:oracle",
+          "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:postgresql")
+    assert liquibase_render.main(["--repo", str(repo_copy)]) == 1
+    assert "ora-sec-0030-02-app-execute is missing from the rendered Oracle SQL" in capsys.readouterr().out
+
+
+def test_liquibase_render_fails_without_a_master_changelog(repo_copy: Path, capsys) -> None:
+    assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", "liquibase/none.yaml"]) == 1
+    assert "the master changelog does not exist" in capsys.readouterr().out
+
+
+# --- contract_check -------------------------------------------------------------------------------------
+
+
+def test_contract_check_passes_on_the_repository(capsys) -> None:
+    assert contract_check.main(["--repo", str(REPO)]) == 0
+    out = capsys.readouterr().out
+    assert "compared packages: ctx_admin, ctx_memory, ctx_session" in out
+
+
+def test_contract_check_fails_on_a_renamed_postgres_parameter(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / PG_MEMORY,
+          "CREATE OR REPLACE FUNCTION ctx_memory.put_memory(in_memory_type varchar, in_record jsonb)",
+          "CREATE OR REPLACE FUNCTION ctx_memory.put_memory(in_memory_type varchar, in_row jsonb)")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "ctx_memory.put_memory differs" in out
+    assert "function ctx_memory.put_memory(in_memory_type, in_record)" in out
+    assert "function ctx_memory.put_memory(in_memory_type, in_row)" in out
+
+
+def test_contract_check_fails_on_reordered_oracle_parameters(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/oracle/spec/0050_ctx_memory.sql",
+          "function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob)",
+          "function supersede(in_id in varchar2, in_memory_type in varchar2, in_record in clob)")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "ctx_memory.supersede differs" in capsys.readouterr().out
+
+
+def test_contract_check_fails_on_a_procedure_that_is_a_function_elsewhere(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/oracle/spec/0020_ctx_session.sql",
+          "   procedure clear_tenant;", "   function clear_tenant return number;")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "ctx_session.clear_tenant differs" in capsys.readouterr().out
+
+
+def test_contract_check_fails_on_a_package_on_one_side_only(repo_copy: Path, capsys) -> None:
+    (repo_copy / "db/packages/postgresql/0099_extra.sql").write_text(
+        "--liquibase formatted sql\n--changeset ctxasm:pg-extra dbms:postgresql splitStatements:false\n"
+        "CREATE OR REPLACE FUNCTION ctx_extra.hello(in_name varchar) RETURNS varchar LANGUAGE sql AS $$ "
+        "SELECT in_name $$;\n", encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "package ctx_extra exists on postgresql only" in capsys.readouterr().out
+
+
+def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -> None:
+    for path in (repo_copy / "db/packages/oracle").rglob("*.sql"):
+        path.write_text(path.read_text(encoding="utf-8").replace("-20107", "-20199"), encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "error invalid_snapshot: -20107 does not occur in db/packages/oracle" in out
+
+
+def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/postgresql/0010_ctx_session.sql",
+          "MESSAGE = 'invalid_argument: in_tenant_id must not be empty'",
+          "MESSAGE = 'unknown_tenant: in_tenant_id must not be empty'")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "CX108 raised with message 'unknown_tenant: ...'" in capsys.readouterr().out
+
+
+def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys) -> None:
+    (repo_copy / "db/packages/oracle/spec/0090_ctx_assembly.sql").write_text(
+        "--liquibase formatted sql\n\n"
+        "--changeset ctxasm:ora-pkg-0090-ctx-assembly-spec dbms:oracle runOnChange:true endDelimiter:/ "
+        "stripComments:false\ncreate or replace package ctx_assembly authid definer is\n"
+        "   function record_manifest(in_manifest in clob) return varchar2;\nend ctx_assembly;\n/\n",
+        encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "package ctx_assembly now exists on oracle: remove it from PENDING" in out
+    assert "ctx_assembly.select_window differs" in out
