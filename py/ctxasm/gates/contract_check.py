@@ -61,10 +61,7 @@ PENDING: dict[str, dict[str, str]] = {
 }
 # The same for single routines of a package that exists on both engines ("package.routine").
 PENDING_ROUTINES: dict[str, dict[str, str]] = {
-    "oracle": {
-        "ctx_memory.erase": "erasure with its cascade is not written for Oracle yet; note that undo keeps the "
-                            "erased text readable by AS OF SCN until the undo retention ends",
-    },
+    "oracle": {},
     "postgresql": {},
 }
 

@@ -8,6 +8,7 @@ create or replace package body ctx_memory is
    co_active     constant varchar2(16) := 'active';
    co_superseded constant varchar2(16) := 'superseded';
    co_deleted    constant varchar2(16) := 'deleted';
+   co_erased     constant varchar2(16) := 'erased';
 
    co_memory_types constant varchar2(200) :=
       'guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk, conversation, summary, '
@@ -752,6 +753,139 @@ create or replace package body ctx_memory is
          not_found_error(in_memory_type => in_memory_type, in_id => in_id);
       end if;
    end delete_memory;
+
+   -- Every version of one row, scrubbed: free text and payloads go, keys and scope stay.
+   function scrub_row(in_table in varchar2, in_tenant_id in varchar2, in_id in varchar2) return number is
+      -- the SQL literal '[erased]', for the SET list
+      co_erased_literal constant varchar2(12) := '''[erased]''';
+      l_columns t_column_tab;
+      r_column  t_column_rec;
+      l_name    varchar2(128);
+      l_sets    varchar2(32767);
+      l_value   varchar2(200);
+      l_sql     varchar2(32767);
+   begin
+      l_columns := table_columns(in_table => in_table);
+      for i in 1 .. l_columns.count loop
+         r_column := l_columns(i);
+         l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
+         l_value := null;
+         if l_name in ('tenant_id', 'id', 'version', 'user_id', 'agent_id', 'thread_id', 'status', 'role',
+                       'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
+                       'document_id', 'source_hash') then
+            l_value := null;
+         elsif l_name = 'source_refs' then
+            l_value := 'json(''[]'')';
+         elsif r_column.data_type = co_type_json then
+            l_value := case when l_name = 'tool_schema' then 'json(''{}'')' else 'null' end;
+         elsif r_column.data_type in (co_type_varchar2, co_type_clob) then
+            l_value := case when l_name in ('content', 'subject', 'predicate', 'usage_notes', 'tool_name',
+                                            'tool_handler', 'title', 'guideline_key', 'persona_key',
+                                            'workflow_key', 'generating_model', 'prompt_version')
+                                 then co_erased_literal else 'null' end;
+         elsif r_column.data_type = co_type_vector or l_name = 'confidence' then
+            l_value := 'null';
+         end if;
+         if l_value is not null then
+            l_sets := l_sets || case when l_sets is not null then ', ' end || l_name || ' = ' || l_value;
+         end if;
+      end loop;
+      l_sql := 'update ' || in_table || ' set ' || l_sets
+               || ', status = :b_status, deleted_at = nvl(deleted_at, systimestamp)'
+               || ' where tenant_id = :b_tenant_id and id = :b_id';
+      execute immediate l_sql using co_erased, in_tenant_id, in_id;
+      return sql%rowcount;
+   end scrub_row;
+
+   -- A manifest that rendered an erased memory: mark it, and drop its question if it held the erased text.
+   procedure mark_manifest(
+      in_manifest_id in varchar2,
+      in_erased      in json_array_t,
+      in_contents    in sys.odcivarchar2list
+   ) is
+      l_stored   clob;
+      l_manifest json_object_t;
+      l_marks    json_array_t;
+      l_question clob;
+      l_content  varchar2(4000);
+   begin
+      select json_serialize(m.content_json returning clob)
+        into l_stored
+        from conversation_memory m
+       where m.id = in_manifest_id and m.event_type = 'context_manifest';
+      l_manifest := json_object_t.parse(jtext => l_stored);
+      if l_manifest.has(key => 'erased_dependencies') then
+         l_marks := l_manifest.get_array(key => 'erased_dependencies');
+      else
+         l_marks := json_array_t();
+      end if;
+      l_marks.append(elem => in_erased);
+      l_manifest.put(key => 'erased_dependencies', val => l_marks);
+      l_question := l_manifest.get_clob(key => 'question');
+      for i in 1 .. in_contents.count loop
+         l_content := in_contents(i);
+         if l_content is not null and dbms_lob.instr(l_question, l_content) > 0 then
+            l_manifest.put(key => 'question', val => '[erased]');
+         end if;
+      end loop;
+      l_stored := l_manifest.to_clob();
+      update conversation_memory m
+         set m.content_json = json(l_stored)
+       where m.id = in_manifest_id;
+   exception
+      when no_data_found then
+         null;  -- the manifest was itself erased or purged: nothing left to mark
+   end mark_manifest;
+
+   function erase(in_memory_type in varchar2, in_id in varchar2) return number is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_total     number;
+      l_contents  sys.odcivarchar2list := sys.odcivarchar2list();
+      l_manifests sys.odcivarchar2list := sys.odcivarchar2list();
+      l_manifest  varchar2(128);
+      l_erased    json_array_t := json_array_t();
+   begin
+      l_tenant_id := require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      -- The text of every version, to find it in the manifests' questions once the rows are scrubbed.
+      execute immediate 'select dbms_lob.substr(content, 4000, 1) from ' || l_table
+                        || ' where tenant_id = :b_tenant_id and id = :b_id'
+         bulk collect into l_contents using l_tenant_id, in_id;
+      -- References first: the manifests that rendered this memory, captured before anything changes.
+      select distinct r.derived_id
+        bulk collect into l_manifests
+        from context_source_ref r
+       where r.source_type = in_memory_type and r.source_id = in_id and r.derived_type = 'manifest';
+      l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);
+      if l_total = 0 then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_memory_not_found,
+            in_detail => 'no ' || in_memory_type || ' ' || quoted(in_text => in_id) || ' to erase'
+         );
+      end if;
+      for r_compression in (
+         select c.id from context_compression c where c.source_type = in_memory_type and c.source_id = in_id
+      ) loop
+         l_total := l_total + scrub_row(in_table => 'CONTEXT_COMPRESSION', in_tenant_id => l_tenant_id,
+                                        in_id => r_compression.id);
+      end loop;
+      l_erased.append(elem => in_memory_type);
+      l_erased.append(elem => in_id);
+      for i in 1 .. l_manifests.count loop
+         l_manifest := l_manifests(i);
+         for r_request in (
+            select m.id
+              from conversation_memory m
+             where m.event_type = 'provider_request' and json_value(m.content_json, '$.manifest_id') = l_manifest
+         ) loop
+            l_total := l_total + scrub_row(in_table => 'CONVERSATION_MEMORY', in_tenant_id => l_tenant_id,
+                                           in_id => r_request.id);
+         end loop;
+         mark_manifest(in_manifest_id => l_manifest, in_erased => l_erased, in_contents => l_contents);
+      end loop;
+      return l_total;
+   end erase;
 
    function capture_snapshot return varchar2 is
    begin

@@ -59,6 +59,24 @@ create or replace package ctx_memory authid definer is
    );
 
    /**
+    * Erases one memory everywhere it went. Every version of the row keeps its keys and scope, but its text
+    * columns become '[erased]' (NOT NULL) or NULL, its JSON payloads empty, its embedding NULL, and its
+    * status erased. The references captured before erasure are followed: compressions of the memory and
+    * recorded provider requests of windows that rendered it are erased the same way; those windows'
+    * manifests keep their references (no memory text), get erased_dependencies, and lose the question
+    * when it contained the erased text.
+    * Oracle keeps the pre-erasure row images in undo (and in a Flashback Time Travel archive if one is
+    * enabled) until their retention ends: AS OF SCN reads of earlier SCNs can still return the text until
+    * then (docs/oracle.md). Replay checks erasure first and reports those windows unavailable.
+    * @param in_memory_type the memory type
+    * @param in_id the id of the memory
+    * @return the number of row versions erased, derived rows included
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type, -20106 memory_not_found when no version of
+    *         the memory exists for the tenant
+    */
+   function erase(in_memory_type in varchar2, in_id in varchar2) return number;
+
+   /**
     * The current system change number as text, to pass to rows_as_of later.
     * Reads SYS.DBMS_FLASHBACK.GET_SYSTEM_CHANGE_NUMBER; writes nothing. Raises nothing of ours.
     */
