@@ -137,7 +137,8 @@ def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult
                       model=manifest["model"])
     selection = store.select_window(tenant_id, WindowScope(
         spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
-        spec.question, recorded_scores(manifest), snapshot=manifest["scn"]))
+        spec.question, recorded_scores(manifest), snapshot=manifest["scn"],
+        evidence=manifest["retrieval"]["items"]))
     store.rollback()
     if selection["selection_version"] != manifest["selection_version"]:
         return unavailable(f"selection version {manifest['selection_version']} is not the running "

@@ -38,6 +38,10 @@ class WindowScope:
     scores: dict[str, float] | None = None
     #: replay: read the rows as of this recorded snapshot (PostgreSQL) or SCN (Oracle) instead of now
     snapshot: str | None = None
+    #: the question's embedding in pgvector text form ('[0.1,...]'); None = lexical retrieval only
+    query_embedding: str | None = None
+    #: replay: the retrieval items the manifest recorded, instead of retrieving again
+    evidence: list[dict[str, Any]] | None = None
 
 
 class MemoryStore(Protocol):
@@ -149,9 +153,10 @@ class PostgresStore:
                 cursor = self.connection.execute(
                     "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
                     "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
-                    "in_snapshot => %s)",
+                    "in_snapshot => %s, in_query_embedding => %s, in_evidence => %s::jsonb)",
                     (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
-                     scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot),
+                     scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot,
+                     scope.query_embedding, None if scope.evidence is None else to_json(scope.evidence)),
                 )
             self.round_trips += 1
             return cursor.fetchone()[0]
@@ -284,11 +289,13 @@ class OracleStore:
                 "begin ctx_session.set_tenant(in_tenant_id => :tenant); "
                 ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
                 "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
-                "in_question => :question, in_scores => :scores, in_snapshot => :snapshot); end;",
+                "in_question => :question, in_scores => :scores, in_snapshot => :snapshot, "
+                "in_query_embedding => :embedding, in_evidence => :evidence); end;",
                 tenant=tenant_id, user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id,
                 intent=scope.intent, at=scope.evaluation_time, question=scope.question,
                 scores=None if scope.scores is None else to_json(scope.scores), snapshot=scope.snapshot,
-                result=result,
+                embedding=scope.query_embedding,
+                evidence=None if scope.evidence is None else to_json(scope.evidence), result=result,
             )
             return json.loads(result.getvalue().read())
 

@@ -198,6 +198,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "request_tokens": counted,
         "request_limit": limit,
         "required_refs": selection["required_refs"],
+        "retrieval": selection["retrieval"],
         "allocation": {
             "usable_context": budget.usable_context,
             "reserves": {"output": budget.output_reserve, "tools": budget.tool_reserve,

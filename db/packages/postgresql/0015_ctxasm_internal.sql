@@ -61,9 +61,9 @@ BEGIN
                     'invalid_field: %s.tenant_id: %s is not the session tenant', in_memory_type,
                     coalesce(quote_literal(in_record ->> 'tenant_id'), 'NULL'));
             END IF;
-        ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid') THEN
+        ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid', 'search_text') THEN
             RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
-                'invalid_field: %s.%s: set by ctx_memory, not by the caller', in_memory_type, l_key);
+                'invalid_field: %s.%s: set by the database, not by the caller', in_memory_type, l_key);
         ELSIF l_type NOT IN ('jsonb', 'vector')
               AND jsonb_typeof(in_record -> l_key) IN ('object', 'array') THEN
             RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
@@ -95,6 +95,10 @@ DECLARE
 BEGIN
     l_row := (in_row - 'tenant_id' - 'version' - 'status' - 'created_at' - 'created_xid')
              || jsonb_build_object('tenant_id', in_tenant_id, 'version', in_version, 'status', 'active');
+    -- Generated columns (a previous version's search_text, say) are the database's to compute.
+    l_row := l_row - coalesce((SELECT array_agg(a.attname::text) FROM pg_catalog.pg_attribute a
+                                WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
+                                  AND a.attgenerated <> ''), '{}'::text[]);
     SELECT string_agg(quote_ident(k), ', ') INTO l_columns FROM jsonb_object_keys(l_row) AS k;
     BEGIN
         EXECUTE format('INSERT INTO ctxasm.%I (%s) SELECT %s FROM jsonb_populate_record(NULL::ctxasm.%I, $1)',

@@ -18,6 +18,7 @@ BEGIN
       INTO l_sets
       FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
      WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass AND a.attnum > 0 AND NOT a.attisdropped
+       AND a.attgenerated = ''  -- generated columns (search_text) follow the scrubbed content by themselves
        AND a.attname NOT IN ('tenant_id', 'id', 'version', 'user_id', 'agent_id', 'thread_id', 'status', 'role',
                              'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
                              'document_id', 'source_hash')

@@ -7,8 +7,10 @@ CREATE SCHEMA ctx_assembly;
 --changeset ctxasm:pg-ctx-assembly-select-window dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.select_window: one evaluation time, one snapshot (a STABLE function reads with the
 --comment: snapshot of the calling statement), the selection rules in order, one JSON document back.
--- Earlier deployments had no in_snapshot: drop that signature so the call stays unambiguous.
+-- Earlier deployments had fewer parameters: drop those signatures so the call stays unambiguous.
 DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
+DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb,
+                                                    varchar);
 CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_user_id         varchar,
     in_agent_id        varchar,
@@ -17,13 +19,18 @@ CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_evaluation_time timestamptz,
     in_question        text,
     in_scores          jsonb DEFAULT NULL,
-    in_snapshot        varchar DEFAULT NULL
+    in_snapshot        varchar DEFAULT NULL,
+    in_query_embedding varchar DEFAULT NULL,
+    in_evidence        jsonb DEFAULT NULL
 )
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     co_selection_version constant varchar := 'context-selection-1';
     co_lexical_scorer    constant varchar := 'lexical-overlap-1';
+    -- Retrieval: how many rows each retriever returns, and how many fused rows become evidence candidates.
+    co_retrieval_depth   constant integer := 50;
+    co_evidence_limit    constant integer := 20;
     l_tenant   varchar := ctxasm.require_tenant();
     l_budget   record;
     l_weights  jsonb;
@@ -37,6 +44,10 @@ BEGIN
     END IF;
     IF in_evaluation_time IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
+    END IF;
+    IF in_evidence IS NOT NULL AND jsonb_typeof(in_evidence) <> 'array' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX108',
+            MESSAGE = 'invalid_argument: in_evidence must be a JSON array of retrieval items';
     END IF;
     IF in_scores IS NOT NULL AND jsonb_typeof(in_scores) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108',
@@ -108,6 +119,20 @@ BEGIN
     END IF;
 
     WITH
+    -- Step: retrieval. Evidence candidates are a bounded set: hybrid retrieval on the live tables, or, on
+    -- replay, exactly the items the manifest recorded.
+    retrieved AS (
+        SELECT e.memory_type, e.id, e.version, e.lexical_rank, e.vector_rank, e.fused
+          FROM ctxasm.retrieve_evidence(in_user_id, in_agent_id, in_thread_id, in_evaluation_time, in_question,
+                                        in_query_embedding::public.vector, co_retrieval_depth,
+                                        co_evidence_limit) AS e
+         WHERE in_evidence IS NULL
+        UNION ALL
+        SELECT x.item -> 'ref' ->> 0, x.item -> 'ref' ->> 1, (x.item -> 'ref' ->> 2)::integer,
+               (x.item ->> 'lexical_rank')::bigint, (x.item ->> 'vector_rank')::bigint, (x.item ->> 'fused')::numeric
+          FROM jsonb_array_elements(in_evidence) AS x(item)
+         WHERE in_evidence IS NOT NULL
+    ),
     -- Step: scope. Other tenants are invisible (RLS); user, agent and thread must match or be NULL (wider).
     -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
     step_scope AS (
@@ -129,6 +154,8 @@ BEGIN
            AND (r.thread_id IS NULL OR r.thread_id = in_thread_id
                 OR (r.memory_type = 'conversation' AND r.user_id = in_user_id))
            AND (r.memory_type <> 'conversation' OR r.event_type = 'message')
+           AND (r.memory_type NOT IN ('kb_document', 'kb_chunk')
+                OR EXISTS (SELECT 1 FROM retrieved x WHERE x.memory_type = r.memory_type AND x.id = r.id))
            AND NOT (r.memory_type = 'guideline' AND r.key_name = 'context_budget')
     ),
     -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
@@ -264,7 +291,10 @@ BEGIN
                    'valid_from', o.valid_from,
                    'scores', jsonb_build_object('rerank_logit', o.logit, 'rerank', o.rerank,
                                                 'confidence', o.confidence_score, 'recency', o.recency,
-                                                'priority', o.priority),
+                                                'priority', o.priority)
+                             || CASE WHEN rt.id IS NOT NULL THEN jsonb_build_object(
+                                    'lexical_rank', rt.lexical_rank, 'vector_rank', rt.vector_rank,
+                                    'fused', rt.fused) ELSE '{}'::jsonb END,
                    'tiers', jsonb_build_object(
                        'full', o.content,
                        'summary', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
@@ -275,6 +305,7 @@ BEGIN
                    'annotations', coalesce(a.notes, '[]'::jsonb)) AS candidate
           FROM ordered o
           LEFT JOIN annotations a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
+          LEFT JOIN retrieved rt ON rt.memory_type = o.memory_type AND rt.id = o.id AND rt.version = o.version
           LEFT JOIN compression cm
             ON cm.source_type = o.memory_type AND cm.source_id = o.id AND cm.source_version = o.version
     ),
@@ -322,12 +353,23 @@ BEGIN
                'candidates', coalesce((SELECT jsonb_agg(c.candidate ORDER BY c.slice, c.slice_rank)
                                          FROM candidates c), '[]'::jsonb),
                'required_refs', coalesce((SELECT jsonb_agg(q.ref ORDER BY q.ref) FROM required_refs q), '[]'::jsonb),
+               'retrieval', jsonb_build_object(
+                   'method', CASE WHEN in_evidence IS NOT NULL THEN 'recorded'
+                                  WHEN in_query_embedding IS NULL THEN 'lexical'
+                                  ELSE 'hybrid-rrf-60' END,
+                   'depth', co_retrieval_depth, 'limit', co_evidence_limit,
+                   'items', coalesce((SELECT jsonb_agg(jsonb_build_object(
+                                          'ref', jsonb_build_array(x.memory_type, x.id, x.version),
+                                          'lexical_rank', x.lexical_rank, 'vector_rank', x.vector_rank,
+                                          'fused', x.fused)
+                                          ORDER BY x.fused DESC, x.memory_type, x.id, x.version)
+                                        FROM retrieved x), '[]'::jsonb)),
                'excluded', coalesce((SELECT items FROM excluded), '[]'::jsonb))
       INTO l_result;
     RETURN l_result;
 END;
 $$;
---rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb, varchar);
+--rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb, varchar, varchar, jsonb);
 
 --changeset ctxasm:pg-ctx-assembly-record-manifest dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.record_manifest: the context_manifest event in conversation_memory plus one

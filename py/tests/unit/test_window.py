@@ -44,6 +44,7 @@ def selection(candidates=(), budget=None, fixed=None):
             {"ref": ["toolbox", "t1", 1], "type": "toolbox", "slice": "tools", "key": "search_memory",
              "content": "search", "extra": {"usage_notes": "Search memory.", "tool_schema": {"type": "object"}}}],
         "candidates": list(candidates), "required_refs": [], "excluded": [],
+        "retrieval": {"method": "lexical", "depth": 50, "limit": 20, "items": []},
     }
 
 
