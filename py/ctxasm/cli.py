@@ -1,7 +1,7 @@
 """The `ctxasm` command. Results go to stdout, logs and errors to stderr.
 
 Exit codes: 0 success; 1 a ctxasm error (the message says which); 2 configuration or usage;
-3 database unavailable; 4 invalid scenario file.
+3 database unavailable; 4 invalid scenario file; 5 replay mismatch; 6 replay unavailable.
 """
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ from collections.abc import Callable, Sequence
 
 from . import __version__
 from .errors import CtxasmError
+
+
+EXIT_CODES = ("Exit codes: 0 ok; 1 ctxasm error (the message names it, e.g. manifest_not_found); "
+              "2 configuration or usage; 3 database unavailable; 4 invalid scenario file; "
+              "5 replay mismatch; 6 replay unavailable.")
 
 
 def _log(message: str) -> None:
@@ -138,21 +143,50 @@ def _erase(args: argparse.Namespace) -> int:
     return 0
 
 
+def _inspect(args: argparse.Namespace) -> int:
+    from . import inspector, pgconn
+    from .store import PostgresStore
+
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        inspection = inspector.load_inspection(store, args.tenant, args.manifest_id)
+        other = inspector.load_inspection(store, args.tenant, args.diff) if args.diff else None
+    diff = inspector.diff_of(inspection, other) if other is not None else None
+    if args.html is None and not args.open:
+        print(inspector.describe_diff(diff) if diff else inspector.describe_manifest(inspection))
+        return 0
+    path = inspector.write_page(args.html or inspector.default_page_path(args.manifest_id), inspection, diff)
+    print(f"wrote {path}")
+    if args.open:
+        if inspector.open_page(path):
+            _log("opened in the default browser")
+        else:
+            _log(f"no browser available here: open {path.resolve().as_uri()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxasm",
         description="Context assembly for multi-tenant agent memory.",
-        epilog="Exit codes: 0 ok, 1 ctxasm error, 2 configuration/usage, 3 database unavailable, "
-        "4 invalid scenario file.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n  ctxasm db up && ctxasm db deploy\n  ctxasm load db/tests/scenarios/acme_demo.json\n"
+        "  ctxasm inspect MANIFEST_ID --tenant acme --html window.html --open\n"
+        "`ctxasm COMMAND --help` shows each command's options and an example.\n\n" + EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"ctxasm {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    db = commands.add_parser("db", help="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN")
+    db = commands.add_parser("db", help="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
+                             description="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
+                             formatter_class=argparse.RawDescriptionHelpFormatter,
+                             epilog="Example: ctxasm db up && ctxasm db deploy && ctxasm db status\n\n" + EXIT_CODES)
     db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
 
     def add(sub, name: str, handler: Callable[[argparse.Namespace], int], help_text: str, example: str):
-        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}")
+        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}\n\n{EXIT_CODES}",
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
         cmd.set_defaults(handler=handler)
         return cmd
 
@@ -208,6 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "ctxasm inventory --tenant acme")
     inventory.add_argument("--tenant", required=True, help="tenant id")
     inventory.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    inspect_cmd = add(commands, "inspect", _inspect,
+                      "show what the model saw: a recorded manifest as text, or as one self-contained HTML page",
+                      "ctxasm inspect manifest_0123abcd --tenant acme --html jane.html --open")
+    inspect_cmd.add_argument("manifest_id", metavar="MANIFEST_ID", help="the manifest id printed by assemble")
+    inspect_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration); another "
+                             "tenant's manifest is not found")
+    inspect_cmd.add_argument("--html", metavar="OUT.html", help="write the page to this file instead of printing text")
+    inspect_cmd.add_argument("--open", action="store_true", help="open the page in the default browser (without "
+                             "--html it is written to the temporary directory)")
+    inspect_cmd.add_argument("--diff", metavar="OTHER_ID", help="compare with another manifest of the same tenant")
+    inspect_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
     return parser
 
 

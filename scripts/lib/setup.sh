@@ -28,6 +28,19 @@ ensure_java() {
     fi
 }
 
+ensure_browser() {
+    # Headless Chromium for the inspector page's browser test; the test skips, saying so, without it.
+    if command -v chromium >/dev/null 2>&1 || [ -n "${CTXASM_NO_BROWSER:-}" ]; then
+        return
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        say "installing Chromium for the browser test (Debian package chromium)"
+        apt-get update -qq >/dev/null 2>&1 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+            || say "Chromium did not install: the browser test will be skipped"
+    fi
+}
+
 ensure_venv() {
     local stamp="$VENV/.ctxasm-deps" want
     want="$(sha256sum "$CTXASM_ROOT/py/pyproject.toml" | cut -d' ' -f1)"
