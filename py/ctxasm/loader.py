@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
 from .errors import CtxasmError, ScenarioError
+from .progress import ProgressCallback, progress
 from .store import MemoryStore
 
 SCHEMA_FILE = "scenario.schema.json"
@@ -98,8 +99,10 @@ class LoadReport:
         return "\n".join(lines)
 
 
-def load_document(store: MemoryStore, document: dict[str, Any], name: str) -> LoadReport:
-    """Write every tenant and memory of a validated document, then commit; roll back on any error."""
+def load_document(store: MemoryStore, document: dict[str, Any], name: str,
+                  on_progress: ProgressCallback | None = None) -> LoadReport:
+    """Write every tenant and memory of a validated document, then commit; roll back on any error.
+    `on_progress` is called once per memory written."""
     report = LoadReport(path=name)
     started = time.perf_counter()
     try:
@@ -122,6 +125,8 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str) -> Lo
                         store.delete_memory(kind, memory["id"], memory["deleted_at"])
                     report.deletions += 1
                 report.rows[(tenant_id, kind)] += 1
+                if on_progress is not None:
+                    on_progress(1)
         store.commit()
     except BaseException:
         store.rollback()
@@ -151,5 +156,7 @@ def load_file(target: Any, path: str | Path) -> LoadReport:
     from .store import PostgresStore
 
     document = read_scenario(path)
-    with pgconn.connect(target, pgconn.owner_login()) as connection:
-        return load_document(PostgresStore(connection), document, str(path))
+    total = sum(len(tenant["memories"]) for tenant in document["tenants"])
+    with pgconn.connect(target, pgconn.owner_login()) as connection, \
+            progress(f"loading {Path(path).name}", total=total) as tick:
+        return load_document(PostgresStore(connection), document, str(path), tick)

@@ -208,6 +208,15 @@ class PostgresStore:
         self.connection.rollback()
 
 
+#: memory type -> Oracle table (the names are fixed by the schema; never built from input).
+ORACLE_TABLES = {
+    "guideline": "guideline_memory", "persona": "persona_memory", "toolbox": "toolbox_memory",
+    "entity": "entity_memory", "workflow": "workflow_memory", "kb_document": "knowledge_base_document",
+    "kb_chunk": "knowledge_base_chunk", "conversation": "conversation_memory", "summary": "summarization_memory",
+    "compression": "context_compression", "source_ref": "context_source_ref",
+}
+
+
 class OracleStore:
     """CTX_* packages over a python-oracledb connection (thin mode). Not exercised on machines without Oracle:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
@@ -305,6 +314,31 @@ class OracleStore:
                                           keyword_parameters={"in_manifest": to_json(manifest)})
         self.connection.commit()
         return manifest_id
+
+    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
+        """As PostgresStore.row_states: the status now and AS OF SCN `snapshot` (None: not readable then)."""
+        import oracledb
+
+        self.set_tenant(tenant_id)
+        states: dict[str, tuple[str, str | None]] = {}
+        with self._errors(), self.connection.cursor() as cursor:
+            for kind, row_id, version in refs:
+                table = ORACLE_TABLES.get(kind)
+                if table is None:
+                    continue
+                cursor.execute(f"select status from ctxasm_owner.{table} where id = :id and version = :v",
+                               id=row_id, v=version)
+                now = cursor.fetchone()
+                if now is None:
+                    continue
+                try:
+                    cursor.execute(f"select status from ctxasm_owner.{table} as of scn :scn "
+                                   "where id = :id and version = :v", scn=int(snapshot), id=row_id, v=version)
+                    then = cursor.fetchone()
+                except oracledb.DatabaseError:  # ORA-01555 / ORA-08180: the undo no longer reaches the SCN
+                    then = None
+                states[f"{kind}:{row_id}:{version}"] = (now[0], then[0] if then else None)
+        return states
 
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
         self.set_tenant(tenant_id)
