@@ -834,7 +834,8 @@ create or replace package body ctx_memory is
        where m.id = in_manifest_id;
    exception
       when no_data_found then
-         null;  -- the manifest was itself erased or purged: nothing left to mark
+         -- the manifest was itself erased or purged: nothing left to mark
+         null;
    end mark_manifest;
 
    function erase(in_memory_type in varchar2, in_id in varchar2) return number is
