@@ -44,10 +44,18 @@ def check_spec(spec: WindowSpec) -> None:
         raise InvalidArgument("invalid_argument: the intent must not be empty")
 
 
+def query_embedding(question: str) -> str:
+    """The question's embedding in pgvector text form, for the vector half of hybrid retrieval."""
+    from . import embedding
+
+    return embedding.vector_literal(embedding.embed_one(question))
+
+
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
              scores: dict[str, float] | None = None) -> AssembledWindow:
     check_spec(spec)
-    scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores)
+    scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
+                        query_embedding=query_embedding(spec.question))
     try:
         selection = store.select_window(spec.tenant_id, scope)
         window: Window = compose(selection, spec)

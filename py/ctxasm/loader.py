@@ -150,12 +150,30 @@ class _located:
         return False
 
 
+def embed_chunks(document: dict[str, Any]) -> int:
+    """Give every kb_chunk without an embedding one (all-MiniLM-L6-v2, over title and content), in place.
+    Returns how many were embedded. Runs before the load's transaction, so a slow model never holds locks."""
+    from . import embedding
+
+    chunks = [m for tenant in document["tenants"] for m in tenant["memories"]
+              if m["type"] == "kb_chunk" and m.get("embedding") is None]
+    if not chunks:
+        return 0
+    texts = [f"{chunk.get('title') or ''}\n{chunk['content']}".strip() for chunk in chunks]
+    with progress("embedding chunks", total=len(texts)) as tick:
+        vectors = embedding.embed(texts, progress=tick)
+    for chunk, vector in zip(chunks, vectors):
+        chunk["embedding"] = vector
+    return len(chunks)
+
+
 def load_file(target: Any, path: str | Path) -> LoadReport:
-    """Validate, then load into a PostgreSQL target as the owner role (the loader is an admin tool)."""
+    """Validate, embed the chunks, then load into a PostgreSQL target as the owner role (an admin tool)."""
     from . import pgconn
     from .store import PostgresStore
 
     document = read_scenario(path)
+    embed_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])
     with pgconn.connect(target, pgconn.owner_login()) as connection, \
             progress(f"loading {Path(path).name}", total=total) as tick:
