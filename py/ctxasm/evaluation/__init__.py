@@ -1,0 +1,1 @@
+"""Retrieval evaluation on the labelled research corpus (scripts/eval-retrieval)."""
