@@ -6,7 +6,7 @@ Nothing is recorded when any step fails: the manifest is written last, in the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -51,13 +51,34 @@ def query_embedding(question: str) -> str:
     return embedding.vector_literal(embedding.embed_one(question))
 
 
+def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: dict[str, Any],
+           reranker: Any) -> dict[str, Any]:
+    """Score every candidate with the cross-encoder and select again: the same snapshot and the same
+    retrieved evidence, only the relevance scores change. The database applies the sigmoid."""
+    candidates = selection["candidates"]
+    logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
+    scores = {f"{c['ref'][0]}:{c['ref'][1]}:{c['ref'][2]}": logit for c, logit in zip(candidates, logits)}
+    again = store.select_window(tenant_id, replace(
+        scope, scores=scores, snapshot=selection["snapshot"], evidence=selection["retrieval"]["items"]))
+    again["scorer"] = reranker.name
+    return again
+
+
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
-             scores: dict[str, float] | None = None) -> AssembledWindow:
+             scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
+    """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
+    configures), else the database's lexical scorer; the manifest names which."""
     check_spec(spec)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
                         query_embedding=query_embedding(spec.question))
+    if reranker is None and scores is None:
+        from .reranker import configured_reranker
+
+        reranker = configured_reranker()
     try:
         selection = store.select_window(spec.tenant_id, scope)
+        if reranker is not None and scores is None:
+            selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
     except BaseException:
         store.rollback()

@@ -18,6 +18,7 @@ from .store import MemoryStore, WindowScope
 from .window import WindowSpec, code_hash, compose
 
 MATCH, MISMATCH, UNAVAILABLE = "match", "mismatch", "unavailable"
+LEXICAL_SCORER = "lexical-overlap-1"
 EXIT_CODES = {MATCH: 0, MISMATCH: 5, UNAVAILABLE: 6}
 #: The parts of a manifest that describe the window itself (not when or where it was recorded).
 COMPARED = ("budget_ref", "required_refs", "memories", "excluded", "allocation", "request_tokens")
@@ -69,7 +70,7 @@ def dependencies(manifest: dict[str, Any]) -> list[list[Any]]:
 
 def recorded_scores(manifest: dict[str, Any]) -> dict[str, float] | None:
     """Reranker scores are reused, never recomputed; the lexical scorer is deterministic and needs none."""
-    if manifest.get("scorer") != "external":
+    if manifest.get("scorer") == LEXICAL_SCORER:
         return None
     scores = {}
     for entry in manifest["memories"] + manifest["excluded"]:

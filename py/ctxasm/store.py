@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Protocol
 
-from .errors import DatabaseUnavailable, from_oracle_message, from_sqlstate
+from .errors import DatabaseUnavailable, InvalidSnapshot, from_oracle_message, from_sqlstate
 
 
 def _json_default(value: Any) -> str:
@@ -316,28 +316,26 @@ class OracleStore:
         return manifest_id
 
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
-        """As PostgresStore.row_states: the status now and AS OF SCN `snapshot` (None: not readable then)."""
-        import oracledb
-
+        """As PostgresStore.row_states. The state then comes from CTX_MEMORY.rows_as_of (definer's rights,
+        so the application needs no FLASHBACK privilege); the state now from a plain, VPD-filtered read."""
         self.set_tenant(tenant_id)
+        wanted = {f"{kind}:{row_id}:{version}": (kind, row_id, version) for kind, row_id, version in refs
+                  if kind in ORACLE_TABLES}
+        then: dict[str, str] = {}
+        for kind in sorted({kind for kind, _, _ in wanted.values()}):
+            try:
+                rows = self.rows_as_of(kind, snapshot)
+            except InvalidSnapshot:  # the undo no longer reaches the SCN: history gone
+                rows = []
+            then.update({f"{kind}:{r['id']}:{r['version']}": r["status"] for r in rows})
         states: dict[str, tuple[str, str | None]] = {}
         with self._errors(), self.connection.cursor() as cursor:
-            for kind, row_id, version in refs:
-                table = ORACLE_TABLES.get(kind)
-                if table is None:
-                    continue
-                cursor.execute(f"select status from ctxasm_owner.{table} where id = :id and version = :v",
-                               id=row_id, v=version)
+            for key, (kind, row_id, version) in wanted.items():
+                cursor.execute(f"select status from ctxasm_owner.{ORACLE_TABLES[kind]} "
+                               "where id = :id and version = :v", id=row_id, v=version)
                 now = cursor.fetchone()
-                if now is None:
-                    continue
-                try:
-                    cursor.execute(f"select status from ctxasm_owner.{table} as of scn :scn "
-                                   "where id = :id and version = :v", scn=int(snapshot), id=row_id, v=version)
-                    then = cursor.fetchone()
-                except oracledb.DatabaseError:  # ORA-01555 / ORA-08180: the undo no longer reaches the SCN
-                    then = None
-                states[f"{kind}:{row_id}:{version}"] = (now[0], then[0] if then else None)
+                if now is not None:
+                    states[key] = (now[0], then.get(key))
         return states
 
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:

@@ -174,7 +174,7 @@ def test_liquibase_render_fails_without_a_master_changelog(repo_copy: Path, caps
 def test_contract_check_passes_on_the_repository(capsys) -> None:
     assert contract_check.main(["--repo", str(REPO)]) == 0
     out = capsys.readouterr().out
-    assert "compared packages: ctx_admin, ctx_memory, ctx_session" in out
+    assert "compared packages: ctx_admin, ctx_assembly, ctx_memory, ctx_session" in out
 
 
 def test_contract_check_fails_on_a_renamed_postgres_parameter(repo_copy: Path, capsys) -> None:
@@ -228,14 +228,18 @@ def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_cop
     assert "CX108 raised with message 'unknown_tenant: ...'" in capsys.readouterr().out
 
 
-def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys) -> None:
-    (repo_copy / "db/packages/oracle/spec/0090_ctx_assembly.sql").write_text(
-        "--liquibase formatted sql\n\n"
-        "--changeset ctxasm:ora-pkg-0090-ctx-assembly-spec dbms:oracle runOnChange:true endDelimiter:/ "
-        "stripComments:false\ncreate or replace package ctx_assembly authid definer is\n"
-        "   function record_manifest(in_manifest in clob) return varchar2;\nend ctx_assembly;\n/\n",
-        encoding="utf-8")
+def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:
+    """A package listed as pending on one engine must leave the list once both engines have it."""
+    monkeypatch.setattr(contract_check, "PENDING", {"oracle": {"ctx_assembly": "pretend it is not written"},
+                                                    "postgresql": {}})
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    out = capsys.readouterr().out
-    assert "package ctx_assembly now exists on oracle: remove it from PENDING" in out
-    assert "ctx_assembly.select_window differs" in out
+    assert "package ctx_assembly now exists on oracle: remove it from PENDING" in capsys.readouterr().out
+
+
+def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys) -> None:
+    spec = repo_copy / "db/packages/oracle/spec/0060_ctx_assembly.sql"
+    text = spec.read_text(encoding="utf-8")
+    assert "in_evidence" in text
+    spec.write_text(text.replace("in_evidence", "in_evidence_items"), encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "ctx_assembly.select_window differs" in capsys.readouterr().out

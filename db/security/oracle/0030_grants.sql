@@ -1,9 +1,10 @@
 --liquibase formatted sql
 
 -- CTXASM_APP (created by the DBA, owns nothing) gets exactly what docs/contract.md lists: SELECT on the
--- memory tables and EXECUTE on CTX_SESSION and CTX_MEMORY. No DML, nothing on CTX_TENANT, CTX_ADMIN,
--- CTX_ERRORS or CTX_POLICY. CTX_MEMORY.rows_as_of reads AS OF SCN as the owner (definer's rights), so
--- the app needs no FLASHBACK privilege.
+-- memory tables and EXECUTE on CTX_SESSION, CTX_MEMORY and CTX_ASSEMBLY. No DML, nothing on CTX_TENANT,
+-- CTX_ADMIN, CTX_ERRORS or CTX_POLICY. CTX_MEMORY.rows_as_of and CTX_ASSEMBLY.select_window read AS OF SCN
+-- as the owner (definer's rights), so the app needs no FLASHBACK privilege, and nothing on the Oracle Text
+-- or vector indexes or the embedding model either.
 
 --changeset ctxasm:ora-sec-0030-01-app-select dbms:oracle
 --comment: SELECT on every memory table (VPD filters it to the session's tenant)
@@ -25,3 +26,8 @@ grant select on context_source_ref to ctxasm_app;
 grant execute on ctx_session to ctxasm_app;
 grant execute on ctx_memory to ctxasm_app;
 --rollback revoke execute on ctx_session from ctxasm_app; revoke execute on ctx_memory from ctxasm_app;
+
+--changeset ctxasm:ora-sec-0030-03-app-execute-assembly dbms:oracle
+--comment: EXECUTE on CTX_ASSEMBLY, the assembler's package (select_window, record_manifest)
+grant execute on ctx_assembly to ctxasm_app;
+--rollback revoke execute on ctx_assembly from ctxasm_app;

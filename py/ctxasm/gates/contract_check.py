@@ -54,9 +54,7 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
 # Contract packages one engine has not implemented yet. Reported on every run; remove an entry when the
 # package lands on that engine, so that from then on its routines are compared.
 PENDING: dict[str, dict[str, str]] = {
-    "oracle": {
-        "ctx_assembly": "CTX_ASSEMBLY (select_window, record_manifest) is not written for Oracle yet",
-    },
+    "oracle": {},
     "postgresql": {},
 }
 # The same for single routines of a package that exists on both engines ("package.routine").

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -170,3 +171,37 @@ def test_model_loads_once_under_concurrent_first_use(monkeypatch, tiny_cross_enc
         thread.join()
     assert loads == [1]
     assert results == [[2.0, 4.0]] * 8
+
+
+def test_assembly_reranks_with_the_configured_model_and_replay_reuses_the_scores(
+        tiny_cross_encoder, demo_target, monkeypatch):
+    """The cross-encoder's logits become the relevance scores (the sigmoid is the database's), the manifest
+    names the model, and replay matches without the model: it reuses the recorded scores."""
+    from ctxasm import pgconn
+    from ctxasm.assembler import assemble, parse_time
+    from ctxasm.replay import replay
+    from ctxasm.reranker import Reranker
+    from ctxasm.store import PostgresStore
+    from ctxasm.window import WindowSpec
+
+    monkeypatch.setenv("CTXASM_RERANKER_PATH", str(tiny_cross_encoder))
+    spec = WindowSpec(tenant_id="acme", user_id="jane", agent_id="research-assistant",
+                      thread_id="thread_jane_research", intent="fact_check",
+                      question="Is Helios-RAG still the one to beat on BEIR?")
+    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        window = assemble(store, spec, parse_time("2026-09-28T12:00:00"))
+        assert store.round_trips == 3
+    manifest = window.manifest
+    assert manifest["scorer"] == f"bge-reranker:{tiny_cross_encoder.name}"
+    model = Reranker(tiny_cross_encoder)
+    facts = [m for m in manifest["memories"] if m["slice"] == "durable_facts"]
+    expected = model.logits(spec.question, ["Helios-RAG achieves 0.78 nDCG@10 on the BEIR benchmark (corrected)."])
+    helios = next(m for m in facts if m["ref"][1] == "fact_helios_rag_beir_ndcg10")
+    assert helios["scores"]["rerank_logit"] == pytest.approx(expected[0], abs=1e-6)
+    assert helios["scores"]["rerank"] == pytest.approx(1 / (1 + math.exp(-expected[0])), abs=1e-6)
+
+    monkeypatch.setenv("CTXASM_RERANKER_PATH", "/nonexistent/reranker")
+    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
+        result = replay(PostgresStore(connection), "acme", window.manifest_id)
+    assert result.status == "match", result.reason
