@@ -167,6 +167,36 @@ def embed_chunks(document: dict[str, Any]) -> int:
     return len(chunks)
 
 
+#: Chunks longer than this get a persisted compression of at most SUMMARY_WORDS words: the summary tier.
+COMPRESS_ABOVE_WORDS = 45
+SUMMARY_WORDS = 35
+
+
+def compress_chunks(document: dict[str, Any]) -> int:
+    """Add a persisted extractive compression for every long kb_chunk that has none (the summary tier),
+    tied to the chunk's last version by its content hash. Returns how many were added."""
+    from . import summarize
+
+    added = 0
+    for tenant in document["tenants"]:
+        have = {(m["source_type"], m["source_id"]) for m in tenant["memories"] if m["type"] == "compression"}
+        for chunk in [m for m in tenant["memories"] if m["type"] == "kb_chunk"]:
+            versions = chunk.get("versions", [])
+            content = next((v["content"] for v in reversed(versions) if "content" in v), chunk["content"])
+            if ("kb_chunk", chunk["id"]) in have or len(content.split()) <= COMPRESS_ABOVE_WORDS:
+                continue
+            tenant["memories"].append({
+                "type": "compression", "id": f"cmp_{chunk['id']}", "source_type": "kb_chunk",
+                "source_id": chunk["id"], "source_version": 1 + len(versions),
+                "source_hash": summarize.source_hash(content), "generating_model": summarize.GENERATING_MODEL,
+                "prompt_version": summarize.PROMPT_VERSION, "content": summarize.summarize(content, max_words=SUMMARY_WORDS),
+                "valid_from": chunk.get("valid_from", "1970-01-01T00:00:00Z"),
+                "source_refs": [{"type": "kb_chunk", "id": chunk["id"], "version": 1 + len(versions)}],
+            })
+            added += 1
+    return added
+
+
 def load_file(target: Any, path: str | Path) -> LoadReport:
     """Validate, embed the chunks, then load into a PostgreSQL target as the owner role (an admin tool)."""
     from . import pgconn
@@ -174,6 +204,7 @@ def load_file(target: Any, path: str | Path) -> LoadReport:
 
     document = read_scenario(path)
     embed_chunks(document)
+    compress_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])
     with pgconn.connect(target, pgconn.owner_login()) as connection, \
             progress(f"loading {Path(path).name}", total=total) as tick:

@@ -51,11 +51,11 @@ $$;
 --rollback DROP FUNCTION ctxasm.authority(varchar);
 
 --changeset ctxasm:pg-sel-pointer-line dbms:postgresql runOnChange:true splitStatements:false
---comment: the pointer tier's one line: the first sentence, cut at a word boundary to at most 100 characters
+--comment: the pointer tier's one line: the first sentence, cut at a word boundary to at most 60 characters
 CREATE OR REPLACE FUNCTION ctxasm.pointer_line(in_text text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN length(s.line) <= 100 THEN s.line
-                ELSE regexp_replace(left(s.line, 100), '\s+\S*$', '') || '...' END
+    SELECT CASE WHEN length(s.line) <= 60 THEN s.line
+                ELSE regexp_replace(left(s.line, 60), '\s+\S*$', '') || '...' END
       FROM (SELECT btrim(split_part(regexp_replace(in_text, '\s+', ' ', 'g'), '. ', 1)) AS line) AS s
 $$;
 --rollback DROP FUNCTION ctxasm.pointer_line(text);

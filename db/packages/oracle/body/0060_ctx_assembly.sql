@@ -52,7 +52,7 @@ create or replace package body ctx_assembly is
    co_word_pattern       constant varchar2(50) := '[' || co_word_chars || ']+';
    co_whitespace_pattern constant varchar2(20) := '[' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13) || ' ]+';
    co_sentence_end       constant varchar2(2) := '. ';
-   co_pointer_length     constant pls_integer := 100;
+   co_pointer_length     constant pls_integer := 60;
    co_ellipsis           constant varchar2(3) := '...';
    co_last_word_pattern  constant varchar2(20) := ' +[^ ]*$';
 
