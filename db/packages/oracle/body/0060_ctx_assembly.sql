@@ -13,7 +13,6 @@ create or replace package body ctx_assembly is
    co_external_scorer   constant varchar2(30) := 'external';
    co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
 
-   co_max_message_length constant pls_integer := 2000;
    co_snapshot_pattern   constant varchar2(30) := '^[0123456789]{1,38}$';
    co_hash_pattern       constant varchar2(30) := '^[0123456789abcdef]{64}$';
    co_hash_length        constant pls_integer := 64;
@@ -81,22 +80,6 @@ create or replace package body ctx_assembly is
    -- ------------------------------------------------------------------------------------------------------
    -- errors
 
-   -- raises in_code as '<symbolic name>: <in_detail>'; numbers of CTX_ERRORS go through CTX_ERRORS
-   procedure raise_error(in_code in pls_integer, in_detail in varchar2) is
-      l_name varchar2(30);
-   begin
-      l_name := case in_code
-                   when co_unknown_intent then 'unknown_intent'
-                   when co_budget_missing then 'budget_missing'
-                   when co_invalid_budget then 'invalid_budget'
-                   when co_invalid_question then 'invalid_question'
-                   when co_invalid_manifest then 'invalid_manifest'
-                end;
-      if l_name is null then
-         ctx_errors.raise_error(in_code => in_code, in_detail => in_detail);
-      end if;
-      raise_application_error(in_code, substr(l_name || ': ' || in_detail, 1, co_max_message_length));
-   end raise_error;
 
    -- a value quoted for an error message (PostgreSQL quote_literal), or NULL spelt out
    function quoted(in_text in varchar2) return varchar2 is
@@ -426,8 +409,8 @@ create or replace package body ctx_assembly is
          l_weight := in_weights.get_number(in_field);
       end if;
       if l_weight is null or l_weight < 0 then
-         raise_error(
-            in_code   => co_invalid_budget,
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_budget,
             in_detail => 'guideline ' || in_budget_id || ' version ' || to_char(in_budget_version)
                          || ': weights.' || in_field || ' must be a number >= 0'
          );
@@ -747,7 +730,7 @@ create or replace package body ctx_assembly is
    begin
       l_tenant_id := require_tenant();
       if nvl(length(trim(in_question)), 0) = 0 then
-         raise_error(in_code => co_invalid_question, in_detail => 'the question must not be empty');
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_question, in_detail => 'the question must not be empty');
       end if;
       if in_evaluation_time is null then
          ctx_errors.raise_error(
@@ -791,8 +774,8 @@ create or replace package body ctx_assembly is
              fetch first 1 row only;
          exception
             when no_data_found then
-               raise_error(
-                  in_code   => co_budget_missing,
+               ctx_errors.raise_error(
+                  in_code   => ctx_errors.co_budget_missing,
                   in_detail => 'no context_budget guideline is in effect for agent ' || quoted(in_text => in_agent_id)
                                || ' at ' || message_time(in_timestamp => in_evaluation_time)
                );
@@ -803,7 +786,7 @@ create or replace package body ctx_assembly is
             l_budget_element := json_element_t.parse(l_budget_json);
          end if;
          if l_budget_element is null or not l_budget_element.is_object() then
-            raise_error(in_code => co_invalid_budget, in_detail => l_budget_name || ': content_json must be a JSON object');
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': content_json must be a JSON object');
          end if;
          l_budget := treat(l_budget_element as json_object_t);
          l_element := l_budget.get('weights');
@@ -827,7 +810,7 @@ create or replace package body ctx_assembly is
             l_recency_days := l_budget.get_number('recency_days');
          end if;
          if l_recency_days is null or l_recency_days <= 0 then
-            raise_error(in_code => co_invalid_budget, in_detail => l_budget_name || ': recency_days must be a number > 0');
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': recency_days must be a number > 0');
          end if;
          l_element := l_budget.get('shares');
          if l_element is not null and l_element.is_object() then
@@ -835,8 +818,8 @@ create or replace package body ctx_assembly is
          end if;
          -- as in PostgreSQL, where `shares ? NULL` is NULL: a NULL intent is not rejected here
          if l_shares is null or (in_intent is not null and not l_shares.has(in_intent)) then
-            raise_error(
-               in_code   => co_unknown_intent,
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_unknown_intent,
                in_detail => quoted(in_text => in_intent) || ' is not one of the intents of budget ' || l_budget_id
                             || ' version ' || to_char(l_budget_version) || ' ('
                             || coalesce(case when l_shares is not null then sorted_keys(in_object => l_shares) end, 'none')
@@ -849,8 +832,8 @@ create or replace package body ctx_assembly is
          elsif l_element.is_boolean() then
             l_require := case when l_budget.get_boolean('require_current_facts') then 1 else 0 end;
          else
-            raise_error(
-               in_code   => co_invalid_budget,
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_invalid_budget,
                in_detail => l_budget_name || ': require_current_facts must be true or false'
             );
          end if;
@@ -1525,8 +1508,8 @@ create or replace package body ctx_assembly is
       if in_ref is not null then
          l_text := substr(in_ref.to_string(), 1, 1000);
       end if;
-      raise_error(
-         in_code   => co_invalid_manifest,
+      ctx_errors.raise_error(
+         in_code   => ctx_errors.co_invalid_manifest,
          in_detail => 'a ' || in_relation || ' reference must be [type, id, version], not ' || l_text
       );
       return null;
@@ -1551,7 +1534,7 @@ create or replace package body ctx_assembly is
    begin
       l_value := in_manifest.get(in_field);
       if l_value is null or not l_value.is_array() then
-         raise_error(in_code => co_invalid_manifest, in_detail => in_field || ' must be an array');
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => in_field || ' must be an array');
       end if;
       return treat(l_value as json_array_t);
    end manifest_array;
@@ -1614,16 +1597,16 @@ create or replace package body ctx_assembly is
       l_tenant_id := require_tenant();
       l_id := co_manifest_prefix || lower(rawtohex(sys_guid()));
       if in_manifest is null then
-         raise_error(in_code => co_invalid_manifest, in_detail => co_not_object);
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
       end if;
       begin
          l_element := json_element_t.parse(in_manifest);
       exception
          when e_json_syntax then
-            raise_error(in_code => co_invalid_manifest, in_detail => co_not_object);
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
       end;
       if not l_element.is_object() then
-         raise_error(in_code => co_invalid_manifest, in_detail => co_not_object);
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
       end if;
       l_manifest := treat(l_element as json_object_t);
       l_memories := manifest_array(in_manifest => l_manifest, in_field => 'memories');
@@ -1636,14 +1619,14 @@ create or replace package body ctx_assembly is
          l_hash := substr(l_value.to_string(), 1, 4000);
       end if;
       if l_hash is null or length(l_hash) <> co_hash_length or not regexp_like(l_hash, co_hash_pattern, co_case_sensitive) then
-         raise_error(in_code => co_invalid_manifest, in_detail => 'request_hash must be 64 lower-case hex digits');
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => 'request_hash must be 64 lower-case hex digits');
       end if;
       l_value := l_manifest.get('budget_ref');
       if l_value is not null and l_value.is_array() then
          l_budget_ref := treat(l_value as json_array_t);
       end if;
       if l_budget_ref is null or l_budget_ref.get_size() <> 3 then
-         raise_error(in_code => co_invalid_manifest, in_detail => 'budget_ref must be [type, id, version]');
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => 'budget_ref must be [type, id, version]');
       end if;
       l_value := l_manifest.get('scope');
       if l_value is not null and l_value.is_object() then
@@ -1714,8 +1697,8 @@ create or replace package body ctx_assembly is
          l_value := object_member(in_value => l_memories.get(i), in_key => 'annotation_refs');
          if l_value is not null and not l_value.is_null() then
             if not l_value.is_array() then
-               raise_error(
-                  in_code   => co_invalid_manifest,
+               ctx_errors.raise_error(
+                  in_code   => ctx_errors.co_invalid_manifest,
                   in_detail => 'memories[' || to_char(i) || '].annotation_refs must be an array'
                );
             end if;

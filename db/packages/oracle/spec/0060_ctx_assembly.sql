@@ -15,26 +15,8 @@ create or replace package ctx_assembly authid definer is
     * needs Oracle Text (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql) and, only to
     * embed the question in the database, an ONNX embedding model MINILM in the owner's schema.
     *
-    * The assembly errors are not (yet) in CTX_ERRORS, whose raise_error accepts only its own numbers; they
-    * are declared here, with the same triple (co_ constant, e_ exception, symbolic name in the message).
+    * Errors are raised through CTX_ERRORS (-20110 .. -20114 for the assembly's own).
     */
-
-   co_unknown_intent    constant pls_integer := -20110;
-   co_budget_missing    constant pls_integer := -20111;
-   co_invalid_budget    constant pls_integer := -20112;
-   co_invalid_question  constant pls_integer := -20113;
-   co_invalid_manifest  constant pls_integer := -20114;
-
-   e_unknown_intent exception;
-   pragma exception_init(e_unknown_intent, -20110);
-   e_budget_missing exception;
-   pragma exception_init(e_budget_missing, -20111);
-   e_invalid_budget exception;
-   pragma exception_init(e_invalid_budget, -20112);
-   e_invalid_question exception;
-   pragma exception_init(e_invalid_question, -20113);
-   e_invalid_manifest exception;
-   pragma exception_init(e_invalid_manifest, -20114);
 
    /**
     * The selection for one context window, as one JSON document, with one evaluation time and one point in
