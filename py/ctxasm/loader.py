@@ -193,6 +193,13 @@ def compress_chunks(document: dict[str, Any]) -> int:
                 "valid_from": chunk.get("valid_from", "1970-01-01T00:00:00Z"),
                 "source_refs": [{"type": "kb_chunk", "id": chunk["id"], "version": 1 + len(versions)}],
             })
+            tenant["memories"].append({
+                "type": "source_ref", "id": f"ref_cmp_{chunk['id']}", "derived_type": "compression",
+                "derived_id": f"cmp_{chunk['id']}", "derived_version": 1, "source_type": "kb_chunk",
+                "source_id": chunk["id"], "source_version": 1 + len(versions), "relation": "compressed_from",
+                "content": f"compression cmp_{chunk['id']} of kb_chunk {chunk['id']}",
+                "valid_from": chunk.get("valid_from", "1970-01-01T00:00:00Z"),
+            })
             added += 1
     return added
 

@@ -31,6 +31,7 @@ Fetch missing evidence when needed."""
 
 ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
+POINTER_NOTE = "expand fetches the rest"
 
 
 def memory_id(ref: Sequence[Any]) -> str:
@@ -59,8 +60,8 @@ def render_memory(mid: str, kind: str, status: str, tier: str, text: str,
         else:
             lines.append(f"    <annotation>{escape(WITHDRAWN_TEXT)}</annotation>")
     if tier == "pointer":
-        # The developer message says once that a pointer can be expanded; each pointer stays one line.
         lines.append(f"    <pointer>{escape(text)}</pointer>")
+        lines.append(f"    <note>{escape(POINTER_NOTE)}</note>")
     else:
         lines.append(f"    <content>{escape(text)}</content>")
     lines.append("  </memory>")
