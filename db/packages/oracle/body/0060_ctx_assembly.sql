@@ -4,13 +4,17 @@
 create or replace package body ctx_assembly is
    -- The twin of db/packages/postgresql/0050_ctx_assembly.sql (and, for the retrieval step, of
    -- ctxasm.retrieve_evidence in db/packages/postgresql/0045_ctxasm_retrieval.sql); docs/oracle-assembly.md
-   -- maps each step. Every statement is static, every value a bind, every table named in the code, with one
-   -- exception: VECTOR_EMBEDDING names its model in the SQL text, so that call is dynamic (question_embedding).
+   -- maps each step. Every statement is static, every value a bind, every table named in the code, with two
+   -- exceptions: VECTOR_EMBEDDING and PREDICTION name their model in the SQL text, so those calls are dynamic
+   -- (question_embedding, reranker_scores) and the package compiles and runs without the models.
 
    co_engine            constant varchar2(30) := 'oracle';
    co_selection_version constant varchar2(30) := 'context-selection-1';
    co_lexical_scorer    constant varchar2(30) := 'lexical-overlap-1';
    co_external_scorer   constant varchar2(30) := 'external';
+   -- the in-database ONNX cross-encoder (a regression model: PREDICTION gives the raw logit) and its scorer name
+   co_reranker_model    constant varchar2(30) := 'BGE_RERANKER';
+   co_reranker_scorer   constant varchar2(64) := 'bge-reranker:oracle:BGE_RERANKER';
    co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
 
    co_snapshot_pattern   constant varchar2(30) := '^[0123456789]{1,38}$';
@@ -506,6 +510,43 @@ create or replace package body ctx_assembly is
       return l_vector;
    end question_embedding;
 
+   -- 1 when the owner's schema has the ONNX cross-encoder BGE_RERANKER, else 0 (looked up once per call)
+   function reranker_present return pls_integer is
+      l_models pls_integer;
+   begin
+      select count(*)
+        into l_models
+        from user_mining_models m
+       where m.model_name = co_reranker_model;
+      return case when l_models > 0 then 1 else 0 end;
+   end reranker_present;
+
+   -- The cross-encoder's logits for the candidates of a selection (in_window, the document select_window
+   -- builds): one PREDICTION per (question, full text) pair, rounded to 6 places, as the JSON array
+   -- [{"k": "type:id:version", "v": logit}] that score_rows makes of in_scores; NULL when there is no candidate.
+   -- Only the candidates are scored, that is the dynamic slices after dedup and conflict: never fixed or
+   -- excluded rows. The logit is unbounded; the sigmoid is applied in one place, the score step. Dynamic SQL
+   -- (the model name is a constant, the question and the texts are binds), so the package compiles without it.
+   function reranker_scores(in_question in clob, in_window in clob) return clob is
+      l_sql    varchar2(2000);
+      l_scores clob;
+   begin
+      l_sql := 'select json_arrayagg(json_object('
+               || '''k'' value c.memory_type || '':'' || c.id || '':'' || to_char(c.version), '
+               || '''v'' value round(prediction('
+               || sys.dbms_assert.simple_sql_name(str => co_reranker_model)
+               || ' using :b_question as first_input, c.content as second_input), '
+               || to_char(co_score_places)
+               || ') returning clob) format json returning clob)'
+               || ' from json_table(:b_window, ''$.candidates[*]'' columns ('
+               || 'memory_type varchar2(32) path ''$.ref[0]'', '
+               || 'id varchar2(128) path ''$.ref[1]'', '
+               || 'version number path ''$.ref[2]'', '
+               || 'content clob path ''$.tiers.full'')) c';
+      execute immediate l_sql into l_scores using in_question, in_window;
+      return l_scores;
+   end reranker_scores;
+
    -- Lexical retrieval: the best in_depth documents and chunks whose content CONTAINS the query words, by
    -- SCORE desc, then type, id, version; as [{"t", "i", "v", "r"}] (r = rank, from 1), NULL for no hit.
    -- CONTAINS runs on the current table (its CONTEXT index); the hit is then joined to the same row read AS OF
@@ -711,7 +752,8 @@ create or replace package body ctx_assembly is
       l_evidence       clob;
       l_query_vector   clob;
       l_method         varchar2(30);
-      l_scorer         varchar2(30);
+      l_scorer         varchar2(64);
+      l_use_reranker   pls_integer := 0;
       l_budget_id      guideline_memory.id%type;
       l_budget_version guideline_memory.version%type;
       l_budget_json    clob;
@@ -740,7 +782,13 @@ create or replace package body ctx_assembly is
       end if;
       l_evidence := evidence_items(in_evidence => in_evidence);
       l_scores := score_rows(in_scores => in_scores);
-      l_scorer := case when in_scores is null then co_lexical_scorer else co_external_scorer end;
+      -- the relevance scorer: the caller's logits, else the in-database cross-encoder, else the lexical scorer
+      if in_scores is not null then
+         l_scorer := co_external_scorer;
+      else
+         l_use_reranker := reranker_present();
+         l_scorer := case when l_use_reranker = 1 then co_reranker_scorer else co_lexical_scorer end;
+      end if;
 
       -- One point in time for every read: a new SCN, or the recorded one (replay).
       if in_snapshot is null then
@@ -875,598 +923,606 @@ create or replace package body ctx_assembly is
             );
          end if;
 
-         with
-         -- The retrieval items as rows (PostgreSQL: the CTE retrieved).
-         retrieved as (
-            select e.ret_type as memory_type, e.ret_id as id, e.ret_version as version,
-                   e.lexical_rank, e.vector_rank, e.fused
-              from json_table(l_evidence, '$[*]'
-                      columns (
-                         ret_type     varchar2(32)  path '$.ref[0]',
-                         ret_id       varchar2(128) path '$.ref[1]',
-                         ret_version  number        path '$.ref[2]',
-                         lexical_rank number        path '$.lexical_rank',
-                         vector_rank  number        path '$.vector_rank',
-                         fused        number        path '$.fused'
-                      )
-                   ) e
-         ),
-         -- The row source (PostgreSQL: the view memory_row): the nine memory tables, each read AS OF the one
-         -- SCN (a flashback clause cannot follow a WITH query name, so it sits on every table here). JSON
-         -- columns travel as CLOB text; VPD and the explicit tenant filter keep other tenants out.
-         memory_rows as (
-            select cast('guideline' as varchar2(32)) as memory_type,
-                   cast('guideline_memory' as varchar2(32)) as table_name,
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob) as content_json,
-                   json_serialize(t.source_refs returning clob) as source_refs,
-                   cast(null as number) as confidence,
-                   cast(t.guideline_key as varchar2(512)) as key_name,
-                   cast(null as varchar2(256)) as subject,
-                   cast(null as varchar2(256)) as predicate,
-                   cast(null as varchar2(512)) as title,
-                   cast(null as number) as turn_index,
-                   cast(null as varchar2(16)) as role,
-                   cast(null as varchar2(64)) as event_type,
-                   to_clob(null) as extra
-              from guideline_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'persona', 'persona_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.persona_key, null, null, null, null, null, null, to_clob(null)
-              from persona_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'toolbox', 'toolbox_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.tool_name, null, null, null, null, null, null,
-                   json_object(
-                      'tool_schema' value t.tool_schema,
-                      'usage_notes' value t.usage_notes,
-                      'tool_handler' value t.tool_handler,
-                      'access_policy' value t.access_policy
-                      null on null returning clob
-                   )
-              from toolbox_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'entity', 'entity_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   t.confidence, null, t.subject, t.predicate, null, null, null, null, to_clob(null)
-              from entity_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'workflow', 'workflow_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.workflow_key, null, null, null, null, null, null, to_clob(null)
-              from workflow_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'kb_document', 'knowledge_base_document',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.collection, null, null, t.title, null, null, null,
-                   json_object(
-                      'source_uri' value t.source_uri,
-                      'published_at' value ctx_assembly.iso_utc(in_timestamp => t.published_at)
-                      null on null returning clob
-                   )
-              from knowledge_base_document as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'kb_chunk', 'knowledge_base_chunk',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.document_id, null, null, t.title, t.chunk_index, null, null,
-                   json_object('document_version' value t.document_version null on null returning clob)
-              from knowledge_base_chunk as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'conversation', 'conversation_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, null, null, null, null, t.turn_index, t.role, t.event_type, to_clob(null)
-              from conversation_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-            union all
-            select 'summary', 'summarization_memory',
-                   t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                   t.deleted_at, t.content,
-                   json_serialize(t.content_json returning clob),
-                   json_serialize(t.source_refs returning clob),
-                   null, t.summary_key, null, null, null, null, null, null,
-                   json_object(
-                      'period_start' value ctx_assembly.iso_utc(in_timestamp => t.period_start),
-                      'period_end' value ctx_assembly.iso_utc(in_timestamp => t.period_end)
-                      null on null returning clob
-                   )
-              from summarization_memory as of scn l_scn t
-             where t.tenant_id = l_tenant_id
-         ),
-         -- Step: scope. Other tenants are invisible (VPD); user, agent and thread must match or be NULL (wider).
-         -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
-         step_scope as (
-            select r.*,
-                   nvl2(r.user_id, 1, 0) + nvl2(r.agent_id, 1, 0) + nvl2(r.thread_id, 1, 0) as scope_depth,
-                   ctx_assembly.authority(in_memory_type => r.memory_type) as authority_rank,
-                   case r.memory_type
-                      when 'guideline' then 'guidelines'
-                      when 'persona' then 'persona'
-                      when 'toolbox' then 'tools'
-                      when 'entity' then 'durable_facts'
-                      when 'workflow' then 'durable_facts'
-                      when 'kb_document' then 'evidence'
-                      when 'kb_chunk' then 'evidence'
-                      when 'summary' then 'recalled_history'
-                      when 'conversation' then
-                         case when r.thread_id = in_thread_id then 'volatile_tail' else 'recalled_history' end
-                   end as slice
-              from memory_rows r
-             where (r.user_id is null or r.user_id = in_user_id)
-               and (r.agent_id is null or r.agent_id = in_agent_id)
-               and (r.thread_id is null or r.thread_id = in_thread_id
-                    or (r.memory_type = 'conversation' and r.user_id = in_user_id))
-               and (r.memory_type <> 'conversation' or r.event_type = 'message')
-               and (r.memory_type not in ('kb_document', 'kb_chunk')
-                    or exists (select 1 from retrieved x where x.memory_type = r.memory_type and x.id = r.id))
-               and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
-         ),
-         -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
-         step_lifecycle as (
-            select s.*,
-                   case
-                      when s.status = 'erased' then 'erased'
-                      when s.deleted_at is not null then 'deleted'
-                      when s.valid_from > in_evaluation_time then 'not_yet_effective'
-                      when s.valid_until is not null and s.valid_until <= in_evaluation_time then
-                         case when s.status = 'superseded' then 'superseded' else 'expired' end
-                   end as lifecycle_reason
-              from step_scope s
-         ),
-         effective_keys as (
-            select l.*,
-                   ctx_assembly.normalized_text(in_text => l.content) as norm_text,
-                   ctx_assembly.claim_key(
-                      in_subject      => l.subject,
-                      in_predicate    => l.predicate,
-                      in_content_json => l.content_json
-                   ) as claim_key
-              from step_lifecycle l
-             where l.lifecycle_reason is null
-         ),
-         -- The identities as sha256 of their text: Oracle cannot partition or join on a CLOB.
-         effective as (
-            select k.*,
-                   ctx_assembly.sha256_hex(in_text => k.norm_text) as norm_hash,
-                   case when k.claim_key is not null then ctx_assembly.sha256_hex(in_text => k.claim_key) end
-                      as claim_hash
-              from effective_keys k
-         ),
-         -- Fixed slices: per (type, key) the narrowest scope wins; the rest are excluded as conflicts.
-         fixed_ranked as (
-            select e.*,
-                   row_number() over (
-                      partition by e.memory_type, e.key_name
-                      order by e.scope_depth desc, e.valid_from desc, e.id
-                   ) as key_rank
-              from effective e
-             where e.slice in ('guidelines', 'persona', 'tools')
-         ),
-         dynamic_rows as (
-            select e.*
-              from effective e
-             where e.slice not in ('guidelines', 'persona', 'tools')
-         ),
-         -- Step: dedup. Identical normalized text keeps the most authoritative copy, where claim identities agree.
-         dedup_ranked as (
-            select d.*,
-                   row_number() over (
-                      partition by d.norm_hash
-                      order by d.authority_rank, d.scope_depth desc, d.valid_from desc, d.table_name, d.id
-                   ) as norm_rank
-              from dynamic_rows d
-         ),
-         step_dedup as (
-            select d.*,
-                   case
-                      when not (d.memory_type = k.memory_type and d.id = k.id and d.version = k.version)
-                           and (d.claim_hash is null or k.claim_hash is null or d.claim_hash = k.claim_hash)
-                      then 1
-                      else 0
-                   end as is_duplicate,
-                   k.memory_type as kept_type,
-                   k.id as kept_id,
-                   k.version as kept_version
-              from dedup_ranked d
-              join dedup_ranked k
-                on k.norm_hash = d.norm_hash
-               and k.norm_rank = 1
-         ),
-         -- Step: conflicts. Within a claim, canonical facts beat derived claims and the narrower scope wins.
-         conflict_ranked as (
-            select d.*,
-                   case
-                      when d.claim_hash is not null then
-                         row_number() over (
-                            partition by d.claim_hash
-                            order by d.authority_rank, d.scope_depth desc, d.valid_from desc, d.table_name, d.id
+         -- Step: score, with the in-database cross-encoder when it is used (reranker_scores): the selection
+         -- runs once lexically, the model scores exactly its candidates, and it runs once more with those
+         -- logits, at the same SCN with the same evidence, as if they had been passed as in_scores.
+         loop
+            with
+            -- The retrieval items as rows (PostgreSQL: the CTE retrieved).
+            retrieved as (
+               select e.ret_type as memory_type, e.ret_id as id, e.ret_version as version,
+                      e.lexical_rank, e.vector_rank, e.fused
+                 from json_table(l_evidence, '$[*]'
+                         columns (
+                            ret_type     varchar2(32)  path '$.ref[0]',
+                            ret_id       varchar2(128) path '$.ref[1]',
+                            ret_version  number        path '$.ref[2]',
+                            lexical_rank number        path '$.lexical_rank',
+                            vector_rank  number        path '$.vector_rank',
+                            fused        number        path '$.fused'
                          )
-                   end as claim_rank
-              from step_dedup d
-             where d.is_duplicate = 0
-         ),
-         step_conflict as (
-            select c.*,
-                   w.memory_type as winner_type,
-                   w.id as winner_id,
-                   w.version as winner_version
-              from conflict_ranked c
-              left join conflict_ranked w
-                on w.claim_hash = c.claim_hash
-               and w.claim_rank = 1
-               and c.claim_rank > 1
-         ),
-         survivors as (
-            select c.*
-              from step_conflict c
-             where c.winner_id is null
-         ),
-         -- History that cites a version no longer in effect stays, labelled, pointing at the current version.
-         cited_sources as (
-            select s.memory_type, s.id, s.version, j.ref_type, j.ref_id, j.ref_version
-              from survivors s,
-                   json_table(s.source_refs, '$[*]'
-                      columns (
-                         ref_type    varchar2(32)  path '$.type',
-                         ref_id      varchar2(128) path '$.id',
-                         ref_version number        path '$.version'
-                      )
-                   ) j
-             where s.memory_type in ('summary', 'conversation')
-         ),
-         annotation_links as (
-            select a.memory_type, a.id, a.version,
-                   src.memory_type as src_type,
-                   src.id as src_id,
-                   src.version as src_version,
-                   cur.memory_type as cur_type,
-                   cur.id as cur_id,
-                   cur.version as cur_version,
-                   cur.content as cur_content
-              from cited_sources a
-              join step_lifecycle src
-                on src.memory_type = a.ref_type
-               and src.id = a.ref_id
-               and src.version = a.ref_version
-               and src.lifecycle_reason is not null
-              left join survivors cur
-                on cur.memory_type = src.memory_type
-               and cur.id = src.id
-         ),
-         annotations as (
-            select a.memory_type, a.id, a.version,
-                   json_arrayagg(
+                      ) e
+            ),
+            -- The row source (PostgreSQL: the view memory_row): the nine memory tables, each read AS OF the one
+            -- SCN (a flashback clause cannot follow a WITH query name, so it sits on every table here). JSON
+            -- columns travel as CLOB text; VPD and the explicit tenant filter keep other tenants out.
+            memory_rows as (
+               select cast('guideline' as varchar2(32)) as memory_type,
+                      cast('guideline_memory' as varchar2(32)) as table_name,
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob) as content_json,
+                      json_serialize(t.source_refs returning clob) as source_refs,
+                      cast(null as number) as confidence,
+                      cast(t.guideline_key as varchar2(512)) as key_name,
+                      cast(null as varchar2(256)) as subject,
+                      cast(null as varchar2(256)) as predicate,
+                      cast(null as varchar2(512)) as title,
+                      cast(null as number) as turn_index,
+                      cast(null as varchar2(16)) as role,
+                      cast(null as varchar2(64)) as event_type,
+                      to_clob(null) as extra
+                 from guideline_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'persona', 'persona_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.persona_key, null, null, null, null, null, null, to_clob(null)
+                 from persona_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'toolbox', 'toolbox_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.tool_name, null, null, null, null, null, null,
                       json_object(
-                         'source' value json_array(a.src_type, a.src_id, a.src_version),
-                         'current' value
-                            case
-                               when a.cur_id is not null then json_array(a.cur_type, a.cur_id, a.cur_version)
-                            end format json,
-                         'current_content' value a.cur_content
+                         'tool_schema' value t.tool_schema,
+                         'usage_notes' value t.usage_notes,
+                         'tool_handler' value t.tool_handler,
+                         'access_policy' value t.access_policy
                          null on null returning clob
-                      ) format json
-                      order by a.src_type, a.src_id, a.src_version
-                      returning clob
-                   ) as notes
-              from annotation_links a
-             group by a.memory_type, a.id, a.version
-         ),
-         required_refs as (
-            select distinct a.cur_type, a.cur_id, a.cur_version
-              from annotation_links a
-             where l_require = 1
-               and a.cur_id is not null
-         ),
-         -- Step: score. priority = w_rerank * sigmoid(logit) + w_confidence * confidence + w_recency * recency.
-         scored_logit as (
-            select s.*,
-                   coalesce(x.score_logit, ctx_assembly.lexical_logit(in_query => in_question, in_text => s.content))
-                      as logit,
-                   in_evaluation_time - s.valid_from as age
-              from survivors s
-              left join json_table(l_scores, '$[*]'
-                      columns (
-                         score_key   varchar2(4000) path '$.k',
-                         score_logit number         path '$.v'
                       )
-                   ) x
-                on x.score_key = s.memory_type || ':' || s.id || ':' || to_char(s.version)
-         ),
-         step_score as (
-            select p.*,
-                   round(1 / (1 + exp(-p.logit)), co_score_places) as rerank,
-                   round(coalesce(p.confidence, co_default_confidence), co_score_places) as confidence_score,
-                   round(
-                      greatest(
-                         0,
-                         1 - (extract(day from p.age) * co_seconds_per_day
-                              + extract(hour from p.age) * 3600
-                              + extract(minute from p.age) * 60
-                              + extract(second from p.age)) / co_seconds_per_day / l_recency_days
-                      ),
-                      co_score_places
-                   ) as recency
-              from scored_logit p
-         ),
-         prioritized as (
-            select p.*,
-                   round(
-                      l_w_rerank * p.rerank + l_w_confidence * p.confidence_score + l_w_recency * p.recency,
-                      co_score_places
-                   ) as priority
-              from step_score p
-         ),
-         -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
-         ordered_rows as (
-            select p.*,
-                   row_number() over (
-                      partition by p.slice
-                      order by case when p.slice = 'volatile_tail' then p.turn_index end desc nulls last,
-                               case when p.slice <> 'volatile_tail' then p.priority end desc,
-                               p.valid_from desc,
-                               p.table_name,
-                               p.id,
-                               p.version
-                   ) as slice_rank
-              from prioritized p
-         ),
-         -- The summary tier: the newest active compression of each row version (read AS OF the same SCN).
-         latest_compression as (
-            select c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version
-              from (
-                      select cc.source_type, cc.source_id, cc.source_version, cc.content, cc.source_hash, cc.id,
-                             cc.version,
-                             row_number() over (
-                                partition by cc.source_type, cc.source_id, cc.source_version
-                                order by cc.valid_from desc, cc.id
-                             ) as compression_rank
-                        from context_compression as of scn l_scn cc
-                       where cc.tenant_id = l_tenant_id
-                         and cc.status = 'active'
-                         and cc.deleted_at is null
-                   ) c
-             where c.compression_rank = 1
-         ),
-         tiered as (
-            select o.*,
-                   cm.id as compression_id,
-                   cm.version as compression_version,
-                   cm.content as compression_content,
-                   -- CASE evaluates in order: the content is hashed only where a compression exists
-                   case
-                      when cm.id is null then 0
-                      when cm.source_hash = ctx_assembly.sha256_hex(in_text => o.content) then 1
-                      else 0
-                   end as summary_matches
-              from ordered_rows o
-              left join latest_compression cm
-                on cm.source_type = o.memory_type
-               and cm.source_id = o.id
-               and cm.source_version = o.version
-         ),
-         candidates as (
-            select t.slice, t.slice_rank,
-                   json_object(
-                      'ref' value json_array(t.memory_type, t.id, t.version),
-                      'type' value t.memory_type,
-                      'slice' value t.slice,
-                      'status' value
-                         case t.memory_type
-                            when 'entity' then 'current'
-                            when 'workflow' then 'current'
-                            when 'summary' then 'historical'
-                            when 'conversation' then 'unverified'
-                            else 'evidence'
-                         end,
-                      'required' value case when q.cur_id is not null then 'true' else 'false' end format json,
-                      'selection_rank' value t.slice_rank,
-                      'role' value t.role,
-                      'turn_index' value t.turn_index,
-                      'title' value coalesce(t.title, t.subject, t.key_name),
-                      'valid_from' value ctx_assembly.iso_utc(in_timestamp => t.valid_from),
-                      -- retrieved evidence also carries its retrieval ranks and fused score
-                      'scores' value
+                 from toolbox_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'entity', 'entity_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      t.confidence, null, t.subject, t.predicate, null, null, null, null, to_clob(null)
+                 from entity_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'workflow', 'workflow_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.workflow_key, null, null, null, null, null, null, to_clob(null)
+                 from workflow_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'kb_document', 'knowledge_base_document',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.collection, null, null, t.title, null, null, null,
+                      json_object(
+                         'source_uri' value t.source_uri,
+                         'published_at' value ctx_assembly.iso_utc(in_timestamp => t.published_at)
+                         null on null returning clob
+                      )
+                 from knowledge_base_document as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'kb_chunk', 'knowledge_base_chunk',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.document_id, null, null, t.title, t.chunk_index, null, null,
+                      json_object('document_version' value t.document_version null on null returning clob)
+                 from knowledge_base_chunk as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'conversation', 'conversation_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, null, null, null, null, t.turn_index, t.role, t.event_type, to_clob(null)
+                 from conversation_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+               union all
+               select 'summary', 'summarization_memory',
+                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
+                      t.deleted_at, t.content,
+                      json_serialize(t.content_json returning clob),
+                      json_serialize(t.source_refs returning clob),
+                      null, t.summary_key, null, null, null, null, null, null,
+                      json_object(
+                         'period_start' value ctx_assembly.iso_utc(in_timestamp => t.period_start),
+                         'period_end' value ctx_assembly.iso_utc(in_timestamp => t.period_end)
+                         null on null returning clob
+                      )
+                 from summarization_memory as of scn l_scn t
+                where t.tenant_id = l_tenant_id
+            ),
+            -- Step: scope. Other tenants are invisible (VPD); user, agent and thread must match or be NULL (wider).
+            -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
+            step_scope as (
+               select r.*,
+                      nvl2(r.user_id, 1, 0) + nvl2(r.agent_id, 1, 0) + nvl2(r.thread_id, 1, 0) as scope_depth,
+                      ctx_assembly.authority(in_memory_type => r.memory_type) as authority_rank,
+                      case r.memory_type
+                         when 'guideline' then 'guidelines'
+                         when 'persona' then 'persona'
+                         when 'toolbox' then 'tools'
+                         when 'entity' then 'durable_facts'
+                         when 'workflow' then 'durable_facts'
+                         when 'kb_document' then 'evidence'
+                         when 'kb_chunk' then 'evidence'
+                         when 'summary' then 'recalled_history'
+                         when 'conversation' then
+                            case when r.thread_id = in_thread_id then 'volatile_tail' else 'recalled_history' end
+                      end as slice
+                 from memory_rows r
+                where (r.user_id is null or r.user_id = in_user_id)
+                  and (r.agent_id is null or r.agent_id = in_agent_id)
+                  and (r.thread_id is null or r.thread_id = in_thread_id
+                       or (r.memory_type = 'conversation' and r.user_id = in_user_id))
+                  and (r.memory_type <> 'conversation' or r.event_type = 'message')
+                  and (r.memory_type not in ('kb_document', 'kb_chunk')
+                       or exists (select 1 from retrieved x where x.memory_type = r.memory_type and x.id = r.id))
+                  and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
+            ),
+            -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
+            step_lifecycle as (
+               select s.*,
+                      case
+                         when s.status = 'erased' then 'erased'
+                         when s.deleted_at is not null then 'deleted'
+                         when s.valid_from > in_evaluation_time then 'not_yet_effective'
+                         when s.valid_until is not null and s.valid_until <= in_evaluation_time then
+                            case when s.status = 'superseded' then 'superseded' else 'expired' end
+                      end as lifecycle_reason
+                 from step_scope s
+            ),
+            effective_keys as (
+               select l.*,
+                      ctx_assembly.normalized_text(in_text => l.content) as norm_text,
+                      ctx_assembly.claim_key(
+                         in_subject      => l.subject,
+                         in_predicate    => l.predicate,
+                         in_content_json => l.content_json
+                      ) as claim_key
+                 from step_lifecycle l
+                where l.lifecycle_reason is null
+            ),
+            -- The identities as sha256 of their text: Oracle cannot partition or join on a CLOB.
+            effective as (
+               select k.*,
+                      ctx_assembly.sha256_hex(in_text => k.norm_text) as norm_hash,
+                      case when k.claim_key is not null then ctx_assembly.sha256_hex(in_text => k.claim_key) end
+                         as claim_hash
+                 from effective_keys k
+            ),
+            -- Fixed slices: per (type, key) the narrowest scope wins; the rest are excluded as conflicts.
+            fixed_ranked as (
+               select e.*,
+                      row_number() over (
+                         partition by e.memory_type, e.key_name
+                         order by e.scope_depth desc, e.valid_from desc, e.id
+                      ) as key_rank
+                 from effective e
+                where e.slice in ('guidelines', 'persona', 'tools')
+            ),
+            dynamic_rows as (
+               select e.*
+                 from effective e
+                where e.slice not in ('guidelines', 'persona', 'tools')
+            ),
+            -- Step: dedup. Identical normalized text keeps the most authoritative copy, where claim identities agree.
+            dedup_ranked as (
+               select d.*,
+                      row_number() over (
+                         partition by d.norm_hash
+                         order by d.authority_rank, d.scope_depth desc, d.valid_from desc, d.table_name, d.id
+                      ) as norm_rank
+                 from dynamic_rows d
+            ),
+            step_dedup as (
+               select d.*,
+                      case
+                         when not (d.memory_type = k.memory_type and d.id = k.id and d.version = k.version)
+                              and (d.claim_hash is null or k.claim_hash is null or d.claim_hash = k.claim_hash)
+                         then 1
+                         else 0
+                      end as is_duplicate,
+                      k.memory_type as kept_type,
+                      k.id as kept_id,
+                      k.version as kept_version
+                 from dedup_ranked d
+                 join dedup_ranked k
+                   on k.norm_hash = d.norm_hash
+                  and k.norm_rank = 1
+            ),
+            -- Step: conflicts. Within a claim, canonical facts beat derived claims and the narrower scope wins.
+            conflict_ranked as (
+               select d.*,
+                      case
+                         when d.claim_hash is not null then
+                            row_number() over (
+                               partition by d.claim_hash
+                               order by d.authority_rank, d.scope_depth desc, d.valid_from desc, d.table_name, d.id
+                            )
+                      end as claim_rank
+                 from step_dedup d
+                where d.is_duplicate = 0
+            ),
+            step_conflict as (
+               select c.*,
+                      w.memory_type as winner_type,
+                      w.id as winner_id,
+                      w.version as winner_version
+                 from conflict_ranked c
+                 left join conflict_ranked w
+                   on w.claim_hash = c.claim_hash
+                  and w.claim_rank = 1
+                  and c.claim_rank > 1
+            ),
+            survivors as (
+               select c.*
+                 from step_conflict c
+                where c.winner_id is null
+            ),
+            -- History that cites a version no longer in effect stays, labelled, pointing at the current version.
+            cited_sources as (
+               select s.memory_type, s.id, s.version, j.ref_type, j.ref_id, j.ref_version
+                 from survivors s,
+                      json_table(s.source_refs, '$[*]'
+                         columns (
+                            ref_type    varchar2(32)  path '$.type',
+                            ref_id      varchar2(128) path '$.id',
+                            ref_version number        path '$.version'
+                         )
+                      ) j
+                where s.memory_type in ('summary', 'conversation')
+            ),
+            annotation_links as (
+               select a.memory_type, a.id, a.version,
+                      src.memory_type as src_type,
+                      src.id as src_id,
+                      src.version as src_version,
+                      cur.memory_type as cur_type,
+                      cur.id as cur_id,
+                      cur.version as cur_version,
+                      cur.content as cur_content
+                 from cited_sources a
+                 join step_lifecycle src
+                   on src.memory_type = a.ref_type
+                  and src.id = a.ref_id
+                  and src.version = a.ref_version
+                  and src.lifecycle_reason is not null
+                 left join survivors cur
+                   on cur.memory_type = src.memory_type
+                  and cur.id = src.id
+            ),
+            annotations as (
+               select a.memory_type, a.id, a.version,
+                      json_arrayagg(
+                         json_object(
+                            'source' value json_array(a.src_type, a.src_id, a.src_version),
+                            'current' value
+                               case
+                                  when a.cur_id is not null then json_array(a.cur_type, a.cur_id, a.cur_version)
+                               end format json,
+                            'current_content' value a.cur_content
+                            null on null returning clob
+                         ) format json
+                         order by a.src_type, a.src_id, a.src_version
+                         returning clob
+                      ) as notes
+                 from annotation_links a
+                group by a.memory_type, a.id, a.version
+            ),
+            required_refs as (
+               select distinct a.cur_type, a.cur_id, a.cur_version
+                 from annotation_links a
+                where l_require = 1
+                  and a.cur_id is not null
+            ),
+            -- Step: score. priority = w_rerank * sigmoid(logit) + w_confidence * confidence + w_recency * recency.
+            scored_logit as (
+               select s.*,
+                      coalesce(x.score_logit, ctx_assembly.lexical_logit(in_query => in_question, in_text => s.content))
+                         as logit,
+                      in_evaluation_time - s.valid_from as age
+                 from survivors s
+                 left join json_table(l_scores, '$[*]'
+                         columns (
+                            score_key   varchar2(4000) path '$.k',
+                            score_logit number         path '$.v'
+                         )
+                      ) x
+                   on x.score_key = s.memory_type || ':' || s.id || ':' || to_char(s.version)
+            ),
+            step_score as (
+               select p.*,
+                      round(1 / (1 + exp(-p.logit)), co_score_places) as rerank,
+                      round(coalesce(p.confidence, co_default_confidence), co_score_places) as confidence_score,
+                      round(
+                         greatest(
+                            0,
+                            1 - (extract(day from p.age) * co_seconds_per_day
+                                 + extract(hour from p.age) * 3600
+                                 + extract(minute from p.age) * 60
+                                 + extract(second from p.age)) / co_seconds_per_day / l_recency_days
+                         ),
+                         co_score_places
+                      ) as recency
+                 from scored_logit p
+            ),
+            prioritized as (
+               select p.*,
+                      round(
+                         l_w_rerank * p.rerank + l_w_confidence * p.confidence_score + l_w_recency * p.recency,
+                         co_score_places
+                      ) as priority
+                 from step_score p
+            ),
+            -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
+            ordered_rows as (
+               select p.*,
+                      row_number() over (
+                         partition by p.slice
+                         order by case when p.slice = 'volatile_tail' then p.turn_index end desc nulls last,
+                                  case when p.slice <> 'volatile_tail' then p.priority end desc,
+                                  p.valid_from desc,
+                                  p.table_name,
+                                  p.id,
+                                  p.version
+                      ) as slice_rank
+                 from prioritized p
+            ),
+            -- The summary tier: the newest active compression of each row version (read AS OF the same SCN).
+            latest_compression as (
+               select c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version
+                 from (
+                         select cc.source_type, cc.source_id, cc.source_version, cc.content, cc.source_hash, cc.id,
+                                cc.version,
+                                row_number() over (
+                                   partition by cc.source_type, cc.source_id, cc.source_version
+                                   order by cc.valid_from desc, cc.id
+                                ) as compression_rank
+                           from context_compression as of scn l_scn cc
+                          where cc.tenant_id = l_tenant_id
+                            and cc.status = 'active'
+                            and cc.deleted_at is null
+                      ) c
+                where c.compression_rank = 1
+            ),
+            tiered as (
+               select o.*,
+                      cm.id as compression_id,
+                      cm.version as compression_version,
+                      cm.content as compression_content,
+                      -- CASE evaluates in order: the content is hashed only where a compression exists
+                      case
+                         when cm.id is null then 0
+                         when cm.source_hash = ctx_assembly.sha256_hex(in_text => o.content) then 1
+                         else 0
+                      end as summary_matches
+                 from ordered_rows o
+                 left join latest_compression cm
+                   on cm.source_type = o.memory_type
+                  and cm.source_id = o.id
+                  and cm.source_version = o.version
+            ),
+            candidates as (
+               select t.slice, t.slice_rank,
+                      json_object(
+                         'ref' value json_array(t.memory_type, t.id, t.version),
+                         'type' value t.memory_type,
+                         'slice' value t.slice,
+                         'status' value
+                            case t.memory_type
+                               when 'entity' then 'current'
+                               when 'workflow' then 'current'
+                               when 'summary' then 'historical'
+                               when 'conversation' then 'unverified'
+                               else 'evidence'
+                            end,
+                         'required' value case when q.cur_id is not null then 'true' else 'false' end format json,
+                         'selection_rank' value t.slice_rank,
+                         'role' value t.role,
+                         'turn_index' value t.turn_index,
+                         'title' value coalesce(t.title, t.subject, t.key_name),
+                         'valid_from' value ctx_assembly.iso_utc(in_timestamp => t.valid_from),
+                         -- retrieved evidence also carries its retrieval ranks and fused score
+                         'scores' value
+                            case
+                               when rt.id is not null then
+                                  json_object(
+                                     'rerank_logit' value t.logit,
+                                     'rerank' value t.rerank,
+                                     'confidence' value t.confidence_score,
+                                     'recency' value t.recency,
+                                     'priority' value t.priority,
+                                     'lexical_rank' value rt.lexical_rank,
+                                     'vector_rank' value rt.vector_rank,
+                                     'fused' value rt.fused
+                                     null on null returning clob
+                                  )
+                               else
+                                  json_object(
+                                     'rerank_logit' value t.logit,
+                                     'rerank' value t.rerank,
+                                     'confidence' value t.confidence_score,
+                                     'recency' value t.recency,
+                                     'priority' value t.priority
+                                     null on null returning clob
+                                  )
+                            end format json,
+                         'tiers' value json_object(
+                            'full' value t.content,
+                            'summary' value case when t.summary_matches = 1 then t.compression_content end,
+                            'pointer' value ctx_assembly.pointer_line(in_text => t.content)
+                            null on null returning clob
+                         ),
+                         'summary_ref' value
+                            case
+                               when t.summary_matches = 1
+                               then json_array('compression', t.compression_id, t.compression_version)
+                            end format json,
+                         'annotations' value coalesce(a.notes, to_clob('[]')) format json
+                         null on null returning clob
+                      ) as candidate
+                 from tiered t
+                 left join annotations a
+                   on a.memory_type = t.memory_type
+                  and a.id = t.id
+                  and a.version = t.version
+                 left join required_refs q
+                   on q.cur_type = t.memory_type
+                  and q.cur_id = t.id
+                  and q.cur_version = t.version
+                 left join retrieved rt
+                   on rt.memory_type = t.memory_type
+                  and rt.id = t.id
+                  and rt.version = t.version
+            ),
+            fixed_items as (
+               select json_arrayagg(
+                         json_object(
+                            'ref' value json_array(f.memory_type, f.id, f.version),
+                            'type' value f.memory_type,
+                            'slice' value f.slice,
+                            'key' value f.key_name,
+                            'content' value f.content,
+                            'extra' value f.extra format json
+                            null on null returning clob
+                         ) format json
+                         order by case f.slice when 'guidelines' then 1 when 'persona' then 2 else 3 end,
+                                  f.scope_depth,
+                                  f.key_name,
+                                  f.id
+                         returning clob
+                      ) as items
+                 from fixed_ranked f
+                where f.key_rank = 1
+            ),
+            excluded_rows as (
+               select l.memory_type as ref_type, l.id as ref_id, l.version as ref_version,
+                      cast('lifecycle' as varchar2(16)) as exclusion_rule,
+                      cast(l.lifecycle_reason as varchar2(1000)) as detail,
+                      cast(null as varchar2(32)) as kept_type,
+                      cast(null as varchar2(128)) as kept_id,
+                      cast(null as number) as kept_version
+                 from step_lifecycle l
+                where l.lifecycle_reason is not null
+               union all
+               select f.memory_type, f.id, f.version, 'conflict',
+                      'a narrower ' || f.memory_type || ' with key ' || f.key_name || ' is in effect',
+                      null, null, null
+                 from fixed_ranked f
+                where f.key_rank > 1
+               union all
+               select d.memory_type, d.id, d.version, 'dedup', null, d.kept_type, d.kept_id, d.kept_version
+                 from step_dedup d
+                where d.is_duplicate = 1
+               union all
+               select c.memory_type, c.id, c.version, 'conflict', null, c.winner_type, c.winner_id, c.winner_version
+                 from step_conflict c
+                where c.winner_id is not null
+            ),
+            excluded_items as (
+               select json_arrayagg(
                          case
-                            when rt.id is not null then
+                            when x.kept_id is null then
                                json_object(
-                                  'rerank_logit' value t.logit,
-                                  'rerank' value t.rerank,
-                                  'confidence' value t.confidence_score,
-                                  'recency' value t.recency,
-                                  'priority' value t.priority,
-                                  'lexical_rank' value rt.lexical_rank,
-                                  'vector_rank' value rt.vector_rank,
-                                  'fused' value rt.fused
+                                  'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
+                                  'rule' value x.exclusion_rule,
+                                  'detail' value x.detail
                                   null on null returning clob
                                )
                             else
                                json_object(
-                                  'rerank_logit' value t.logit,
-                                  'rerank' value t.rerank,
-                                  'confidence' value t.confidence_score,
-                                  'recency' value t.recency,
-                                  'priority' value t.priority
+                                  'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
+                                  'rule' value x.exclusion_rule,
+                                  'kept' value json_array(x.kept_type, x.kept_id, x.kept_version)
                                   null on null returning clob
                                )
-                         end format json,
-                      'tiers' value json_object(
-                         'full' value t.content,
-                         'summary' value case when t.summary_matches = 1 then t.compression_content end,
-                         'pointer' value ctx_assembly.pointer_line(in_text => t.content)
+                         end format json
+                         order by x.exclusion_rule, x.ref_type, x.ref_id, x.ref_version
+                         returning clob
+                      ) as items
+                 from excluded_rows x
+            )
+            select json_object(
+                      'engine' value co_engine,
+                      'snapshot' value coalesce(in_snapshot, to_char(l_scn)),
+                      'tenant_id' value l_tenant_id,
+                      'evaluation_time' value ctx_assembly.iso_utc(in_timestamp => in_evaluation_time),
+                      'selection_version' value co_selection_version,
+                      'scorer' value l_scorer,
+                      'budget' value json_object(
+                         'ref' value json_array('guideline', l_budget_id, l_budget_version),
+                         'content_json' value l_budget_json format json
                          null on null returning clob
                       ),
-                      'summary_ref' value
-                         case
-                            when t.summary_matches = 1
-                            then json_array('compression', t.compression_id, t.compression_version)
-                         end format json,
-                      'annotations' value coalesce(a.notes, to_clob('[]')) format json
-                      null on null returning clob
-                   ) as candidate
-              from tiered t
-              left join annotations a
-                on a.memory_type = t.memory_type
-               and a.id = t.id
-               and a.version = t.version
-              left join required_refs q
-                on q.cur_type = t.memory_type
-               and q.cur_id = t.id
-               and q.cur_version = t.version
-              left join retrieved rt
-                on rt.memory_type = t.memory_type
-               and rt.id = t.id
-               and rt.version = t.version
-         ),
-         fixed_items as (
-            select json_arrayagg(
-                      json_object(
-                         'ref' value json_array(f.memory_type, f.id, f.version),
-                         'type' value f.memory_type,
-                         'slice' value f.slice,
-                         'key' value f.key_name,
-                         'content' value f.content,
-                         'extra' value f.extra format json
-                         null on null returning clob
-                      ) format json
-                      order by case f.slice when 'guidelines' then 1 when 'persona' then 2 else 3 end,
-                               f.scope_depth,
-                               f.key_name,
-                               f.id
-                      returning clob
-                   ) as items
-              from fixed_ranked f
-             where f.key_rank = 1
-         ),
-         excluded_rows as (
-            select l.memory_type as ref_type, l.id as ref_id, l.version as ref_version,
-                   cast('lifecycle' as varchar2(16)) as exclusion_rule,
-                   cast(l.lifecycle_reason as varchar2(1000)) as detail,
-                   cast(null as varchar2(32)) as kept_type,
-                   cast(null as varchar2(128)) as kept_id,
-                   cast(null as number) as kept_version
-              from step_lifecycle l
-             where l.lifecycle_reason is not null
-            union all
-            select f.memory_type, f.id, f.version, 'conflict',
-                   'a narrower ' || f.memory_type || ' with key ' || f.key_name || ' is in effect',
-                   null, null, null
-              from fixed_ranked f
-             where f.key_rank > 1
-            union all
-            select d.memory_type, d.id, d.version, 'dedup', null, d.kept_type, d.kept_id, d.kept_version
-              from step_dedup d
-             where d.is_duplicate = 1
-            union all
-            select c.memory_type, c.id, c.version, 'conflict', null, c.winner_type, c.winner_id, c.winner_version
-              from step_conflict c
-             where c.winner_id is not null
-         ),
-         excluded_items as (
-            select json_arrayagg(
-                      case
-                         when x.kept_id is null then
-                            json_object(
-                               'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
-                               'rule' value x.exclusion_rule,
-                               'detail' value x.detail
-                               null on null returning clob
-                            )
-                         else
-                            json_object(
-                               'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
-                               'rule' value x.exclusion_rule,
-                               'kept' value json_array(x.kept_type, x.kept_id, x.kept_version)
-                               null on null returning clob
-                            )
-                      end format json
-                      order by x.exclusion_rule, x.ref_type, x.ref_id, x.ref_version
-                      returning clob
-                   ) as items
-              from excluded_rows x
-         )
-         select json_object(
-                   'engine' value co_engine,
-                   'snapshot' value coalesce(in_snapshot, to_char(l_scn)),
-                   'tenant_id' value l_tenant_id,
-                   'evaluation_time' value ctx_assembly.iso_utc(in_timestamp => in_evaluation_time),
-                   'selection_version' value co_selection_version,
-                   'scorer' value l_scorer,
-                   'budget' value json_object(
-                      'ref' value json_array('guideline', l_budget_id, l_budget_version),
-                      'content_json' value l_budget_json format json
-                      null on null returning clob
-                   ),
-                   'fixed' value coalesce((select fi.items from fixed_items fi), to_clob('[]')) format json,
-                   'candidates' value coalesce(
-                      (select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
-                         from candidates c),
-                      to_clob('[]')
-                   ) format json,
-                   'required_refs' value coalesce(
-                      (select json_arrayagg(
-                                 json_array(q.cur_type, q.cur_id, q.cur_version)
-                                 order by q.cur_type, q.cur_id, q.cur_version
-                                 returning clob
-                              )
-                         from required_refs q),
-                      to_clob('[]')
-                   ) format json,
-                   'retrieval' value json_object(
-                      'method' value l_method,
-                      'depth' value co_retrieval_depth,
-                      'limit' value co_evidence_limit,
-                      'items' value coalesce(
+                      'fixed' value coalesce((select fi.items from fixed_items fi), to_clob('[]')) format json,
+                      'candidates' value coalesce(
+                         (select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
+                            from candidates c),
+                         to_clob('[]')
+                      ) format json,
+                      'required_refs' value coalesce(
                          (select json_arrayagg(
-                                    json_object(
-                                       'ref' value json_array(x.memory_type, x.id, x.version),
-                                       'lexical_rank' value x.lexical_rank,
-                                       'vector_rank' value x.vector_rank,
-                                       'fused' value x.fused
-                                       null on null returning clob
-                                    ) format json
-                                    order by x.fused desc, x.memory_type, x.id, x.version
+                                    json_array(q.cur_type, q.cur_id, q.cur_version)
+                                    order by q.cur_type, q.cur_id, q.cur_version
                                     returning clob
                                  )
-                            from retrieved x),
+                            from required_refs q),
                          to_clob('[]')
-                      ) format json
+                      ) format json,
+                      'retrieval' value json_object(
+                         'method' value l_method,
+                         'depth' value co_retrieval_depth,
+                         'limit' value co_evidence_limit,
+                         'items' value coalesce(
+                            (select json_arrayagg(
+                                       json_object(
+                                          'ref' value json_array(x.memory_type, x.id, x.version),
+                                          'lexical_rank' value x.lexical_rank,
+                                          'vector_rank' value x.vector_rank,
+                                          'fused' value x.fused
+                                          null on null returning clob
+                                       ) format json
+                                       order by x.fused desc, x.memory_type, x.id, x.version
+                                       returning clob
+                                    )
+                               from retrieved x),
+                            to_clob('[]')
+                         ) format json
+                         null on null returning clob
+                      ),
+                      'excluded' value coalesce((select ei.items from excluded_items ei), to_clob('[]')) format json
                       null on null returning clob
-                   ),
-                   'excluded' value coalesce((select ei.items from excluded_items ei), to_clob('[]')) format json
-                   null on null returning clob
-                )
-           into l_result
-           from dual;
+                   )
+              into l_result
+              from dual;
+            exit when l_use_reranker = 0 or l_scores is not null;
+            l_scores := reranker_scores(in_question => in_question, in_window => l_result);
+            exit when l_scores is null;
+         end loop;
       exception
          when e_invalid_scn or e_snapshot_not_found or e_table_changed then
             if in_snapshot is null then

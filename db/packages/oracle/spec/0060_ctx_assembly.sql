@@ -13,7 +13,9 @@ create or replace package ctx_assembly authid definer is
     * Needs, granted directly to the owner (roles do not count in definer's-rights code): EXECUTE on
     * SYS.DBMS_FLASHBACK (the SCN) and SYS.DBMS_CRYPTO (sha256 of the summary tier's source text). Retrieval
     * needs Oracle Text (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql) and, only to
-    * embed the question in the database, an ONNX embedding model MINILM in the owner's schema.
+    * embed the question in the database, an ONNX embedding model MINILM in the owner's schema. Scoring with
+    * the in-database cross-encoder needs the ONNX regression model BGE_RERANKER in the owner's schema
+    * (scripts/oracle-load-models loads both); without it the lexical scorer is used.
     *
     * Errors are raised through CTX_ERRORS (-20110 .. -20114 for the assembly's own).
     */
@@ -39,8 +41,13 @@ create or replace package ctx_assembly authid definer is
     * @param in_intent a key of the budget's shares
     * @param in_evaluation_time the one time the lifecycle and recency are judged at
     * @param in_question the question; the lexical scorer compares it with each candidate
-    * @param in_scores NULL (scorer lexical-overlap-1) or a JSON object "type:id:version" -> rerank logit
-    *        (scorer external; a memory without an entry falls back to the lexical logit)
+    * @param in_scores NULL or a JSON object "type:id:version" -> rerank logit (scorer external; a memory
+    *        without an entry falls back to the lexical logit). NULL: if the owner's schema has the model
+    *        BGE_RERANKER (one look at USER_MINING_MODELS per call), each candidate's logit is
+    *        PREDICTION(BGE_RERANKER USING question AS first_input, full text AS second_input), rounded to 6
+    *        places (scorer bge-reranker:oracle:BGE_RERANKER; the selection runs a second time with those
+    *        logits); otherwise the lexical logit (scorer lexical-overlap-1). Replay passes the recorded
+    *        logits here, so the model is never run again for a recorded window
     * @param in_snapshot NULL (now: a new SCN) or an SCN recorded earlier (replay)
     * @param in_query_embedding NULL or the question's embedding as vector text '[0.1, ...]' (384 numbers,
     *        all-MiniLM-L6-v2). NULL: the model MINILM embeds the question if the schema has it; otherwise
