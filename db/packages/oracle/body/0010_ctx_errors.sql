@@ -35,5 +35,13 @@ create or replace package body ctx_errors is
       end if;
       raise_application_error(in_code, substr(l_name || ': ' || in_detail, 1, co_max_message_length));
    end raise_error;
+
+   function quoted(in_text in varchar2) return varchar2 deterministic is
+   begin
+      if in_text is null then
+         return 'NULL';
+      end if;
+      return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
+   end quoted;
 end ctx_errors;
 /

@@ -24,7 +24,7 @@ create or replace package body ctx_session is
          when no_data_found then
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_unknown_tenant,
-               in_detail => 'no tenant ' || sys.dbms_assert.enquote_literal(str => replace(in_tenant_id, '''', ''''''))
+               in_detail => 'no tenant ' || ctx_errors.quoted(in_text => in_tenant_id)
                             || ' is registered'
             );
       end;

@@ -16,7 +16,7 @@ create or replace package body ctx_admin is
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
             in_detail => 'in_tenant_id '
-                         || nvl(sys.dbms_assert.enquote_literal(str => replace(in_tenant_id, '''', '''''')), 'NULL')
+                         || ctx_errors.quoted(in_text => in_tenant_id)
                          || ' must be 1..64 of a-z, 0-9, _ and -, starting with a letter or digit'
          );
       end if;

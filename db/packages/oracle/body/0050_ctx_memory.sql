@@ -97,15 +97,6 @@ create or replace package body ctx_memory is
    e_bad_tz_minute exception;
    pragma exception_init(e_bad_tz_minute, -1875);
 
-   -- a value quoted for an error message, or NULL spelt out
-   function quoted(in_text in varchar2) return varchar2 is
-   begin
-      if in_text is null then
-         return 'NULL';
-      end if;
-      return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
-   end quoted;
-
    procedure field_error(in_memory_type in varchar2, in_field in varchar2, in_problem in varchar2) is
    begin
       ctx_errors.raise_error(
@@ -118,7 +109,7 @@ create or replace package body ctx_memory is
    begin
       ctx_errors.raise_error(
          in_code   => ctx_errors.co_memory_not_found,
-         in_detail => 'no active ' || in_memory_type || ' ' || quoted(in_text => in_id)
+         in_detail => 'no active ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id)
       );
    end not_found_error;
 
@@ -155,7 +146,7 @@ create or replace package body ctx_memory is
       if l_table is null then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_memory_type,
-            in_detail => quoted(in_text => in_memory_type) || ' is not one of ' || co_memory_types
+            in_detail => ctx_errors.quoted(in_text => in_memory_type) || ' is not one of ' || co_memory_types
          );
       end if;
       return sys.dbms_assert.simple_sql_name(str => l_table);
@@ -236,7 +227,7 @@ create or replace package body ctx_memory is
          field_error(
             in_memory_type => in_memory_type,
             in_field       => in_key,
-            in_problem     => 'must be an ISO 8601 timestamp, not ' || quoted(in_text => in_text)
+            in_problem     => 'must be an ISO 8601 timestamp, not ' || ctx_errors.quoted(in_text => in_text)
          );
       end if;
       if regexp_like(l_text, co_offset_pattern) then
@@ -251,7 +242,7 @@ create or replace package body ctx_memory is
          field_error(
             in_memory_type => in_memory_type,
             in_field       => in_key,
-            in_problem     => 'is not a valid timestamp: ' || quoted(in_text => in_text)
+            in_problem     => 'is not a valid timestamp: ' || ctx_errors.quoted(in_text => in_text)
          );
    end timestamp_value;
 
@@ -444,7 +435,7 @@ create or replace package body ctx_memory is
                field_error(
                   in_memory_type => in_memory_type,
                   in_field       => l_key,
-                  in_problem     => quoted(in_text => substr(l_value.to_string(), 1, 200)) || ' is not the session tenant'
+                  in_problem     => ctx_errors.quoted(in_text => substr(l_value.to_string(), 1, 200)) || ' is not the session tenant'
                );
             end if;
          elsif r_column.column_name in (co_col_version, co_col_status, co_col_created_at) then
@@ -582,8 +573,8 @@ create or replace package body ctx_memory is
             close_cursor(io_cursor => l_cursor);
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_duplicate_memory,
-               in_detail => in_memory_type || ' ' || quoted(in_text => r_id.text_value)
-                            || ' already exists for tenant ' || quoted(in_text => l_tenant_id)
+               in_detail => in_memory_type || ' ' || ctx_errors.quoted(in_text => r_id.text_value)
+                            || ' already exists for tenant ' || ctx_errors.quoted(in_text => l_tenant_id)
             );
          when e_not_null_violated or e_check_violated then
             l_code := sqlcode;
@@ -639,7 +630,7 @@ create or replace package body ctx_memory is
          field_error(
             in_memory_type => in_memory_type,
             in_field       => 'id',
-            in_problem     => 'a new version keeps the id ' || quoted(in_text => in_id)
+            in_problem     => 'a new version keeps the id ' || ctx_errors.quoted(in_text => in_id)
          );
       end if;
 
@@ -862,7 +853,7 @@ create or replace package body ctx_memory is
       if l_total = 0 then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_memory_not_found,
-            in_detail => 'no ' || in_memory_type || ' ' || quoted(in_text => in_id) || ' to erase'
+            in_detail => 'no ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id) || ' to erase'
          );
       end if;
       for r_compression in (
@@ -909,7 +900,7 @@ create or replace package body ctx_memory is
       if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_snapshot,
-            in_detail => quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
+            in_detail => ctx_errors.quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
          );
       end if;
       l_scn := to_number(in_snapshot);
@@ -932,7 +923,7 @@ create or replace package body ctx_memory is
          when e_invalid_scn or e_snapshot_not_found then
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_invalid_snapshot,
-               in_detail => quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
+               in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
             );
       end;
       return l_rows;

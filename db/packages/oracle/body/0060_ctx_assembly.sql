@@ -85,15 +85,6 @@ create or replace package body ctx_assembly is
    -- errors
 
 
-   -- a value quoted for an error message (PostgreSQL quote_literal), or NULL spelt out
-   function quoted(in_text in varchar2) return varchar2 is
-   begin
-      if in_text is null then
-         return 'NULL';
-      end if;
-      return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
-   end quoted;
-
    function require_tenant return ctx_tenant.tenant_id%type is
       l_tenant_id ctx_tenant.tenant_id%type;
    begin
@@ -388,7 +379,7 @@ create or replace package body ctx_assembly is
             elsif not l_value.is_null() then
                ctx_errors.raise_error(
                   in_code   => ctx_errors.co_invalid_argument,
-                  in_detail => co_message || '; ' || quoted(in_text => substr(l_keys(i), 1, 200)) || ' is not a number'
+                  in_detail => co_message || '; ' || ctx_errors.quoted(in_text => substr(l_keys(i), 1, 200)) || ' is not a number'
                );
             end if;
          end loop;
@@ -798,7 +789,7 @@ create or replace package body ctx_assembly is
       else
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_snapshot,
-            in_detail => quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
+            in_detail => ctx_errors.quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
          );
       end if;
 
@@ -824,7 +815,7 @@ create or replace package body ctx_assembly is
             when no_data_found then
                ctx_errors.raise_error(
                   in_code   => ctx_errors.co_budget_missing,
-                  in_detail => 'no context_budget guideline is in effect for agent ' || quoted(in_text => in_agent_id)
+                  in_detail => 'no context_budget guideline is in effect for agent ' || ctx_errors.quoted(in_text => in_agent_id)
                                || ' at ' || message_time(in_timestamp => in_evaluation_time)
                );
          end;
@@ -868,7 +859,7 @@ create or replace package body ctx_assembly is
          if l_shares is null or (in_intent is not null and not l_shares.has(in_intent)) then
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_unknown_intent,
-               in_detail => quoted(in_text => in_intent) || ' is not one of the intents of budget ' || l_budget_id
+               in_detail => ctx_errors.quoted(in_text => in_intent) || ' is not one of the intents of budget ' || l_budget_id
                             || ' version ' || to_char(l_budget_version) || ' ('
                             || coalesce(case when l_shares is not null then sorted_keys(in_object => l_shares) end, 'none')
                             || ')'
@@ -1530,7 +1521,7 @@ create or replace package body ctx_assembly is
             end if;
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_invalid_snapshot,
-               in_detail => quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
+               in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
             );
       end;
       return l_result;

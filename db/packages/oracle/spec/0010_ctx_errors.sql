@@ -65,5 +65,11 @@ create or replace package ctx_errors authid definer is
     * @throws in_code always; -20108 invalid_argument when in_code is not one of the constants above
     */
    procedure raise_error(in_code in pls_integer, in_detail in varchar2);
+
+   /**
+    * A value quoted for an error message, as PostgreSQL's quote_literal does, or NULL spelt out.
+    * Reads and writes nothing.
+    */
+   function quoted(in_text in varchar2) return varchar2 deterministic;
 end ctx_errors;
 /
