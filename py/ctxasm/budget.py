@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from types import MappingProxyType
@@ -39,7 +39,9 @@ TOLERANCE = 1e-9
 _TOKEN_FIELDS = ("usable_context", "output_reserve", "tool_reserve", "request_overhead_reserve",
                  "max_rounds", "max_tool_result_tokens")
 _REQUIRED = _TOKEN_FIELDS + ("weights", "recency_days", "shares", "overflow_order")
-_OPTIONAL = ("require_current_facts",)
+_OPTIONAL = ("require_current_facts", "tier_limits")
+#: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
+LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")
 
 
@@ -101,6 +103,9 @@ class Budget:
     overflow_order: tuple[str, ...]
     #: Admit the current version of a corrected fact as required, at full size (the article's default).
     require_current_facts: bool = True
+    #: dynamic slice -> tier -> most seats at that tier ("top 3 in full, the next 2 as summaries, the rest as
+    #: pointers"); a candidate over a tier's limit tries the next tier. Slices not listed are unlimited.
+    tier_limits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def intents(self) -> tuple[str, ...]:
@@ -137,13 +142,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _token_count(data: Mapping[str, Any], key: str, minimum: int) -> int:
+def _token_count(data: Mapping[str, Any], key: str, minimum: int, parent: str = "") -> int:
     value = data[key]
+    path = f"{parent}.{key}" if parent else key
     # Integral floats/Decimals (5000.0) are accepted: JSON has one number type and drivers differ.
     if not _is_number(value) or value != int(value):
-        raise InvalidBudget(key, f"must be a whole number, got {value!r}")
+        raise InvalidBudget(path, f"must be a whole number, got {value!r}")
     if value < minimum:
-        raise InvalidBudget(key, f"must be >= {minimum}, got {value!r}")
+        raise InvalidBudget(path, f"must be >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -215,6 +221,23 @@ def _parse_overflow_order(data: Any) -> tuple[str, ...]:
     return tuple(data)
 
 
+def _parse_tier_limits(data: Any) -> Mapping[str, Mapping[str, int]]:
+    if not isinstance(data, Mapping):
+        raise InvalidBudget("tier_limits", f"must be a JSON object, got {type(data).__name__}")
+    parsed: dict[str, Mapping[str, int]] = {}
+    for slice_name, limits in data.items():
+        path = f"tier_limits.{slice_name}"
+        if slice_name not in DYNAMIC_SLICES:
+            raise InvalidBudget(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
+        if not isinstance(limits, Mapping):
+            raise InvalidBudget(path, f"must be a JSON object, got {type(limits).__name__}")
+        for tier in limits:
+            if tier not in LIMITED_TIERS:
+                raise InvalidBudget(f"{path}.{tier}", f"is not a tier with a limit (known: {', '.join(LIMITED_TIERS)})")
+        parsed[slice_name] = MappingProxyType({tier: _token_count(limits, tier, 0, path) for tier in limits})
+    return MappingProxyType(parsed)
+
+
 def parse_budget(data: Mapping[str, Any]) -> Budget:
     """Validate a context_budget content_json and return it as a Budget; raise InvalidBudget naming the field."""
     _check_keys(data, "$", _REQUIRED, _OPTIONAL)
@@ -250,6 +273,7 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
         shares=shares,
         overflow_order=overflow_order,
         require_current_facts=require,
+        tier_limits=_parse_tier_limits(data.get("tier_limits", {})),
         **reserves,
     )
 

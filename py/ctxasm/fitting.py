@@ -5,6 +5,9 @@ candidates (current versions of corrected facts) are seated first and only at fu
 fit, assembly fails rather than answer from the stale claim. Optional candidates then try full, summary and
 pointer in turn and take the first tier that fits. The fit is greedy: a candidate that fits at no tier is
 excluded with rule "slice_budget" and the next, possibly smaller, candidate still gets its chance.
+
+A budget may cap how many seats a tier takes in a slice (`tier_limits`); a candidate past the cap tries the
+next tier. Each seat below full says why: "slice_budget" (the better tier did not fit) or "tier_limit".
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ctxasm.tokens import count_tokens
 
 TIERS: tuple[str, ...] = ("full", "summary", "pointer")
 SLICE_BUDGET = "slice_budget"
+TIER_LIMIT = "tier_limit"
 
 Counter = Callable[[str], int]
 
@@ -89,6 +93,8 @@ class Seated:
     tokens: int
     #: 0-based place in the slice: required candidates first, then optional ones, each in selection order.
     position: int
+    #: why the seat is below full: None at full, else SLICE_BUDGET or TIER_LIMIT (the first better tier refused).
+    degraded_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,8 +115,11 @@ class SliceFit:
     unused: int
 
 
-def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = count_tokens) -> SliceFit:
-    """Seat `candidates` (one slice, in selection order) within `allowance` tokens."""
+def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = count_tokens,
+              tier_limits: Mapping[str, int] | None = None) -> SliceFit:
+    """Seat `candidates` (one slice, in selection order) within `allowance` tokens, at most
+    `tier_limits[tier]` of them at each limited tier (required candidates count towards the full limit but
+    are never refused by it)."""
     if isinstance(allowance, bool) or not isinstance(allowance, int) or allowance < 0:
         raise ValueError(f"allowance must be a whole number >= 0, got {allowance!r}")
     ordered = list(candidates)
@@ -122,22 +131,33 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
         raise ValueError(f"candidate keys repeat: {sorted({k for k in keys if keys.count(k) > 1})}")
     slice_name = ordered[0].slice if ordered else None
 
+    limits = dict(tier_limits or {})
     left = allowance
     seated: list[Seated] = []
     excluded: list[Excluded] = []
+    taken = {tier: 0 for tier in TIERS}
     # Stable partition: required ones claim their space before any optional candidate can.
     for candidate in [c for c in ordered if c.required] + [c for c in ordered if not c.required]:
         cost = 0
+        degraded_by = None
         for tier in candidate.available_tiers():
+            if not candidate.required and taken[tier] >= limits.get(tier, len(ordered)):
+                degraded_by = degraded_by or TIER_LIMIT
+                continue
             cost = candidate.cost(tier, count)
             if cost <= left:
-                seated.append(Seated(candidate, tier, cost, len(seated)))
+                seated.append(Seated(candidate, tier, cost, len(seated), degraded_by))
+                taken[tier] += 1
                 left -= cost
                 break
+            degraded_by = degraded_by or SLICE_BUDGET
         else:
             if candidate.required:
                 raise RequiredDoesNotFit(candidate.key, candidate.slice, cost, left)
-            excluded.append(Excluded(candidate, SLICE_BUDGET, cost))
+            if degraded_by == TIER_LIMIT and not cost:  # every tier it has was capped, none was too big
+                excluded.append(Excluded(candidate, TIER_LIMIT, candidate.cost(candidate.available_tiers()[-1], count)))
+            else:
+                excluded.append(Excluded(candidate, SLICE_BUDGET, cost))
     return SliceFit(
         slice=slice_name,
         allowance=allowance,

@@ -112,7 +112,7 @@ def _fit_candidates(selection: Mapping[str, Any], budget: budgets.Budget, alloca
     report: dict[str, dict[str, int]] = {}
     for name in budgets.fit_order(budget):
         granted = allowances[name]
-        fit = fit_slice(by_slice[name], granted)
+        fit = fit_slice(by_slice[name], granted, tier_limits=budget.tier_limits.get(name))
         fits[name] = fit
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
         receiver = budgets.overflow_receiver(budget.overflow_order, name)
@@ -169,7 +169,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     for seat in tail_seated:
         memories.append(_memory_entry(seat.candidate.ref, "full", seat.tokens))
     for _, seat in records:
-        memories.append(_memory_entry(seat.candidate.ref, seat.tier, seat.tokens))
+        memories.append(_memory_entry(seat.candidate.ref, seat.tier, seat.tokens, seat.degraded_by))
     for position, entry in enumerate(memories, start=1):
         entry["position"] = position
 
@@ -215,11 +215,14 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     return Window(request=request, manifest=manifest)
 
 
-def _memory_entry(item: Mapping[str, Any], tier: str, tokens: int) -> dict[str, Any]:
+def _memory_entry(item: Mapping[str, Any], tier: str, tokens: int, degraded_by: str | None = None
+                  ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "id": render.memory_id(item["ref"]), "ref": item["ref"], "type": item["type"], "status": item["status"],
         "slice": item["slice"], "tier": tier, "tokens": tokens, "origin": "query", "scores": item["scores"],
     }
+    if degraded_by:
+        entry["tier_rule"] = degraded_by
     if item.get("annotations"):
         entry["annotation_refs"] = [{"current": note.get("current"), "source": note["source"]}
                                     for note in item["annotations"]]

@@ -32,6 +32,8 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
     for ref_key, tier in expect.get("tiers", {}).items():
         assert ref_key in by_key, f"{ref_key} is not in the window"
         assert by_key[ref_key]["tier"] == tier, ref_key
+    for ref_key, rule in expect.get("tier_rules", {}).items():
+        assert by_key[ref_key].get("tier_rule") == rule, f"{ref_key}: why its tier"
     for ref_key, summary_ref in expect.get("summary_refs", {}).items():
         assert by_key[ref_key].get("summary_ref") == summary_ref, ref_key
     if "scorer" in expect:

@@ -187,7 +187,18 @@ BROKEN: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
      "overflow_order[2]"),
     ("require_current_facts string", with_("require_current_facts", "yes"), "require_current_facts"),
     ("require_current_facts int", with_("require_current_facts", 1), "require_current_facts"),
+    ("tier_limits list", with_("tier_limits", [3]), "tier_limits"),
+    ("tier_limits unknown slice", with_("tier_limits", {"tools": {"full": 1}}), "tier_limits.tools"),
+    ("tier_limits pointer", with_("tier_limits", {"evidence": {"pointer": 1}}), "tier_limits.evidence.pointer"),
+    ("tier_limits negative", with_("tier_limits", {"evidence": {"full": -1}}), "tier_limits.evidence.full"),
+    ("tier_limits fraction", with_("tier_limits", {"evidence": {"summary": 1.5}}), "tier_limits.evidence.summary"),
 ]
+
+
+def test_tier_limits_parse_per_slice_and_default_to_none() -> None:
+    assert parse_budget(article()).tier_limits == {}
+    limits = parse_budget(article(tier_limits={"evidence": {"full": 3, "summary": 2}})).tier_limits
+    assert limits == {"evidence": {"full": 3, "summary": 2}}
 
 
 @pytest.mark.parametrize(("mutate", "field"), [case[1:] for case in BROKEN], ids=[case[0] for case in BROKEN])

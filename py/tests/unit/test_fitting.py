@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ctxasm import errors, tokens
-from ctxasm.fitting import SLICE_BUDGET, Candidate, RequiredDoesNotFit, SliceFit, fit_slice
+from ctxasm.fitting import SLICE_BUDGET, TIER_LIMIT, Candidate, RequiredDoesNotFit, SliceFit, fit_slice
 
 
 def words(n: int, word: str = "w") -> str:
@@ -48,6 +48,30 @@ def test_degrades_full_then_summary_then_pointer(allowance: int, tier: str, toke
     fit = fit_slice([cand("a", 10, 4, 1)], allowance, count_words)
     assert layout(fit) == [("a", tier, tokens, 0)]
     assert (fit.used, fit.unused) == (tokens, allowance - tokens)
+
+
+def test_tier_limits_cap_seats_per_tier_and_say_so() -> None:
+    fit = fit_slice([cand(k, 10, 4, 1) for k in "abcd"], 100, count_words, tier_limits={"full": 1, "summary": 2})
+    assert layout(fit) == [("a", "full", 10, 0), ("b", "summary", 4, 1), ("c", "summary", 4, 2),
+                           ("d", "pointer", 1, 3)]
+    assert [s.degraded_by for s in fit.seated] == [None, TIER_LIMIT, TIER_LIMIT, TIER_LIMIT]
+
+
+def test_a_budget_refusal_is_named_before_a_later_tier_limit() -> None:
+    fit = fit_slice([cand("a", 10, 4, 1), cand("b", 10, 4, 1)], 11, count_words, tier_limits={"summary": 0})
+    assert layout(fit) == [("a", "full", 10, 0), ("b", "pointer", 1, 1)]
+    assert fit.seated[1].degraded_by == SLICE_BUDGET
+
+
+def test_required_candidates_ignore_tier_limits_but_count_towards_them() -> None:
+    fit = fit_slice([cand("r", 5, required=True), cand("a", 10, 4, 1)], 100, count_words, tier_limits={"full": 1})
+    assert layout(fit) == [("r", "full", 5, 0), ("a", "summary", 4, 1)]
+
+
+def test_capped_at_every_tier_it_has_is_excluded_with_tier_limit() -> None:
+    fit = fit_slice([cand("a", 3), cand("b", 3)], 100, count_words, tier_limits={"full": 1})
+    assert dropped(fit) == [("b", TIER_LIMIT)]
+    assert fit.excluded[0].smallest_tokens == 3
 
 
 def test_fits_at_no_tier_is_excluded_with_slice_budget() -> None:
