@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import InvalidArgument, InvalidQuestion
 from .store import MemoryStore, WindowScope
+from .timing import phase  # bench: per-phase seconds (no-op unless collecting)
 from .window import Window, WindowSpec, compose
 
 
@@ -69,21 +70,27 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
     configures), else the database's lexical scorer; the manifest names which."""
     check_spec(spec)
+    with phase("query_embedding"):
+        embedded = query_embedding(spec.question)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
-                        query_embedding=query_embedding(spec.question))
+                        query_embedding=embedded)
     if reranker is None and scores is None:
         from .reranker import configured_reranker
 
         reranker = configured_reranker()
     try:
-        selection = store.select_window(spec.tenant_id, scope)
+        with phase("database_selection"):
+            selection = store.select_window(spec.tenant_id, scope)
         if reranker is not None and scores is None:
-            selection = rerank(store, spec.tenant_id, scope, selection, reranker)
-        window: Window = compose(selection, spec)
+            with phase("reranking"):
+                selection = rerank(store, spec.tenant_id, scope, selection, reranker)
+        with phase("rendering"):  # compose: what fitting and token counting (nested phases) leave
+            window: Window = compose(selection, spec)
     except BaseException:
         store.rollback()
         raise
-    manifest_id = store.record_manifest(window.manifest)
+    with phase("manifest_write"):
+        manifest_id = store.record_manifest(window.manifest)
     return AssembledWindow(window.request, window.manifest, manifest_id)
 
 

@@ -115,6 +115,71 @@ def _assemble(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    from . import pgconn
+    from .assembler import parse_time
+    from .manager import Caller, MemoryManager
+    from .mcp_server import build_server
+    from .store import PostgresStore
+
+    target = pgconn.resolve_target(args.database)
+    connection = pgconn.connect(target, pgconn.app_login())
+    store = PostgresStore(connection)
+    caller = Caller(args.tenant, args.user, args.agent, args.thread, tuple(args.role))
+    manifest_id = args.manifest or store.latest_manifest_id(args.tenant, args.user, args.agent, args.thread)
+    manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
+    _log(f"ctxasm mcp: serving tenant {args.tenant} on stdio; current window {manifest_id or '(none yet)'}")
+    try:
+        build_server(manager).run(transport="stdio", show_banner=False)
+    finally:
+        connection.close()
+    return 0
+
+
+def _ask(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import os
+
+    from . import pgconn
+    from .agent import NO_MODEL, AgentLoop
+    from .assembler import parse_time
+    from .model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
+    from .store import PostgresStore
+    from .window import WindowSpec
+
+    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
+                      intent=args.intent, question=args.question, model=args.model)
+    transcript = read_transcript(args.transcript) if args.transcript else None
+    if transcript:
+        client = RecordedClient.load(args.transcript)
+    elif os.environ.get("OPENAI_API_KEY"):
+        client = OpenAIClient()
+    else:
+        client = None
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        if transcript and transcript.get("setup"):
+            apply_setup(PostgresStore(connection), args.tenant, transcript["setup"])
+        loop = AgentLoop(PostgresStore(connection), spec, parse_time(args.at), client, roles=tuple(args.role),
+                         provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
+        run = asyncio.run(loop.run())
+    if run.status == NO_MODEL:
+        _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
+             f"recorded ({run.rounds[0].request_record}), no model was called")
+    if args.json:
+        print(json.dumps(run.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for r in run.rounds:
+            calls = ", ".join(c["origin"].removeprefix("tool:") + f" ({c['tokens']} tokens, {c['tier']})"
+                              for c in r.tool_calls) or "no tool call"
+            print(f"round {r.number}: request {r.request_tokens}/{r.request_limit} tokens, manifest {r.manifest_id}; "
+                  f"{calls}")
+        print(f"tool reserve used: {run.tool_tokens_used} tokens")
+        print(run.answer if run.answer is not None else "(no model was called)")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     import json
 
@@ -218,6 +283,38 @@ def build_parser() -> argparse.ArgumentParser:
     assemble_cmd.add_argument("--json", action="store_true",
                               help='print {"request", "manifest", "manifest_id"} as one JSON object')
     assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    def scope_arguments(cmd) -> None:
+        cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration; no tool argument "
+                         "can change it)")
+        cmd.add_argument("--user", help="user scope")
+        cmd.add_argument("--agent", help="agent scope")
+        cmd.add_argument("--thread", help="thread scope")
+        cmd.add_argument("--role", action="append", default=[],
+                         help="a role of the caller, checked against each tool's access_policy (repeatable)")
+        cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    mcp_cmd = add(commands, "mcp", _mcp,
+                  "serve the Memory Manager over MCP on stdio: tools from toolbox rows, guidelines and persona as "
+                  "resources", "ctxasm mcp --tenant acme --user jane --agent research-assistant "
+                  "--thread thread_jane_research --role researcher")
+    scope_arguments(mcp_cmd)
+    mcp_cmd.add_argument("--manifest", help="the caller's current window for expand (default: the thread's latest)")
+    mcp_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now at each call)")
+
+    ask_cmd = add(commands, "ask", _ask,
+                  "the agent loop: assemble, call the model (OPENAI_API_KEY) or a recorded --transcript, run tool "
+                  "calls over MCP, record every request, result and response",
+                  'ctxasm ask --tenant acme --user jane --agent research-assistant --thread thread_jane_research '
+                  '--role researcher --question "Is Helios-RAG still the one to beat?" --at 2026-09-28T12:00:00')
+    scope_arguments(ask_cmd)
+    ask_cmd.add_argument("--question", required=True, help="the user's message")
+    ask_cmd.add_argument("--intent", default="fact_check", help="budget intent (default fact_check)")
+    ask_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now; no offset = UTC)")
+    ask_cmd.add_argument("--model", default="gpt-4.1-mini", help="the model (default gpt-4.1-mini)")
+    ask_cmd.add_argument("--transcript", help="replay a recorded transcript instead of calling the provider "
+                         "(db/tests/transcripts)")
+    ask_cmd.add_argument("--json", action="store_true", help="print the run as one JSON object")
 
     replay_cmd = add(
         commands, "replay", _replay,

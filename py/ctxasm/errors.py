@@ -100,6 +100,28 @@ class InvalidManifest(DatabaseError):
     code, number = "invalid_manifest", 114
 
 
+class NotInWindow(DatabaseError):
+    """expand: the manifest is unknown to the tenant, or the memory id was not issued in it."""
+
+    code, number = "not_in_window", 115
+
+
+class SourceUnavailable(DatabaseError):
+    """expand: the memory was issued, but its source row version is gone, superseded, erased or expired."""
+
+    code, number = "source_unavailable", 116
+
+
+class ToolRefused(CtxasmError):
+    """The MCP server refuses a tool call because the tool's access_policy does not admit the caller.
+    Raised in Python only; 117 is reserved for it on both engines, which never raise it."""
+
+    code, number = "tool_refused", 117
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
+
 CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
     cls.number: cls
     for cls in (
@@ -116,6 +138,8 @@ CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
         InvalidBudget,
         InvalidQuestion,
         InvalidManifest,
+        NotInWindow,
+        SourceUnavailable,
     )
 }
 

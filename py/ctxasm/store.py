@@ -25,6 +25,17 @@ def to_json(record: Any) -> str:
     return json.dumps(record, default=_json_default, ensure_ascii=False)
 
 
+def with_token_count(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with `content_tokens`, the o200k_base count of its content, added when it brings a text
+    and no count of its own: assembly then joins the stored count instead of encoding the text again."""
+    content = record.get("content")
+    if not isinstance(content, str) or not content or "content_tokens" in record:
+        return record
+    from .tokens import count_tokens
+
+    return {**record, "content_tokens": count_tokens(content)}
+
+
 @dataclass(frozen=True)
 class WindowScope:
     """The arguments of CTX_ASSEMBLY.select_window."""
@@ -61,7 +72,17 @@ class MemoryStore(Protocol):
     def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
     def record_manifest(self, manifest: dict[str, Any]) -> str: ...
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
+    def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                           thread_id: str | None) -> str | None: ...
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]: ...
+    # CTX_TOOLS: the database half of the MCP tools. Each sets the tenant and calls one routine; none commits.
+    def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                     at: datetime) -> list[dict[str, Any]]: ...
+    def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
+                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]: ...
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+                      subject: str, predicate: str) -> dict[str, Any]: ...
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
 
@@ -115,13 +136,13 @@ class PostgresStore:
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
         return self._scalar(
             "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)",
-            (memory_type, to_json(record)),
+            (memory_type, to_json(with_token_count(record))),
         )
 
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
         return self._scalar(
             "SELECT ctx_memory.supersede(in_memory_type => %s, in_id => %s, in_record => %s::jsonb)",
-            (memory_type, memory_id, to_json(record)),
+            (memory_type, memory_id, to_json(with_token_count(record))),
         )
 
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
@@ -183,6 +204,19 @@ class PostgresStore:
             self.connection.rollback()
         return row[0] if row else None
 
+    def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                           thread_id: str | None) -> str | None:
+        """The scope's most recent window: what `expand` may open when no manifest is named."""
+        with self._errors():
+            self.set_tenant(tenant_id)
+            row = self.connection.execute(
+                "SELECT id FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest' "
+                "AND status = 'active' AND user_id IS NOT DISTINCT FROM %s AND agent_id IS NOT DISTINCT FROM %s "
+                "AND thread_id IS NOT DISTINCT FROM %s ORDER BY created_at DESC, id DESC LIMIT 1",
+                (user_id, agent_id, thread_id)).fetchone()
+            self.connection.rollback()
+        return row[0] if row else None
+
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
         """For each "type:id:version": (its status now, its status in `snapshot` or None if it was not
         readable then). Rows this tenant cannot see now are absent from the result."""
@@ -199,6 +233,44 @@ class PostgresStore:
                 (snapshot, keys)).fetchall()
             self.connection.rollback()
         return {key: (status, then) for key, status, then in rows}
+
+    def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
+        """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+                cursor = self.connection.execute(query, params)
+            self.round_trips += 1
+            return cursor.fetchone()[0]
+
+    def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                     at: datetime) -> list[dict[str, Any]]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.active_tools(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s)",
+            (user_id, agent_id, at))
+
+    def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
+                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.search_memory(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
+            "in_evaluation_time => %s, in_query => %s, in_query_embedding => %s, in_limit => %s)",
+            (user_id, agent_id, thread_id, at, query, query_embedding, limit))
+
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+                      subject: str, predicate: str) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.lookup_entity(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s, "
+            "in_subject => %s, in_predicate => %s)",
+            (user_id, agent_id, at, subject, predicate))
+
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.expand(in_manifest_id => %s, in_memory_id => %s, in_evaluation_time => %s)",
+            (manifest_id, memory_id, at))
 
     def commit(self) -> None:
         with self._errors():
@@ -261,11 +333,12 @@ class OracleStore:
         return self._call("ctx_session.current_tenant", str)
 
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
-        return self._call("ctx_memory.put_memory", str, in_memory_type=memory_type, in_record=to_json(record))
+        return self._call("ctx_memory.put_memory", str, in_memory_type=memory_type,
+                          in_record=to_json(with_token_count(record)))
 
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
         return int(self._call("ctx_memory.supersede", int, in_memory_type=memory_type, in_id=memory_id,
-                              in_record=to_json(record)))
+                              in_record=to_json(with_token_count(record))))
 
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
         params: dict[str, Any] = {"in_memory_type": memory_type, "in_id": memory_id}
@@ -345,6 +418,58 @@ class OracleStore:
                            "where id = :id and event_type = 'context_manifest' and status = 'active'", id=manifest_id)
             row = cursor.fetchone()
         return json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) if row else None
+
+    def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                           thread_id: str | None) -> str | None:
+        self.set_tenant(tenant_id)
+        with self._errors(), self.connection.cursor() as cursor:
+            cursor.execute("select id from ctxasm_owner.conversation_memory where event_type = 'context_manifest' "
+                           "and status = 'active' and decode(user_id, :u, 1, 0) = 1 and decode(agent_id, :a, 1, 0) = 1 "
+                           "and decode(thread_id, :t, 1, 0) = 1 order by created_at desc, id desc "
+                           "fetch first 1 row only", u=user_id, a=agent_id, t=thread_id)
+            row = cursor.fetchone()
+        return row[0] if row else None
+
+    def _tool_call(self, tenant_id: str, call: str, **binds: Any) -> Any:
+        """set_tenant and one CTX_TOOLS function in one anonymous block: one round trip; no commit.
+        `call` is the function call with named binds; its CLOB result is parsed as JSON."""
+        import oracledb
+
+        with self._errors(), self.connection.cursor() as cursor:
+            result = cursor.var(oracledb.DB_TYPE_CLOB)
+            cursor.execute(f"begin ctx_session.set_tenant(in_tenant_id => :tenant); :result := {call}; end;",
+                           tenant=tenant_id, result=result, **binds)
+            return json.loads(result.getvalue().read())
+
+    def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                     at: datetime) -> list[dict[str, Any]]:
+        return self._tool_call(
+            tenant_id,
+            "ctx_tools.active_tools(in_user_id => :user_id, in_agent_id => :agent_id, in_evaluation_time => :at)",
+            user_id=user_id, agent_id=agent_id, at=at)
+
+    def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
+                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "ctx_tools.search_memory(in_user_id => :user_id, in_agent_id => :agent_id, in_thread_id => :thread_id, "
+            "in_evaluation_time => :at, in_query => :query, in_query_embedding => :embedding, in_limit => :lim)",
+            user_id=user_id, agent_id=agent_id, thread_id=thread_id, at=at, query=query,
+            embedding=query_embedding, lim=limit)
+
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+                      subject: str, predicate: str) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "ctx_tools.lookup_entity(in_user_id => :user_id, in_agent_id => :agent_id, in_evaluation_time => :at, "
+            "in_subject => :subject, in_predicate => :predicate)",
+            user_id=user_id, agent_id=agent_id, at=at, subject=subject, predicate=predicate)
+
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "ctx_tools.expand(in_manifest_id => :manifest_id, in_memory_id => :memory_id, in_evaluation_time => :at)",
+            manifest_id=manifest_id, memory_id=memory_id, at=at)
 
     def commit(self) -> None:
         self.connection.commit()

@@ -15,9 +15,10 @@ from typing import Any
 
 from . import budget as budgets
 from . import render
+from . import timing  # bench: per-phase seconds (no-op unless collecting)
 from .errors import CtxasmError, InvalidBudget
 from .fitting import Candidate, SliceFit, fit_slice
-from .tokens import ENCODING_NAME, count_tokens
+from .tokens import ENCODING_NAME, JOIN_MIN_CHARS, count_joined, count_tokens
 
 #: Memory records appear in the user message in this order (most stable first); the tail is rendered as turns.
 RECORD_SLICES = ("durable_facts", "evidence", "recalled_history")
@@ -98,6 +99,30 @@ def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
     }
 
 
+# --- stored token counts (issue 8): a tier's cost from the text's stored count, without encoding it again ---
+_CONTENT_END = "</content>\n  </memory>"
+
+
+def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -> dict[str, int]:
+    """Costs of the full and summary tiers computed from `content_tokens` / `summary_tokens` where the
+    selection carries them; tiers left out are counted by the fitter as before. A record's cost is the
+    stored count joined with its wrapper (tokens.count_joined); text that escaping changes (&, <, >) is
+    counted whole, since the stored count is of the unescaped text. Turns are rendered bare: the stored
+    count is their cost."""
+    costs: dict[str, int] = {}
+    for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
+        stored, text, record = item.get(key), item["tiers"].get(tier), rendered.get(tier)
+        if stored is None or not text or record is None:
+            continue
+        if item["slice"] not in RECORD_SLICES:
+            costs[tier] = stored
+        elif len(text) >= JOIN_MIN_CHARS and render.escape(text) == text and record.endswith(text + _CONTENT_END):
+            costs[tier] = count_joined(record[:len(record) - len(text) - len(_CONTENT_END)], text, _CONTENT_END,
+                                       stored)
+    return costs
+# --- end stored token counts ---
+
+
 def _fit_candidates(selection: Mapping[str, Any], budget: budgets.Budget, allocation: budgets.Allocation
                     ) -> tuple[dict[str, SliceFit], dict[str, dict[str, int]]]:
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
@@ -106,7 +131,8 @@ def _fit_candidates(selection: Mapping[str, Any], budget: budgets.Budget, alloca
                  else {"full": item["tiers"]["full"]})  # turns are native messages: whole or not at all
         by_slice[item["slice"]].append(
             Candidate(key=_ref_key(item["ref"]), slice=item["slice"], tiers=tiers,
-                      required=bool(item.get("required")), ref=item))
+                      required=bool(item.get("required")), ref=item,
+                      token_counts=_stored_costs(item, tiers)))
     allowances = dict(allocation.slices)
     fits: dict[str, SliceFit] = {}
     report: dict[str, dict[str, int]] = {}
@@ -142,8 +168,9 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "tools": count_tokens(render.serialize({"tools": tool_defs})) if tool_defs else 0,
         "question": count_tokens(spec.question),
     }
-    allocation = budgets.allocate(budget, spec.intent, fixed_costs)
-    fits, slice_report = _fit_candidates(selection, budget, allocation)
+    with timing.phase("fitting"):  # bench timing
+        allocation = budgets.allocate(budget, spec.intent, fixed_costs)
+        fits, slice_report = _fit_candidates(selection, budget, allocation)
 
     tail_seated = sorted(fits["volatile_tail"].seated, key=lambda s: (s.candidate.ref["turn_index"] or 0))
     tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in tail_seated]
@@ -203,6 +230,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
             "usable_context": budget.usable_context,
             "reserves": {"output": budget.output_reserve, "tools": budget.tool_reserve,
                          "request_overhead": budget.request_overhead_reserve},
+            # The agent loop's limits: tool rounds, and what one tool result may take of the tool reserve.
+            "tool_rounds": {"max_rounds": budget.max_rounds, "max_tool_result_tokens": budget.max_tool_result_tokens},
             "before_fixed": allocation.before_fixed,
             "fixed": dict(allocation.fixed),
             "remainder": allocation.remainder,

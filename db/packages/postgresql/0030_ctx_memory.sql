@@ -58,6 +58,10 @@ BEGIN
     EXECUTE format('UPDATE ctxasm.%I SET status = ''superseded'', valid_until = $4 '
                    'WHERE tenant_id = $1 AND id = $2 AND version = $3', l_table)
         USING l_tenant, in_id, l_version, l_from;
+    -- A stored token count counts one text: a new text without its own count gets none (the fitter counts it).
+    IF in_record ? 'content' AND NOT in_record ? 'content_tokens' THEN
+        l_current := l_current - 'content_tokens';
+    END IF;
     -- Lifecycle fields are not inherited: the new version starts its own validity.
     PERFORM ctxasm.insert_row_version(
         in_memory_type, l_table, l_tenant, l_version + 1,

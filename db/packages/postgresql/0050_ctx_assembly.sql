@@ -269,7 +269,8 @@ BEGIN
     ),
     compression AS (
         SELECT DISTINCT ON (c.source_type, c.source_id, c.source_version)
-               c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version
+               c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version,
+               c.content_tokens
           FROM ctxasm.compressions(l_snapshot) AS c
          WHERE c.status = 'active' AND c.deleted_at IS NULL
          ORDER BY c.source_type, c.source_id, c.source_version, c.valid_from DESC, c.id
@@ -302,12 +303,37 @@ BEGIN
                        'pointer', ctxasm.pointer_line(o.content)),
                    'summary_ref', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
                                        THEN jsonb_build_array('compression', cm.id, cm.version) END,
+                   -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
+                   'content_tokens', tk.content_tokens,
+                   'summary_tokens', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
+                                          THEN cm.content_tokens END,
                    'annotations', coalesce(a.notes, '[]'::jsonb)) AS candidate
           FROM ordered o
           LEFT JOIN annotations a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
           LEFT JOIN retrieved rt ON rt.memory_type = o.memory_type AND rt.id = o.id AND rt.version = o.version
           LEFT JOIN compression cm
             ON cm.source_type = o.memory_type AND cm.source_id = o.id AND cm.source_version = o.version
+          -- The row version's stored token count, by primary key (the view memory_row does not carry it).
+          LEFT JOIN LATERAL (
+                SELECT t.content_tokens FROM ctxasm.entity_memory AS t
+                 WHERE o.memory_type = 'entity' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                UNION ALL
+                SELECT t.content_tokens FROM ctxasm.workflow_memory AS t
+                 WHERE o.memory_type = 'workflow' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                UNION ALL
+                SELECT t.content_tokens FROM ctxasm.knowledge_base_document AS t
+                 WHERE o.memory_type = 'kb_document' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                UNION ALL
+                SELECT t.content_tokens FROM ctxasm.knowledge_base_chunk AS t
+                 WHERE o.memory_type = 'kb_chunk' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                UNION ALL
+                SELECT t.content_tokens FROM ctxasm.conversation_memory AS t
+                 WHERE o.memory_type = 'conversation' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                UNION ALL
+                SELECT t.content_tokens FROM ctxasm.summarization_memory AS t
+                 WHERE o.memory_type = 'summary' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
+                 LIMIT 1
+          ) AS tk ON TRUE
     ),
     fixed AS (
         SELECT jsonb_agg(jsonb_build_object(

@@ -1,10 +1,10 @@
 --liquibase formatted sql
 
 -- CTXASM_APP (created by the DBA, owns nothing) gets exactly what docs/contract.md lists: SELECT on the
--- memory tables and EXECUTE on CTX_SESSION, CTX_MEMORY and CTX_ASSEMBLY. No DML, nothing on CTX_TENANT,
--- CTX_ADMIN, CTX_ERRORS or CTX_POLICY. CTX_MEMORY.rows_as_of and CTX_ASSEMBLY.select_window read AS OF SCN
--- as the owner (definer's rights), so the app needs no FLASHBACK privilege, and nothing on the Oracle Text
--- or vector indexes or the embedding model either.
+-- memory tables and EXECUTE on CTX_SESSION, CTX_MEMORY, CTX_ASSEMBLY and CTX_TOOLS. No DML, nothing on
+-- CTX_TENANT, CTX_ADMIN, CTX_ERRORS or CTX_POLICY. CTX_MEMORY.rows_as_of, CTX_ASSEMBLY.select_window and
+-- CTX_TOOLS.search_memory read AS OF SCN as the owner (definer's rights), so the app needs no FLASHBACK
+-- privilege, and nothing on the Oracle Text or vector indexes or the embedding model either.
 
 --changeset ctxasm:ora-sec-0030-01-app-select dbms:oracle
 --comment: SELECT on every memory table (VPD filters it to the session's tenant)
@@ -31,3 +31,8 @@ grant execute on ctx_memory to ctxasm_app;
 --comment: EXECUTE on CTX_ASSEMBLY, the assembler's package (select_window, record_manifest)
 grant execute on ctx_assembly to ctxasm_app;
 --rollback revoke execute on ctx_assembly from ctxasm_app;
+
+--changeset ctxasm:ora-sec-0030-04-app-execute-tools dbms:oracle
+--comment: EXECUTE on CTX_TOOLS, the database half of the MCP tools
+grant execute on ctx_tools to ctxasm_app;
+--rollback revoke execute on ctx_tools from ctxasm_app;

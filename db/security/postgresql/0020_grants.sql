@@ -7,7 +7,7 @@ DO $$
 DECLARE
     l_table text;
 BEGIN
-    EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory, ctx_assembly TO ctxasm_app';
+    EXECUTE 'GRANT USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory, ctx_assembly, ctx_tools TO ctxasm_app';
     EXECUTE 'REVOKE ALL ON SCHEMA ctx_admin FROM PUBLIC';
     EXECUTE 'GRANT SELECT ON ctxasm.memory_type, ctxasm.memory_row, ctxasm.memory_row_history TO ctxasm_app';
     EXECUTE 'GRANT EXECUTE ON FUNCTION ctxasm.memory_rows(pg_snapshot), ctxasm.compressions(pg_snapshot) TO ctxasm_app';
@@ -16,7 +16,7 @@ BEGIN
     LOOP
         EXECUTE format('GRANT SELECT ON ctxasm.%I TO ctxasm_app', l_table);
     END LOOP;
-    EXECUTE 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory, ctx_assembly TO ctxasm_app';
+    EXECUTE 'GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory, ctx_assembly, ctx_tools TO ctxasm_app';
 END;
 $$;
 --rollback REVOKE ALL ON ALL TABLES IN SCHEMA ctxasm FROM ctxasm_app; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA ctx_session, ctx_memory FROM ctxasm_app; REVOKE USAGE ON SCHEMA ctxasm, ctx_session, ctx_memory FROM ctxasm_app;

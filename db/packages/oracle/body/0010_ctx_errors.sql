@@ -20,6 +20,8 @@ create or replace package body ctx_errors is
                 when co_invalid_budget then 'invalid_budget'
                 when co_invalid_question then 'invalid_question'
                 when co_invalid_manifest then 'invalid_manifest'
+                when co_not_in_window then 'not_in_window'
+                when co_source_unavailable then 'source_unavailable'
              end;
    end error_name;
 

@@ -33,6 +33,8 @@ create or replace package body ctx_memory is
    co_col_created_at  constant varchar2(30) := 'CREATED_AT';
    co_col_tool_schema constant varchar2(30) := 'TOOL_SCHEMA';
    co_col_source_refs constant varchar2(30) := 'SOURCE_REFS';
+   co_col_content        constant varchar2(30) := 'CONTENT';
+   co_col_content_tokens constant varchar2(30) := 'CONTENT_TOKENS';
 
    co_embedding_dimensions constant pls_integer := 384;
    co_first_version        constant pls_integer := 1;
@@ -680,6 +682,11 @@ create or replace package body ctx_memory is
                          end;
          if l_expression is null and l_field > 0 then
             l_expression := field_expression(io_field => l_fields(l_field), in_position => l_field);
+         elsif l_expression is null and l_name = co_col_content_tokens
+               and field_index(in_fields => l_fields, in_column_name => co_col_content) > 0
+         then
+            -- a stored token count counts one text: a new text without its own count gets none
+            l_expression := 'null';
          elsif l_expression is null and l_name not in (co_col_valid_until, co_col_deleted_at, co_col_created_at) then
             l_expression := 'o.' || lower(sys.dbms_assert.simple_sql_name(str => l_name));
          end if;

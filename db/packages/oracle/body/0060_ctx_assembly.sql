@@ -725,6 +725,63 @@ create or replace package body ctx_assembly is
       return coalesce(l_items, to_clob(co_empty_array));
    end fused_items;
 
+
+   function retrieve_evidence(
+      in_scn             in number,
+      in_user_id         in conversation_memory.user_id%type,
+      in_agent_id        in conversation_memory.agent_id%type,
+      in_thread_id       in conversation_memory.thread_id%type,
+      in_evaluation_time in timestamp with time zone,
+      in_question        in clob,
+      in_query_embedding in clob,
+      in_depth           in pls_integer,
+      in_limit           in pls_integer
+   ) return clob is
+      l_tenant_id    ctx_tenant.tenant_id%type;
+      l_query_vector clob;
+      l_items        clob;
+      l_result       clob;
+   begin
+      l_tenant_id := require_tenant();
+      -- the caller's query vector, else the in-database model's (if the schema has MINILM), else none
+      if in_query_embedding is not null then
+         l_query_vector := in_query_embedding;
+      else
+         l_query_vector := question_embedding(in_question => in_question);
+      end if;
+      l_items := fused_items(
+         in_lexical => lexical_ranks(
+                          in_tenant_id       => l_tenant_id,
+                          in_scn             => in_scn,
+                          in_user_id         => in_user_id,
+                          in_agent_id        => in_agent_id,
+                          in_thread_id       => in_thread_id,
+                          in_evaluation_time => in_evaluation_time,
+                          in_terms           => text_query(in_question => in_question),
+                          in_depth           => in_depth
+                       ),
+         in_vector  => vector_ranks(
+                          in_tenant_id       => l_tenant_id,
+                          in_scn             => in_scn,
+                          in_user_id         => in_user_id,
+                          in_agent_id        => in_agent_id,
+                          in_thread_id       => in_thread_id,
+                          in_evaluation_time => in_evaluation_time,
+                          in_vector          => l_query_vector,
+                          in_depth           => in_depth
+                       ),
+         in_limit   => in_limit
+      );
+      select json_object(
+                'method' value case when l_query_vector is null then co_method_lexical else co_method_hybrid end,
+                'items' value l_items format json
+                returning clob
+             )
+        into l_result
+        from dual;
+      return l_result;
+   end retrieve_evidence;
+
    function select_window(
       in_user_id         in conversation_memory.user_id%type,
       in_agent_id        in conversation_memory.agent_id%type,
@@ -952,7 +1009,8 @@ create or replace package body ctx_assembly is
                       cast(null as number) as turn_index,
                       cast(null as varchar2(16)) as role,
                       cast(null as varchar2(64)) as event_type,
-                      to_clob(null) as extra
+                      to_clob(null) as extra,
+                      t.content_tokens
                  from guideline_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -961,7 +1019,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob),
                       json_serialize(t.source_refs returning clob),
-                      null, t.persona_key, null, null, null, null, null, null, to_clob(null)
+                      null, t.persona_key, null, null, null, null, null, null, to_clob(null),
+                      t.content_tokens
                  from persona_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -977,7 +1036,8 @@ create or replace package body ctx_assembly is
                          'tool_handler' value t.tool_handler,
                          'access_policy' value t.access_policy
                          null on null returning clob
-                      )
+                      ),
+                      t.content_tokens
                  from toolbox_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -986,7 +1046,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob),
                       json_serialize(t.source_refs returning clob),
-                      t.confidence, null, t.subject, t.predicate, null, null, null, null, to_clob(null)
+                      t.confidence, null, t.subject, t.predicate, null, null, null, null, to_clob(null),
+                      t.content_tokens
                  from entity_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -995,7 +1056,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob),
                       json_serialize(t.source_refs returning clob),
-                      null, t.workflow_key, null, null, null, null, null, null, to_clob(null)
+                      null, t.workflow_key, null, null, null, null, null, null, to_clob(null),
+                      t.content_tokens
                  from workflow_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -1009,7 +1071,8 @@ create or replace package body ctx_assembly is
                          'source_uri' value t.source_uri,
                          'published_at' value ctx_assembly.iso_utc(in_timestamp => t.published_at)
                          null on null returning clob
-                      )
+                      ),
+                      t.content_tokens
                  from knowledge_base_document as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -1019,7 +1082,8 @@ create or replace package body ctx_assembly is
                       json_serialize(t.content_json returning clob),
                       json_serialize(t.source_refs returning clob),
                       null, t.document_id, null, null, t.title, t.chunk_index, null, null,
-                      json_object('document_version' value t.document_version null on null returning clob)
+                      json_object('document_version' value t.document_version null on null returning clob),
+                      t.content_tokens
                  from knowledge_base_chunk as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -1028,7 +1092,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob),
                       json_serialize(t.source_refs returning clob),
-                      null, null, null, null, null, t.turn_index, t.role, t.event_type, to_clob(null)
+                      null, null, null, null, null, t.turn_index, t.role, t.event_type, to_clob(null),
+                      t.content_tokens
                  from conversation_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
                union all
@@ -1042,7 +1107,8 @@ create or replace package body ctx_assembly is
                          'period_start' value ctx_assembly.iso_utc(in_timestamp => t.period_start),
                          'period_end' value ctx_assembly.iso_utc(in_timestamp => t.period_end)
                          null on null returning clob
-                      )
+                      ),
+                      t.content_tokens
                  from summarization_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
             ),
@@ -1285,10 +1351,11 @@ create or replace package body ctx_assembly is
             ),
             -- The summary tier: the newest active compression of each row version (read AS OF the same SCN).
             latest_compression as (
-               select c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version
+               select c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version,
+                      c.content_tokens
                  from (
                          select cc.source_type, cc.source_id, cc.source_version, cc.content, cc.source_hash, cc.id,
-                                cc.version,
+                                cc.version, cc.content_tokens,
                                 row_number() over (
                                    partition by cc.source_type, cc.source_id, cc.source_version
                                    order by cc.valid_from desc, cc.id
@@ -1305,6 +1372,7 @@ create or replace package body ctx_assembly is
                       cm.id as compression_id,
                       cm.version as compression_version,
                       cm.content as compression_content,
+                      cm.content_tokens as compression_tokens,
                       -- CASE evaluates in order: the content is hashed only where a compression exists
                       case
                          when cm.id is null then 0
@@ -1373,6 +1441,9 @@ create or replace package body ctx_assembly is
                                when t.summary_matches = 1
                                then json_array('compression', t.compression_id, t.compression_version)
                             end format json,
+                         -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
+                         'content_tokens' value t.content_tokens,
+                         'summary_tokens' value case when t.summary_matches = 1 then t.compression_tokens end,
                          'annotations' value coalesce(a.notes, to_clob('[]')) format json
                          null on null returning clob
                       ) as candidate

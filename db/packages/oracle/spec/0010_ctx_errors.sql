@@ -25,6 +25,9 @@ create or replace package ctx_errors authid definer is
    co_invalid_budget      constant pls_integer := -20112;
    co_invalid_question    constant pls_integer := -20113;
    co_invalid_manifest    constant pls_integer := -20114;
+   -- CTX_TOOLS (-20117 tool_refused is reserved: the MCP server raises it in Python, no routine here does)
+   co_not_in_window       constant pls_integer := -20115;
+   co_source_unavailable  constant pls_integer := -20116;
 
    e_unknown_tenant exception;
    pragma exception_init(e_unknown_tenant, -20101);
@@ -52,6 +55,10 @@ create or replace package ctx_errors authid definer is
    pragma exception_init(e_invalid_question, -20113);
    e_invalid_manifest exception;
    pragma exception_init(e_invalid_manifest, -20114);
+   e_not_in_window exception;
+   pragma exception_init(e_not_in_window, -20115);
+   e_source_unavailable exception;
+   pragma exception_init(e_source_unavailable, -20116);
 
    /**
     * The symbolic name of an error number (co_unknown_tenant gives 'unknown_tenant'); NULL for a number

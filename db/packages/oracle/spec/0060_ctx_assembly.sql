@@ -91,6 +91,31 @@ create or replace package ctx_assembly authid definer is
     */
    function record_manifest(in_manifest in clob) return varchar2;
 
+
+   /**
+    * The retrieval step of select_window on its own, for CTX_TOOLS.search_memory: the best in_depth
+    * documents and chunks by Oracle Text (the question's words) and the best in_depth chunks by
+    * VECTOR_DISTANCE to the query vector (in_query_embedding, else the model MINILM's if the schema has it,
+    * else none), read AS OF in_scn, in scope and in effect at the evaluation time, fused by reciprocal rank
+    * (k = 60), the best in_limit kept. Engine-internal (PostgreSQL: ctxasm.retrieve_evidence).
+    * Reads what select_window's retrieval step reads; writes nothing.
+    * @return a CLOB holding {"method": "lexical" | "hybrid-rrf-60", "items": [{"ref": [type, id, version],
+    *         "lexical_rank", "vector_rank", "fused"}]}, items by fused desc, type, id, version
+    * @throws -20102 tenant_not_set
+    */
+   -- contract:internal
+   function retrieve_evidence(
+      in_scn             in number,
+      in_user_id         in conversation_memory.user_id%type,
+      in_agent_id        in conversation_memory.agent_id%type,
+      in_thread_id       in conversation_memory.thread_id%type,
+      in_evaluation_time in timestamp with time zone,
+      in_question        in clob,
+      in_query_embedding in clob,
+      in_depth           in pls_integer,
+      in_limit           in pls_integer
+   ) return clob;
+
    /*
     * The selection helpers. Engine-internal (PostgreSQL keeps them in schema ctxasm): they are declared here
     * only because the SQL of select_window calls them, and SQL cannot call a routine that is private to a

@@ -1,0 +1,185 @@
+"""The agent loop, offline: recorded provider transcripts replayed through the real loop, MCP server and database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxasm import answer_checks, pgconn, render
+from ctxasm.agent import ANSWERED, NO_MODEL, AgentLoop
+from ctxasm.assembler import parse_time
+from ctxasm.model_clients import RecordedClient, TranscriptMismatch, apply_setup, read_transcript
+from ctxasm.store import PostgresStore
+from ctxasm.tokens import count_tokens
+from ctxasm.window import WindowSpec
+
+from ..conftest import REPO, SCENARIOS, TEST_DATABASE
+from .test_retrieval import CORPUS
+
+TRANSCRIPTS = REPO / "db" / "tests" / "transcripts"
+
+
+@pytest.fixture(scope="module")
+def corpus_once(pg_target):
+    import psycopg
+
+    from ctxasm import loader
+
+    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
+        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
+        admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
+    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
+    loader.load_file(pg_target, CORPUS / "research_corpus.json")
+    return pg_target
+
+
+@pytest.fixture()
+def store(corpus_once):
+    with pgconn.connect(corpus_once, pgconn.app_login()) as connection:
+        yield PostgresStore(connection)
+
+
+def run_transcript(store: PostgresStore, name: str, client=None, elicitation_handler=None):
+    transcript = read_transcript(TRANSCRIPTS / f"{name}.json")
+    spec_fields = transcript["run"]
+    apply_setup(store, spec_fields["tenant"], transcript.get("setup", []))
+    spec = WindowSpec(spec_fields["tenant"], spec_fields["user"], spec_fields["agent"], spec_fields["thread"],
+                      spec_fields["intent"], spec_fields["question"])
+    client = client if client is not None else RecordedClient.load(TRANSCRIPTS / f"{name}.json")
+    loop = AgentLoop(store, spec, parse_time(spec_fields["at"]), client, roles=tuple(spec_fields["roles"]),
+                     elicitation_handler=elicitation_handler)
+    return transcript, client, asyncio.run(loop.run())
+
+
+def thread_events(store: PostgresStore, thread: str) -> list[str]:
+    store.set_tenant("acme")
+    rows = store.connection.execute(
+        "SELECT event_type FROM ctxasm.conversation_memory WHERE thread_id = %s AND role = 'event' "
+        "ORDER BY created_at, id", (thread,)).fetchall()
+    store.rollback()
+    return [r[0] for r in rows]
+
+
+def check_answer(store, transcript, run) -> None:
+    checks = transcript["checks"]
+    if "value" in checks:
+        result = answer_checks.corrected_value_present(run.answer, checks["value"], checks.get("stale", ()))
+        assert result.passed, result.detail
+    assert answer_checks.citations_present(run.answer).passed
+    assert answer_checks.citations(run.answer) == checks["cites"]
+    traced = answer_checks.citations_traceable(run.answer, run.manifests, store, "acme")
+    assert traced.passed, traced.detail
+
+
+def test_missing_detail_is_fetched_through_the_tool_results_slice(store):
+    transcript, client, run = run_transcript(store, "missing_detail")
+    assert run.status == ANSWERED and client.exhausted
+    retention = ["kb_chunk", "chunk_agentcore_memory_03", 1]
+    first = run.manifests[0]
+    assert first["budget_ref"] == ["guideline", "context_budget_thread_jane_missing", 1]
+    assert retention not in [m["ref"] for m in first["memories"]], "the first window has no room for it"
+    assert first["allocation"]["slices"]["evidence"]["allowance"] < 100
+
+    assert [r.number for r in run.rounds] == [1, 2]
+    (call,) = run.rounds[0].tool_calls
+    assert call["origin"] == "tool:search_memory" and call["slice"] == "tool_results"
+    assert render.memory_id(retention) in [item["id"] for item in call["items"]]
+    assert call["tokens"] <= first["allocation"]["tool_rounds"]["max_tool_result_tokens"]
+    assert run.tool_tokens_used <= first["allocation"]["reserves"]["tools"]
+
+    second = run.manifests[1]
+    assert second["first_manifest_id"] == run.window.manifest_id and second["round"] == 2
+    tool_entries = [m for m in second["memories"] if m["slice"] == "tool_results"]
+    assert [m["call_id"] for m in tool_entries] == ["call_search_1"]
+    assert tool_entries[0]["position"] == len(second["memories"])
+    final_tokens = count_tokens(render.serialize(run.final_request))
+    assert final_tokens == second["request_tokens"] <= second["request_limit"]
+    assert second["request_hash"] == render.request_hash(run.final_request)
+    assert run.rounds[1].request_hash == second["request_hash"]
+
+    events = thread_events(store, "thread_jane_missing")
+    assert events.count("context_manifest") == 2
+    assert events.count("provider_request") == 2 and events.count("model_response") == 2
+    assert events.count("tool_result") == 1
+    check_answer(store, transcript, run)
+
+
+def test_the_corrected_value_comes_from_lookup_entity(store):
+    transcript, client, run = run_transcript(store, "corrected_fact")
+    assert run.status == ANSWERED and client.exhausted
+    check_answer(store, transcript, run)
+    stale = answer_checks.corrected_value_present("It scored 0.92 [Me9f0012ae1].", "0.78", ["0.92"])
+    assert not stale.passed
+
+
+def test_clarification_is_asked_through_elicitation_and_stored_for_the_thread(store):
+    asked = []
+
+    async def answer(message, response_type, params, context):
+        asked.append(message)
+        return {"value": "the July evaluation"}
+
+    transcript, client, run = run_transcript(store, "clarify", elicitation_handler=answer)
+    assert asked == ["Do you mean the June run or the July evaluation?"]
+    assert run.status == ANSWERED and client.exhausted
+    assert "clarification" in thread_events(store, "thread_jane_research")
+    check_answer(store, transcript, run)
+
+
+def test_the_tool_reserve_is_shared_by_rounds_and_max_rounds_forces_an_answer(store):
+    transcript, client, run = run_transcript(store, "tool_reserve_and_rounds")
+    assert run.status == ANSWERED and client.exhausted
+    limits = run.manifests[0]["allocation"]
+    calls = [c for r in run.rounds for c in r.tool_calls]
+    assert len(calls) == 2 == limits["tool_rounds"]["max_rounds"]
+    assert all(c["tokens"] <= 500 for c in calls)
+    assert calls[0]["tier"] == "truncated" and calls[0]["dropped"], "eight results do not fit 500 tokens"
+    assert sum(c["tokens"] for c in calls) <= run.tool_tokens_used <= limits["reserves"]["tools"] == 900
+    assert client.sent[-1]["tool_choice"] == "none"
+    check_answer(store, transcript, run)
+
+
+def test_without_a_model_the_request_is_prepared_and_recorded(store):
+    spec = WindowSpec("acme", "jane", "research-assistant", "thread_jane_nomodel", "fact_check",
+                      "Is Helios-RAG still the one to beat?")
+    run = asyncio.run(AgentLoop(store, spec, parse_time("2026-09-28T12:00:00"), None, roles=("researcher",)).run())
+    assert run.status == NO_MODEL and run.answer is None and len(run.rounds) == 1
+    store.set_tenant("acme")
+    recorded = store.connection.execute(
+        "SELECT content_json FROM ctxasm.conversation_memory WHERE id = %s", (run.rounds[0].request_record,)
+    ).fetchone()[0]
+    store.rollback()
+    assert recorded["request_hash"] == run.window.manifest["request_hash"] == render.request_hash(recorded["request"])
+
+
+def test_a_request_the_transcript_does_not_expect_fails(store, tmp_path: Path):
+    data = json.loads((TRANSCRIPTS / "corrected_fact.json").read_text())
+    data["responses"][1]["expect"]["answers_call"] = "call_never_made"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(TranscriptMismatch, match="no tool message answers call 'call_never_made'"):
+        run_transcript(store, "corrected_fact", client=RecordedClient.load(bad))
+
+
+def test_ctxasm_ask_replays_a_transcript_and_says_when_no_model_is_called(corpus_once):
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(CTXASM_PG_DATABASE=TEST_DATABASE)
+    base = [sys.executable, "-m", "ctxasm.cli", "ask", "--tenant", "acme", "--user", "jane", "--agent",
+            "research-assistant", "--role", "researcher", "--at", "2026-09-28T12:00:00Z"]
+    replayed = subprocess.run(base + ["--thread", "thread_jane_research", "--question",
+                                      "Good. For the retrieval side, is Helios-RAG still the one to beat? You told "
+                                      "us it scored 0.92 on BEIR.", "--transcript",
+                                      str(TRANSCRIPTS / "corrected_fact.json"), "--json"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "0.78" in json.loads(replayed.stdout)["answer"]
+    offline = subprocess.run(base + ["--thread", "thread_jane_cli", "--question", "Anything new on Letta?"],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert offline.returncode == 0, offline.stderr
+    assert "no model was called" in offline.stderr and "(no model was called)" in offline.stdout
