@@ -93,8 +93,6 @@ class AgentLoop:
         async with Client(build_server(manager), mode="legacy",
                           elicitation_handler=self.elicitation_handler) as mcp:
             for number in range(1, limits["max_rounds"] + 2):
-                if number > limits["max_rounds"] or self.exhausted:
-                    request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
                 current = self._check_and_record(request, number, manifest_id,
                                                  manifest["request_limit"] if number == 1 else limit)
                 rounds.append(current)
@@ -121,6 +119,8 @@ class AgentLoop:
                     current.tool_calls.append(entry)
                     entries.append(entry)
                     request["messages"].append(tool_message)
+                if number >= limits["max_rounds"] or self.exhausted:
+                    request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
                 manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries)
                 self.store.set_tenant(spec.tenant_id)
                 manifest_id = self.store.record_manifest(manifest)

@@ -110,6 +110,12 @@ def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult
     def unavailable(reason: str) -> ReplayResult:
         return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash)
 
+    if manifest.get("round"):
+        # A tool round's request is the first window plus model turns and tool results, which no selection
+        # can rebuild; its first window can be replayed, and its tool results are rows of their own.
+        return unavailable(f"round {manifest['round']} of the agent loop: replay its first window "
+                           f"{manifest.get('first_manifest_id')}; the tool results it added are conversation "
+                           "rows (event_type tool_result) named in its memories")
     if manifest.get("renderer_version") != render.RENDERER_VERSION:
         return unavailable(f"renderer version {manifest.get('renderer_version')} is not the running "
                            f"{render.RENDERER_VERSION}")

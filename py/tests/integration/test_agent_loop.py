@@ -14,6 +14,7 @@ import pytest
 from ctxasm import answer_checks, pgconn, render
 from ctxasm.agent import ANSWERED, NO_MODEL, AgentLoop
 from ctxasm.assembler import parse_time
+from ctxasm.replay import replay
 from ctxasm.model_clients import RecordedClient, TranscriptMismatch, apply_setup, read_transcript
 from ctxasm.store import PostgresStore
 from ctxasm.tokens import count_tokens
@@ -102,6 +103,10 @@ def test_missing_detail_is_fetched_through_the_tool_results_slice(store):
     assert final_tokens == second["request_tokens"] <= second["request_limit"]
     assert second["request_hash"] == render.request_hash(run.final_request)
     assert run.rounds[1].request_hash == second["request_hash"]
+
+    assert replay(store, "acme", run.window.manifest_id).status == "match"
+    round_replay = replay(store, "acme", run.rounds[1].manifest_id)
+    assert round_replay.status == "unavailable" and run.window.manifest_id in round_replay.reason
 
     events = thread_events(store, "thread_jane_missing")
     assert events.count("context_manifest") == 2
