@@ -121,7 +121,9 @@ class AgentLoop:
                     request["messages"].append(tool_message)
                 if number >= limits["max_rounds"] or self.exhausted:
                     request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
-                manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries)
+                turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
+                manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
+                                                turn)
                 self.store.set_tenant(spec.tenant_id)
                 manifest_id = self.store.record_manifest(manifest)
                 manifests.append(manifest)
@@ -179,8 +181,12 @@ class AgentLoop:
         return entry, {"role": "tool", "tool_call_id": call["id"], "content": fitted.content}
 
     def _round_manifest(self, previous: Mapping[str, Any], first_id: str, number: int, request: dict[str, Any],
-                        limit: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
+                        limit: int, entries: list[dict[str, Any]], turn: dict[str, Any]) -> dict[str, Any]:
+        """The previous window plus this round's turn: what replay needs to rebuild the request exactly."""
         manifest = json.loads(json.dumps(previous))
+        manifest["turns"] = manifest.get("turns", []) + [turn]
+        if "tool_choice" in request:
+            manifest["request_options"] = {"tool_choice": request["tool_choice"]}
         memories = manifest["memories"]
         for entry in entries:
             entry = dict(entry, position=len(memories) + 1)

@@ -102,20 +102,27 @@ def first_difference(recorded: Any, rebuilt: Any, path: str = "") -> str | None:
 
 
 def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult:
+    return replay_window(store, tenant_id, manifest_id)[0]
+
+
+def replay_window(store: MemoryStore, tenant_id: str, manifest_id: str
+                  ) -> tuple[ReplayResult, dict[str, Any] | None]:
+    """The replay result, and the rebuilt request when the window matched."""
+    result, request = _replay_window(store, tenant_id, manifest_id)
+    return result, request if result.status == MATCH else None
+
+
+def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tuple[ReplayResult, Any]:
     manifest = store.read_manifest(tenant_id, manifest_id)
     if manifest is None:
-        return ReplayResult(UNAVAILABLE, manifest_id, f"no manifest {manifest_id} is visible to tenant {tenant_id}")
+        return ReplayResult(UNAVAILABLE, manifest_id, f"no manifest {manifest_id} is visible to tenant {tenant_id}"), None
     recorded_hash = manifest.get("request_hash")
 
-    def unavailable(reason: str) -> ReplayResult:
-        return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash)
+    def unavailable(reason: str) -> tuple[ReplayResult, None]:
+        return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash), None
 
     if manifest.get("round"):
-        # A tool round's request is the first window plus model turns and tool results, which no selection
-        # can rebuild; its first window can be replayed, and its tool results are rows of their own.
-        return unavailable(f"round {manifest['round']} of the agent loop: replay its first window "
-                           f"{manifest.get('first_manifest_id')}; the tool results it added are conversation "
-                           "rows (event_type tool_result) named in its memories")
+        return replay_round(store, tenant_id, manifest_id, manifest), None
     if manifest.get("renderer_version") != render.RENDERER_VERSION:
         return unavailable(f"renderer version {manifest.get('renderer_version')} is not the running "
                            f"{render.RENDERER_VERSION}")
@@ -155,10 +162,43 @@ def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult
     recorded_part = {k: manifest.get(k) for k in COMPARED}
     rebuilt_part = {k: rebuilt.manifest.get(k) for k in COMPARED}
     if rebuilt_hash == recorded_hash and recorded_part == rebuilt_part:
-        return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash, tuple(notes))
+        return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash, tuple(notes)), rebuilt.request
     difference = first_difference(recorded_part, rebuilt_part)
     if difference is None:
         difference = first_difference(manifest.get("request_parts"), rebuilt.manifest.get("request_parts"))
         difference = f"request {difference}" if difference else "the request hash differs"
     return ReplayResult(MISMATCH, manifest_id, f"first difference: {difference}", recorded_hash, rebuilt_hash,
-                        tuple(notes))
+                        tuple(notes)), None
+
+
+def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]) -> ReplayResult:
+    """A tool round of the agent loop: its first window must replay, then the request is rebuilt from it, the
+    recorded model turns and the stored tool results, and must hash to the recorded request."""
+    recorded_hash = manifest.get("request_hash")
+    first_id = manifest.get("first_manifest_id")
+    first, request = replay_window(store, tenant_id, first_id)
+    if request is None:
+        return ReplayResult(first.status, manifest_id, f"its first window {first_id}: {first.reason}", recorded_hash)
+    entries = {m["ref"][1]: m for m in manifest["memories"] if m.get("slice") == "tool_results"}
+    messages = list(request["messages"])
+    for turn in manifest.get("turns", ()):
+        messages.append(turn["assistant"])
+        calls = [call["id"] for call in turn["assistant"]["tool_calls"]]
+        for call_id, record_id in zip(calls, turn["tool_results"]):
+            event = store.read_event(tenant_id, record_id)
+            if event is None or event["event_type"] != "tool_result":
+                return ReplayResult(UNAVAILABLE, manifest_id, f"tool result {record_id} of round {turn['round']} "
+                                    "is gone: erased, purged or no longer authorized", recorded_hash)
+            entry = entries.get(record_id)
+            if entry is None or entry["call_id"] != call_id:
+                return ReplayResult(MISMATCH, manifest_id, f"tool result {record_id} is not the manifest's answer "
+                                    f"to call {call_id}", recorded_hash)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": event["content"]})
+    rebuilt = {**request, "messages": messages, **manifest.get("request_options", {})}
+    rebuilt_hash = render.request_hash(rebuilt)
+    if rebuilt_hash == recorded_hash:
+        return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash,
+                            (f"round {manifest['round']}: first window {first_id} replayed, then "
+                             f"{len(manifest.get('turns', ()))} model turn(s) and {len(entries)} stored tool result(s)",))
+    difference = first_difference(manifest.get("request_parts"), render.part_hashes(rebuilt))
+    return ReplayResult(MISMATCH, manifest_id, f"request {difference or 'hash differs'}", recorded_hash, rebuilt_hash)

@@ -74,6 +74,7 @@ class MemoryStore(Protocol):
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
     def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
                            thread_id: str | None) -> str | None: ...
+    def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None: ...
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]: ...
     # CTX_TOOLS: the database half of the MCP tools. Each sets the tenant and calls one routine; none commits.
     def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
@@ -217,6 +218,16 @@ class PostgresStore:
             self.connection.rollback()
         return row[0] if row else None
 
+    def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None:
+        """A conversation event of the tenant (a tool result, a recorded request), or None."""
+        with self._errors():
+            self.set_tenant(tenant_id)
+            row = self.connection.execute(
+                "SELECT event_type, content, content_json FROM ctxasm.conversation_memory "
+                "WHERE id = %s AND role = 'event' AND status = 'active'", (event_id,)).fetchone()
+            self.connection.rollback()
+        return {"event_type": row[0], "content": row[1], "content_json": row[2]} if row else None
+
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
         """For each "type:id:version": (its status now, its status in `snapshot` or None if it was not
         readable then). Rows this tenant cannot see now are absent from the result."""
@@ -277,7 +288,10 @@ class PostgresStore:
             self.connection.commit()
 
     def rollback(self) -> None:
-        self.connection.rollback()
+        if self.connection.closed:  # the server dropped it: nothing is left to roll back (issue 8, faults)
+            return
+        with self._errors():
+            self.connection.rollback()
 
 
 #: memory type -> Oracle table (the names are fixed by the schema; never built from input).
@@ -429,6 +443,19 @@ class OracleStore:
                            "fetch first 1 row only", u=user_id, a=agent_id, t=thread_id)
             row = cursor.fetchone()
         return row[0] if row else None
+
+    def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None:
+        self.set_tenant(tenant_id)
+        with self._errors(), self.connection.cursor() as cursor:
+            cursor.execute("select event_type, content, json_serialize(content_json returning clob) "
+                           "from ctxasm_owner.conversation_memory "
+                           "where id = :id and role = 'event' and status = 'active'", id=event_id)
+            row = cursor.fetchone()
+        if not row:
+            return None
+        def text(value: Any) -> Any:
+            return value.read() if hasattr(value, "read") else value
+        return {"event_type": row[0], "content": text(row[1]), "content_json": json.loads(text(row[2]) or "null")}
 
     def _tool_call(self, tenant_id: str, call: str, **binds: Any) -> Any:
         """set_tenant and one CTX_TOOLS function in one anonymous block: one round trip; no commit.

@@ -106,7 +106,8 @@ def test_missing_detail_is_fetched_through_the_tool_results_slice(store):
 
     assert replay(store, "acme", run.window.manifest_id).status == "match"
     round_replay = replay(store, "acme", run.rounds[1].manifest_id)
-    assert round_replay.status == "unavailable" and run.window.manifest_id in round_replay.reason
+    assert round_replay.status == "match", round_replay.reason
+    assert round_replay.rebuilt_hash == run.rounds[1].request_hash
 
     events = thread_events(store, "thread_jane_missing")
     assert events.count("context_manifest") == 2
@@ -147,6 +148,13 @@ def test_the_tool_reserve_is_shared_by_rounds_and_max_rounds_forces_an_answer(st
     assert calls[0]["tier"] == "truncated" and calls[0]["dropped"], "eight results do not fit 500 tokens"
     assert sum(c["tokens"] for c in calls) <= run.tool_tokens_used <= limits["reserves"]["tools"] == 900
     assert client.sent[-1]["tool_choice"] == "none"
+    last = replay(store, "acme", run.rounds[-1].manifest_id)
+    assert (last.status, last.rebuilt_hash) == ("match", run.rounds[-1].request_hash)
+    store.set_tenant("acme")
+    store.erase("conversation", calls[0]["ref"][1])
+    store.commit()
+    gone = replay(store, "acme", run.rounds[-1].manifest_id)
+    assert gone.status == "unavailable" and calls[0]["ref"][1] in gone.reason
     check_answer(store, transcript, run)
 
 
