@@ -99,7 +99,10 @@ def resolve_target(database: str | None = None, *, start: bool = False) -> Targe
 
 def connect(target: Target, login: Login, *, autocommit: bool = False) -> psycopg.Connection:
     try:
-        return psycopg.connect(target.conninfo(login), autocommit=autocommit, connect_timeout=10)
+        # No server-side prepared statements: after an error inside a pipeline psycopg's cache of them can
+        # outlive the statements themselves ("prepared statement _pg3_0 does not exist" on the next call).
+        return psycopg.connect(target.conninfo(login), autocommit=autocommit, connect_timeout=10,
+                               prepare_threshold=None)
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable(f"cannot connect to {target.describe()} as {login.user}: {exc}") from exc
 

@@ -106,6 +106,12 @@ class PostgresStore:
         except psycopg.Error as exc:
             diag = getattr(exc, "diag", None)
             message = (diag.message_primary if diag and diag.message_primary else str(exc)).strip()
+            # The failed transaction is over either way; leave the connection usable for the next call (the
+            # MCP server keeps one connection for its whole session).
+            try:
+                self.connection.rollback()
+            except psycopg.Error:
+                pass
             mapped = from_sqlstate(getattr(exc, "sqlstate", None), message)
             if mapped is not None:
                 raise mapped from None
