@@ -12,6 +12,10 @@ nothing where it should not have, and dropped nothing but the `/` terminators).
 
     python -m ctxasm.gates.liquibase_render [--repo DIR] [--changelog PATH]
 
+Without --changelog it renders the master changelog and, when it exists, the utPLSQL changelog (the test
+packages of db/tests/utplsql, which the master must not deploy). Each changelog is compared with the Oracle
+changesets of the folders it includes, and every Oracle file must be included by one of them.
+
 Exit code 0 on success, 1 on any failure (Liquibase's own error is printed).
 """
 
@@ -31,9 +35,22 @@ from .formatted_sql import oracle_files, read_changelog, strip_sql_comments
 
 REPO = Path(__file__).resolve().parents[3]
 MASTER_CHANGELOG = "liquibase/changelog-master.yaml"
+UTPLSQL_CHANGELOG = "liquibase/changelog-utplsql.yaml"
 # Liquibase's OfflineConnection reads `version` and `changeLogFile` from the URL's query string.
 OFFLINE_URL = "offline:oracle?version=23.0&changeLogFile={csv}"
 _HEADER = re.compile(r"^-- Changeset (?P<path>.+?)::(?P<id>.+)::(?P<author>[^:]+)$")
+# `path:` of an includeAll and `file:` of an include in a YAML changelog (paths relative to the search path)
+_INCLUDED = re.compile(r"^\s*-?\s*(path|file):\s*['\"]?(?P<path>[^'\"\s#]+)")
+
+
+def included_paths(repo: Path, changelog: str) -> list[str]:
+    """The folders (includeAll) and files (include) a YAML changelog names, relative to the repository."""
+    text = (repo / changelog).read_text(encoding="utf-8")
+    return [match["path"] for match in map(_INCLUDED.match, text.split("\n")) if match]
+
+
+def _is_included(relative: str, paths: list[str]) -> bool:
+    return any(relative == path or relative.startswith(path.rstrip("/") + "/") for path in paths)
 
 
 def liquibase_executable() -> Path:
@@ -95,13 +112,16 @@ def check(repo: Path, changelog: str = MASTER_CHANGELOG) -> list[str]:
     if not (repo / changelog).is_file():
         return [f"{changelog}: the master changelog does not exist under {repo}"]
     expected: dict[tuple[str, str], list[str]] = {}
+    included = included_paths(repo, changelog)
     for path in oracle_files(repo):
         relative = path.relative_to(repo).as_posix()
+        if not _is_included(relative, included):
+            continue
         for changeset in read_changelog(path).changesets:
             code = strip_sql_comments("\n".join(line for _, line in changeset.body_lines)).split("\n")
             expected[(relative, changeset.id)] = [line.strip() for line in code if line.strip() and line.strip() != "/"]
     if not expected:
-        return [f"no Oracle changesets found under {repo}"]
+        return [f"{changelog}: no Oracle changesets found in the folders it includes under {repo}"]
     result = render(repo, changelog)
     if result.returncode != 0:
         return [f"liquibase update-sql exited with {result.returncode}:\n{liquibase_error(result)}"]
@@ -133,21 +153,39 @@ def check(repo: Path, changelog: str = MASTER_CHANGELOG) -> list[str]:
     return problems
 
 
+def not_included(repo: Path, changelogs: list[str]) -> list[str]:
+    """Oracle files that none of the changelogs includes: they would never be deployed or rendered."""
+    paths = [path for changelog in changelogs if (repo / changelog).is_file()
+             for path in included_paths(repo, changelog)]
+    return [f"{path.relative_to(repo).as_posix()}: included by none of {', '.join(changelogs)}"
+            for path in oracle_files(repo) if not _is_included(path.relative_to(repo).as_posix(), paths)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ctxasm.gates.liquibase_render",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--repo", type=Path, default=REPO, help="repository root, Liquibase's search path")
-    parser.add_argument("--changelog", default=MASTER_CHANGELOG, help="master changelog, relative to --repo")
+    parser.add_argument("--changelog", default=None,
+                        help="only this changelog, relative to --repo (default: the master and the utPLSQL one)")
     args = parser.parse_args(argv)
     repo = args.repo.resolve()
-    try:
-        problems = check(repo, args.changelog)
-    except (OSError, subprocess.SubprocessError, ConfigError) as error:
-        problems = [f"could not run Liquibase: {error}"]
+    if args.changelog:
+        changelogs = [args.changelog]
+    else:
+        changelogs = [MASTER_CHANGELOG] + ([UTPLSQL_CHANGELOG] if (repo / UTPLSQL_CHANGELOG).is_file() else [])
+    problems: list[str] = []
+    for changelog in changelogs:
+        try:
+            problems.extend(check(repo, changelog))
+        except (OSError, subprocess.SubprocessError, ConfigError) as error:
+            problems.append(f"could not run Liquibase: {error}")
+    if not args.changelog:
+        problems.extend(not_included(repo, changelogs))
     for problem in problems:
         print(problem)
     count = sum(len(read_changelog(p).changesets) for p in oracle_files(repo))
-    print(f"liquibase_render: {'FAIL' if problems else 'OK'}: {count} Oracle changesets, {len(problems)} problems")
+    print(f"liquibase_render: {'FAIL' if problems else 'OK'}: {count} Oracle changesets "
+          f"({', '.join(changelogs)}), {len(problems)} problems")
     return 1 if problems else 0
 
 

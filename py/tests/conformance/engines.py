@@ -62,9 +62,17 @@ class OracleEngine:
         with self._connect(self.owner_dsn) as connection:
             yield OracleStore(connection)
 
+    @property
+    def owner_schema(self) -> str:
+        """The schema that owns the packages: the user of CTXASM_ORACLE_OWNER_DSN."""
+        return self.owner_dsn.partition("/")[0]
+
     @contextmanager
     def app(self) -> Iterator[MemoryStore]:
         with self._connect(self.app_dsn) as connection:
+            # The application user owns nothing: resolve ctx_session, ctx_memory, ctx_assembly (called
+            # unqualified by OracleStore) in the owner's schema, with or without synonyms in the app schema.
+            connection.current_schema = self.owner_schema
             yield OracleStore(connection)
 
     def manifests(self, tenant_id: str) -> int:

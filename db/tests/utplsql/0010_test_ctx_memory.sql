@@ -1,0 +1,391 @@
+--liquibase formatted sql
+
+-- utPLSQL v3 suite for CTX_MEMORY and CTX_SESSION: the write API, tenant isolation (VPD on the application
+-- context) and point-in-time reads (capture_snapshot + rows_as_of). The conformance scenarios check the same
+-- rules through Python; this suite checks them inside the database, as the owner CTXASM_OWNER.
+-- Deployed only by liquibase/changelog-utplsql.yaml (never by the master changelog), after the main one.
+--
+-- Transactions: Flashback Query reads committed data only, so the snapshot tests commit. The suite is
+-- therefore --%rollback(manual): the fixture tenants are registered and committed in setup_tenants and
+-- removed, with everything written under them, by purge_tenants (CTX_ADMIN.purge_tenant, then commit);
+-- undo_uncommitted rolls back what each test left uncommitted. Every test uses its own memory ids, so no
+-- test depends on another one's rows.
+
+--changeset ctxasm:ora-test-0010-01-test-ctx-memory-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package test_ctx_memory authid definer is
+   --%suite(CTX_MEMORY: writes, tenant isolation and point-in-time reads)
+   --%suitepath(ctxasm.oracle)
+   --%rollback(manual)
+
+   co_tenant_a constant varchar2(64) := 'ut-memory-a';
+   co_tenant_b constant varchar2(64) := 'ut-memory-b';
+
+   --%beforeall
+   procedure setup_tenants;
+
+   --%afterall
+   procedure purge_tenants;
+
+   --%aftereach
+   procedure undo_uncommitted;
+
+   --%test(put_memory writes version 1, active, in the session's tenant)
+   procedure put_memory_writes_version_one;
+
+   --%test(put_memory without a session tenant raises tenant_not_set)
+   --%throws(-20102)
+   procedure put_memory_needs_a_tenant;
+
+   --%test(put_memory of an unknown memory type raises invalid_memory_type)
+   --%throws(-20103)
+   procedure put_memory_rejects_unknown_type;
+
+   --%test(put_memory with a key that is no column raises invalid_field naming type and field)
+   procedure put_memory_names_the_bad_field;
+
+   --%test(put_memory of an existing id raises duplicate_memory)
+   --%throws(-20105)
+   procedure put_memory_rejects_duplicate_id;
+
+   --%test(supersede retires the active version and writes version + 1)
+   procedure supersede_keeps_the_history;
+
+   --%test(supersede of a memory with no active version raises memory_not_found)
+   --%throws(-20106)
+   procedure supersede_needs_an_active_version;
+
+   --%test(delete_memory soft-deletes: status deleted, deleted_at set, the row stays)
+   procedure delete_memory_is_soft;
+
+   --%test(erase scrubs the text of every version and returns the number of versions)
+   procedure erase_scrubs_every_version;
+
+   --%test(set_tenant of an unregistered tenant raises unknown_tenant and leaves no tenant set)
+   procedure set_tenant_rejects_unknown_tenant;
+
+   --%test(VPD: another tenant, or no tenant, sees none of the rows)
+   procedure other_tenant_sees_nothing;
+
+   --%test(rows_as_of returns the versions visible at the captured SCN, not later ones)
+   procedure rows_as_of_reads_the_past;
+
+   --%test(rows_as_of shows only the session tenant's rows at the SCN)
+   procedure rows_as_of_is_tenant_scoped;
+
+   --%test(rows_as_of of a value that is not an SCN raises invalid_snapshot)
+   --%throws(-20107)
+   procedure rows_as_of_rejects_bad_snapshot;
+end test_ctx_memory;
+/
+
+--changeset ctxasm:ora-test-0010-02-test-ctx-memory-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body test_ctx_memory is
+   co_entity constant varchar2(16) := 'entity';
+
+   -- A fact record for entity_memory as the JSON CTX_MEMORY takes.
+   function fact_json(in_id in varchar2, in_content in varchar2) return clob is
+      l_record json_object_t := json_object_t();
+   begin
+      l_record.put('id', in_id);
+      l_record.put('subject', 'model:helios-rag');
+      l_record.put('predicate', 'beir_ndcg10');
+      l_record.put('confidence', 0.9);
+      l_record.put('valid_from', '2026-05-01T00:00:00Z');
+      l_record.put('content', in_content);
+      return l_record.to_clob();
+   end fact_json;
+
+   -- How many versions of one entity the session can see (VPD applies to the owner too).
+   function visible_versions(in_id in varchar2) return number is
+      l_count number;
+   begin
+      select count(*) into l_count from entity_memory e where e.id = in_id;
+      return l_count;
+   end visible_versions;
+
+   -- The versions of one id in a rows_as_of cursor, as 'v1,v2,...' (status after a colon).
+   function versions_in(in_rows in sys_refcursor, in_id in varchar2) return varchar2 is
+      l_row      clob;
+      l_id       varchar2(128);
+      l_version  varchar2(16);
+      l_status   varchar2(16);
+      l_versions varchar2(4000);
+   begin
+      loop
+         fetch in_rows into l_row;
+         exit when in_rows%notfound;
+         select json_value(l_row, '$.id'), json_value(l_row, '$.version'), json_value(l_row, '$.status')
+           into l_id, l_version, l_status
+           from dual;
+         if l_id = in_id then
+            l_versions := l_versions || case when l_versions is not null then ',' end || l_version || ':' || l_status;
+         end if;
+      end loop;
+      close in_rows;
+      return l_versions;
+   end versions_in;
+
+   -- versions_in of the entity rows the session's tenant had at the snapshot.
+   function versions_at(in_snapshot in varchar2, in_id in varchar2) return varchar2 is
+      l_rows sys_refcursor;
+   begin
+      l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => in_snapshot);
+      return versions_in(in_rows => l_rows, in_id => in_id);
+   end versions_at;
+
+   procedure setup_tenants is
+   begin
+      -- first remove what an interrupted earlier run left behind
+      purge_tenants;
+      ctx_admin.register_tenant(in_tenant_id => co_tenant_a, in_display_name => 'utPLSQL tenant A');
+      ctx_admin.register_tenant(in_tenant_id => co_tenant_b, in_display_name => 'utPLSQL tenant B');
+      commit;
+   end setup_tenants;
+
+   procedure purge_tenants is
+      l_removed number;
+   begin
+      rollback;
+      l_removed := ctx_admin.purge_tenant(in_tenant_id => co_tenant_a);
+      l_removed := ctx_admin.purge_tenant(in_tenant_id => co_tenant_b);
+      ctx_session.clear_tenant;
+      commit;
+   end purge_tenants;
+
+   -- What a test wrote and did not commit (a --%throws test stops half way) goes, and so does its tenant.
+   procedure undo_uncommitted is
+   begin
+      rollback;
+      ctx_session.clear_tenant;
+   end undo_uncommitted;
+
+   procedure put_memory_writes_version_one is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_version number;
+      l_status  varchar2(16);
+      l_tenant  varchar2(64);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_1', 'First fact.'));
+      l_expect := ut.expect(l_id);
+      l_expect.to_equal('ut_put_1');
+      select e.version, e.status, e.tenant_id
+        into l_version, l_status, l_tenant
+        from entity_memory e
+       where e.id = l_id;
+      l_expect := ut.expect(l_version);
+      l_expect.to_equal(1);
+      l_expect := ut.expect(l_status);
+      l_expect.to_equal('active');
+      l_expect := ut.expect(l_tenant);
+      l_expect.to_equal(co_tenant_a);
+   end put_memory_writes_version_one;
+
+   procedure put_memory_needs_a_tenant is
+      l_id varchar2(128);
+   begin
+      ctx_session.clear_tenant;
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_2', 'No tenant.'));
+   end put_memory_needs_a_tenant;
+
+   procedure put_memory_rejects_unknown_type is
+      l_id varchar2(128);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => 'rumour', in_record => fact_json('ut_put_3', 'Unknown type.'));
+   end put_memory_rejects_unknown_type;
+
+   procedure put_memory_names_the_bad_field is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_message varchar2(4000);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      begin
+         l_id := ctx_memory.put_memory(
+                    in_memory_type => co_entity,
+                    in_record      => '{"id": "ut_put_4", "subject": "s", "predicate": "p", '
+                                      || '"content": "Bad field.", "no_such_column": 1}'
+                 );
+         ut.fail('put_memory accepted a key that is not a column');
+      exception
+         when others then
+            -- only the contract's error counts; anything else fails the test with its own error
+            if sqlcode <> ctx_errors.co_invalid_field then
+               raise;
+            end if;
+            l_message := sqlerrm;
+      end;
+      l_expect := ut.expect(l_message);
+      l_expect.to_be_like('%invalid_field: entity.no_such_column: unknown field%');
+   end put_memory_names_the_bad_field;
+
+   procedure put_memory_rejects_duplicate_id is
+      l_id varchar2(128);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Once.'));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Twice.'));
+   end put_memory_rejects_duplicate_id;
+
+   procedure supersede_keeps_the_history is
+      l_expect      ut_expectation;
+      l_id          varchar2(128);
+      l_new_version number;
+      l_old_status  varchar2(16);
+      l_new_status  varchar2(16);
+      l_old_until   timestamp with time zone;
+      l_new_from    timestamp with time zone;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_sup_1', 'Scores 0.92.'));
+      l_new_version := ctx_memory.supersede(
+                          in_memory_type => co_entity,
+                          in_id          => l_id,
+                          in_record      => '{"content": "Scores 0.78 (corrected).", '
+                                            || '"valid_from": "2026-08-17T00:00:00Z"}'
+                       );
+      l_expect := ut.expect(l_new_version);
+      l_expect.to_equal(2);
+      select e.status, e.valid_until into l_old_status, l_old_until from entity_memory e
+       where e.id = l_id and e.version = 1;
+      select e.status, e.valid_from into l_new_status, l_new_from from entity_memory e
+       where e.id = l_id and e.version = 2;
+      l_expect := ut.expect(l_old_status);
+      l_expect.to_equal('superseded');
+      l_expect := ut.expect(l_new_status);
+      l_expect.to_equal('active');
+      l_expect := ut.expect(l_old_until);
+      l_expect.to_equal(l_new_from);
+      l_expect := ut.expect(visible_versions(l_id));
+      l_expect.to_equal(2);
+   end supersede_keeps_the_history;
+
+   procedure supersede_needs_an_active_version is
+      l_version number;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => 'ut_never_written',
+                                        in_record => '{"content": "Nothing to replace."}');
+   end supersede_needs_an_active_version;
+
+   procedure delete_memory_is_soft is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_status  varchar2(16);
+      l_deleted timestamp with time zone;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_del_1', 'To delete.'));
+      ctx_memory.delete_memory(in_memory_type => co_entity, in_id => l_id);
+      select e.status, e.deleted_at into l_status, l_deleted from entity_memory e where e.id = l_id;
+      l_expect := ut.expect(l_status);
+      l_expect.to_equal('deleted');
+      l_expect := ut.expect(l_deleted);
+      l_expect.to_be_not_null();
+   end delete_memory_is_soft;
+
+   procedure erase_scrubs_every_version is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_version number;
+      l_erased  number;
+      l_kept    number;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_1', 'Secret v1.'));
+      l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
+                                        in_record => '{"content": "Secret v2."}');
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => l_id);
+      l_expect := ut.expect(l_erased);
+      l_expect.to_equal(2);
+      select count(*) into l_kept from entity_memory e
+       where e.id = l_id and (e.status <> 'erased' or dbms_lob.instr(e.content, 'Secret') > 0);
+      l_expect := ut.expect(l_kept);
+      l_expect.to_equal(0);
+   end erase_scrubs_every_version;
+
+   procedure set_tenant_rejects_unknown_tenant is
+      l_expect ut_expectation;
+      l_raised boolean := false;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      begin
+         ctx_session.set_tenant(in_tenant_id => 'ut-memory-nobody');
+      exception
+         when others then
+            if sqlcode <> ctx_errors.co_unknown_tenant then
+               raise;
+            end if;
+            l_raised := true;
+      end;
+      l_expect := ut.expect(l_raised);
+      l_expect.to_be_true();
+      -- the context is cleared first, so a failed call never leaves tenant A in place
+      l_expect := ut.expect(ctx_session.current_tenant());
+      l_expect.to_be_null();
+   end set_tenant_rejects_unknown_tenant;
+
+   procedure other_tenant_sees_nothing is
+      l_expect ut_expectation;
+      l_id     varchar2(128);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_vpd_1', 'Tenant A only.'));
+      l_expect := ut.expect(visible_versions(l_id));
+      l_expect.to_equal(1);
+      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      l_expect := ut.expect(visible_versions(l_id));
+      l_expect.to_equal(0);
+      ctx_session.clear_tenant;
+      l_expect := ut.expect(visible_versions(l_id));
+      l_expect.to_equal(0);
+   end other_tenant_sees_nothing;
+
+   procedure rows_as_of_reads_the_past is
+      l_expect   ut_expectation;
+      l_id       varchar2(128);
+      l_version  number;
+      l_snapshot varchar2(64);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_1', 'Scores 0.92.'));
+      commit;
+      l_snapshot := ctx_memory.capture_snapshot();
+      l_expect := ut.expect(l_snapshot);
+      l_expect.to_match('^[0-9]+$');
+      l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
+                                        in_record => '{"content": "Scores 0.78."}');
+      commit;
+      l_expect := ut.expect(versions_at(l_snapshot, l_id));
+      l_expect.to_equal('1:active');
+      l_expect := ut.expect(versions_at(ctx_memory.capture_snapshot(), l_id));
+      l_expect.to_equal('1:superseded,2:active');
+   end rows_as_of_reads_the_past;
+
+   procedure rows_as_of_is_tenant_scoped is
+      l_expect   ut_expectation;
+      l_id       varchar2(128);
+      l_snapshot varchar2(64);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_2', 'Tenant A.'));
+      commit;
+      l_snapshot := ctx_memory.capture_snapshot();
+      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      l_expect := ut.expect(versions_at(l_snapshot, l_id));
+      l_expect.to_be_null();
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_expect := ut.expect(versions_at(l_snapshot, l_id));
+      l_expect.to_equal('1:active');
+   end rows_as_of_is_tenant_scoped;
+
+   procedure rows_as_of_rejects_bad_snapshot is
+      l_rows sys_refcursor;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => 'not-an-scn');
+   end rows_as_of_rejects_bad_snapshot;
+end test_ctx_memory;
+/

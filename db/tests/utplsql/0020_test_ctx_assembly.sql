@@ -1,0 +1,544 @@
+--liquibase formatted sql
+
+-- utPLSQL v3 suite for CTX_ASSEMBLY: the selection of select_window (lifecycle, supersede -> current fact
+-- plus labelled history, the exclusion rules, tenant isolation, errors) and record_manifest. It mirrors the
+-- conformance scenarios 02-05 and 20 (db/tests/scenarios) with its own small Helios-RAG fixture.
+-- Deployed only by liquibase/changelog-utplsql.yaml, after the main changelog.
+--
+-- Transactions: select_window reads AS OF SCN, and Flashback Query sees committed rows only, so the fixture
+-- is committed in seed_fixture and the suite is --%rollback(manual). purge_fixture removes the three
+-- fixture tenants and everything under them (CTX_ADMIN.purge_tenant) and commits; undo_uncommitted rolls
+-- back what each test left uncommitted (record_manifest's rows). Only snapshot_replays_the_past commits a
+-- change, to a fact of its own (ut_f_replay), so the other tests do not depend on the order they run in.
+--
+-- sqlfluff 4.5 (the parse gate) cannot parse a method call on a call result, so the chained form
+-- ut.expect(x).to_equal(y) is written as l_expect := ut.expect(x); l_expect.to_equal(y); (same matcher,
+-- same report line).
+
+--changeset ctxasm:ora-test-0020-01-test-ctx-assembly-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package test_ctx_assembly authid definer is
+   --%suite(CTX_ASSEMBLY: select_window and record_manifest)
+   --%suitepath(ctxasm.oracle)
+   --%rollback(manual)
+
+   co_tenant       constant varchar2(64) := 'ut-assembly';
+   co_other_tenant constant varchar2(64) := 'ut-assembly-other';
+   co_empty_tenant constant varchar2(64) := 'ut-assembly-empty';
+
+   --%beforeall
+   procedure seed_fixture;
+
+   --%afterall
+   procedure purge_fixture;
+
+   --%aftereach
+   procedure undo_uncommitted;
+
+   --%test(the window names the engine, the tenant, a numeric SCN and the scorer)
+   procedure window_has_its_header;
+
+   --%test(supersede: version 2 is the current fact, required, and version 1 is excluded as superseded)
+   procedure superseded_fact_gives_way;
+
+   --%test(the summary that cited version 1 stays as historical, annotated with version 2)
+   procedure history_is_labelled;
+
+   --%test(before the correction, version 1 is the fact and version 2 is not yet effective)
+   procedure earlier_time_sees_version_one;
+
+   --%test(lifecycle: expired, not yet effective and deleted rows are excluded, each with its reason)
+   procedure lifecycle_rules_exclude;
+
+   --%test(another tenant's rows are neither candidates nor exclusions)
+   procedure other_tenant_is_invisible;
+
+   --%test(a recorded SCN selects what was committed then, not a later supersede)
+   procedure snapshot_replays_the_past;
+
+   --%test(select_window without a session tenant raises tenant_not_set)
+   --%throws(-20102)
+   procedure window_needs_a_tenant;
+
+   --%test(select_window for a tenant with no context_budget raises budget_missing)
+   --%throws(-20111)
+   procedure window_needs_a_budget;
+
+   --%test(select_window for an intent the budget has no share for raises unknown_intent)
+   --%throws(-20110)
+   procedure window_rejects_unknown_intent;
+
+   --%test(select_window with an empty question raises invalid_question)
+   --%throws(-20113)
+   procedure window_rejects_empty_question;
+
+   --%test(select_window with a snapshot that is not an SCN raises invalid_snapshot)
+   --%throws(-20107)
+   procedure window_rejects_bad_snapshot;
+
+   --%test(record_manifest writes one context_manifest event and one source ref per dependency)
+   procedure manifest_is_recorded;
+
+   --%test(record_manifest with a request_hash that is not 64 hex digits raises invalid_manifest)
+   --%throws(-20114)
+   procedure manifest_needs_a_request_hash;
+end test_ctx_assembly;
+/
+
+--changeset ctxasm:ora-test-0020-02-test-ctx-assembly-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body test_ctx_assembly is
+   co_question constant varchar2(200) := 'What is the BEIR score of Helios-RAG?';
+   co_after    constant varchar2(40) := '2026-09-28 12:00:00 +00:00';
+   co_before   constant varchar2(40) := '2026-08-01 12:00:00 +00:00';
+   co_tz_mask  constant varchar2(40) := 'YYYY-MM-DD HH24:MI:SS TZH:TZM';
+   co_hash     constant varchar2(64) := '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+
+   function at_time(in_text in varchar2) return timestamp with time zone is
+   begin
+      return to_timestamp_tz(in_text, co_tz_mask);
+   end at_time;
+
+   -- The budget guideline of scenario 05: shares for fact_check and comparison only.
+   function budget_json return clob is
+   begin
+      return '{"id": "ut_budget", "guideline_key": "context_budget", "agent_id": "research-assistant", '
+             || '"valid_from": "2026-01-01T00:00:00Z", "content": "Context budget for the research assistant.", '
+             || '"content_json": {"usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, '
+             || '"request_overhead_reserve": 500, "max_rounds": 3, "max_tool_result_tokens": 1000, '
+             || '"weights": {"rerank": 0.6, "confidence": 0.25, "recency": 0.15}, "recency_days": 60, '
+             || '"shares": {"fact_check": {"durable_facts": 0.4, "evidence": 0.25, "recalled_history": 0.1, '
+             || '"volatile_tail": 0.25}, "comparison": {"durable_facts": 0.15, "evidence": 0.6, '
+             || '"recalled_history": 0.05, "volatile_tail": 0.2}}, '
+             || '"overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"]}}';
+   end budget_json;
+
+   function fact_json(in_id in varchar2, in_predicate in varchar2, in_from in varchar2, in_content in varchar2,
+                      in_until in varchar2 default null) return clob is
+      l_record json_object_t := json_object_t();
+   begin
+      l_record.put('id', in_id);
+      l_record.put('subject', 'model:helios-rag');
+      l_record.put('predicate', in_predicate);
+      l_record.put('confidence', 0.9);
+      l_record.put('valid_from', in_from);
+      if in_until is not null then
+         l_record.put('valid_until', in_until);
+      end if;
+      l_record.put('content', in_content);
+      return l_record.to_clob();
+   end fact_json;
+
+   -- select_window for Jane's research thread.
+   function window_at(in_time in varchar2, in_intent in varchar2 default 'fact_check',
+                      in_question in varchar2 default co_question, in_snapshot in varchar2 default null)
+      return clob is
+   begin
+      return ctx_assembly.select_window(
+                in_user_id         => 'jane',
+                in_agent_id        => 'research-assistant',
+                in_thread_id       => 'thread_main',
+                in_intent          => in_intent,
+                in_evaluation_time => at_time(in_time),
+                in_question        => to_clob(in_question),
+                in_snapshot        => in_snapshot
+             );
+   end window_at;
+
+   -- 'status:required' of a candidate, NULL when the row is no candidate.
+   function candidate_of(in_window in clob, in_type in varchar2, in_id in varchar2, in_version in number)
+      return varchar2 is
+      l_found varchar2(100);
+   begin
+      select max(c.status || ':' || c.required)
+        into l_found
+        from json_table(in_window, '$.candidates[*]'
+                columns (
+                   ref_type    varchar2(32)  path '$.ref[0]',
+                   ref_id      varchar2(128) path '$.ref[1]',
+                   ref_version number        path '$.ref[2]',
+                   status      varchar2(16)  path '$.status',
+                   required    varchar2(8)   path '$.required'
+                )
+             ) c
+       where c.ref_type = in_type and c.ref_id = in_id and c.ref_version = in_version;
+      return l_found;
+   end candidate_of;
+
+   -- 'rule:detail' of an excluded row, NULL when the row is not excluded.
+   function exclusion_of(in_window in clob, in_type in varchar2, in_id in varchar2, in_version in number)
+      return varchar2 is
+      l_found varchar2(1100);
+   begin
+      select max(x.rule_name || ':' || x.detail)
+        into l_found
+        from json_table(in_window, '$.excluded[*]'
+                columns (
+                   ref_type    varchar2(32)   path '$.ref[0]',
+                   ref_id      varchar2(128)  path '$.ref[1]',
+                   ref_version number         path '$.ref[2]',
+                   rule_name   varchar2(16)   path '$.rule',
+                   detail      varchar2(1000) path '$.detail'
+                )
+             ) x
+       where x.ref_type = in_type and x.ref_id = in_id and x.ref_version = in_version;
+      return l_found;
+   end exclusion_of;
+
+   -- The current version a candidate's annotations point at, as 'type:id:version'.
+   function annotation_of(in_window in clob, in_type in varchar2, in_id in varchar2, in_version in number)
+      return varchar2 is
+      l_current varchar2(300);
+   begin
+      select max(a.cur_type || ':' || a.cur_id || ':' || a.cur_version)
+        into l_current
+        from json_table(in_window, '$.candidates[*]'
+                columns (
+                   ref_type    varchar2(32)  path '$.ref[0]',
+                   ref_id      varchar2(128) path '$.ref[1]',
+                   ref_version number        path '$.ref[2]',
+                   nested path '$.annotations[*]'
+                      columns (
+                         cur_type    varchar2(32)  path '$.current[0]',
+                         cur_id      varchar2(128) path '$.current[1]',
+                         cur_version number        path '$.current[2]'
+                      )
+                )
+             ) a
+       where a.ref_type = in_type and a.ref_id = in_id and a.ref_version = in_version;
+      return l_current;
+   end annotation_of;
+
+   -- The required refs, as 'type:id:version' joined by ','.
+   function required_of(in_window in clob) return varchar2 is
+      l_refs varchar2(4000);
+   begin
+      select listagg(r.ref_type || ':' || r.ref_id || ':' || r.ref_version, ',')
+                within group (order by r.ref_type, r.ref_id, r.ref_version)
+        into l_refs
+        from json_table(in_window, '$.required_refs[*]'
+                columns (
+                   ref_type    varchar2(32)  path '$[0]',
+                   ref_id      varchar2(128) path '$[1]',
+                   ref_version number        path '$[2]'
+                )
+             ) r;
+      return l_refs;
+   end required_of;
+
+   -- How often an id occurs as a candidate or an exclusion.
+   function mentions_of(in_window in clob, in_id in varchar2) return number is
+      l_count number;
+   begin
+      select count(*)
+        into l_count
+        from (
+           select c.ref_id
+             from json_table(in_window, '$.candidates[*]' columns (ref_id varchar2(128) path '$.ref[1]')) c
+           union all
+           select x.ref_id
+             from json_table(in_window, '$.excluded[*]' columns (ref_id varchar2(128) path '$.ref[1]')) x
+        ) m
+       where m.ref_id = in_id;
+      return l_count;
+   end mentions_of;
+
+   procedure seed_fixture is
+      l_id      varchar2(128);
+      l_version number;
+   begin
+      -- first remove what an interrupted earlier run left behind
+      purge_fixture;
+      ctx_admin.register_tenant(in_tenant_id => co_tenant, in_display_name => 'utPLSQL assembly tenant');
+      ctx_admin.register_tenant(in_tenant_id => co_other_tenant, in_display_name => 'utPLSQL other tenant');
+      ctx_admin.register_tenant(in_tenant_id => co_empty_tenant, in_display_name => 'utPLSQL tenant, no budget');
+
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'persona',
+                 in_record      => '{"id": "ut_persona", "persona_key": "research_assistant", '
+                                   || '"agent_id": "research-assistant", "valid_from": "2026-01-01T00:00:00Z", '
+                                   || '"content": "You are a careful research assistant."}'
+              );
+      -- the worked example: version 1 (0.92) superseded by version 2 (0.78) on 17 August
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_helios', 'beir_ndcg10', '2026-05-01T00:00:00Z',
+                                             'Helios-RAG scores 0.92 nDCG@10 on BEIR.')
+              );
+      l_version := ctx_memory.supersede(
+                      in_memory_type => 'entity',
+                      in_id          => 'ut_f_helios',
+                      in_record      => '{"valid_from": "2026-08-17T00:00:00Z", "confidence": 0.78, '
+                                        || '"content": "Helios-RAG scores 0.78 nDCG@10 on BEIR (corrected)."}'
+                   );
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'summary',
+                 in_record      => '{"id": "ut_s_july", "user_id": "jane", "agent_id": "research-assistant", '
+                                   || '"valid_from": "2026-07-31T00:00:00Z", '
+                                   || '"content": "In July the team preferred Helios-RAG for its 0.92 BEIR score.", '
+                                   || '"source_refs": [{"type": "entity", "id": "ut_f_helios", "version": 1}]}'
+              );
+      -- one row per lifecycle reason
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_expired', 'latency_ms', '2026-02-01T00:00:00Z',
+                                             'Helios-RAG answers in 900 ms.', '2026-09-01T00:00:00Z')
+              );
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_future', 'license', '2026-12-01T00:00:00Z',
+                                             'Helios-RAG will be relicensed in December.')
+              );
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_deleted', 'owner', '2026-03-01T00:00:00Z',
+                                             'Helios-RAG is maintained by the search team.')
+              );
+      ctx_memory.delete_memory(in_memory_type => 'entity', in_id => 'ut_f_deleted',
+                               in_deleted_at => at_time('2026-09-01 00:00:00 +00:00'));
+      -- superseded by snapshot_replays_the_past only, so the other tests do not depend on test order
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_replay', 'latency_p50', '2026-04-01T00:00:00Z',
+                                             'Helios-RAG answers in 400 ms at the median.')
+              );
+
+      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => fact_json('ut_f_other_tenant', 'beir_ndcg10', '2026-05-01T00:00:00Z',
+                                             'Helios-RAG scores 0.99 nDCG@10 on BEIR (another tenant).')
+              );
+      ctx_session.clear_tenant;
+      commit;
+   end seed_fixture;
+
+   procedure purge_fixture is
+      l_removed number;
+   begin
+      rollback;
+      l_removed := ctx_admin.purge_tenant(in_tenant_id => co_tenant);
+      l_removed := ctx_admin.purge_tenant(in_tenant_id => co_other_tenant);
+      l_removed := ctx_admin.purge_tenant(in_tenant_id => co_empty_tenant);
+      ctx_session.clear_tenant;
+      commit;
+   end purge_fixture;
+
+   -- What a test wrote and did not commit (a --%throws test stops half way) goes, and so does its tenant.
+   procedure undo_uncommitted is
+   begin
+      rollback;
+      ctx_session.clear_tenant;
+   end undo_uncommitted;
+
+   procedure window_has_its_header is
+      l_expect   ut_expectation;
+      l_window   clob;
+      l_engine   varchar2(32);
+      l_tenant   varchar2(64);
+      l_snapshot varchar2(64);
+      l_scorer   varchar2(200);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      select json_value(l_window, '$.engine'), json_value(l_window, '$.tenant_id'),
+             json_value(l_window, '$.snapshot'), json_value(l_window, '$.scorer')
+        into l_engine, l_tenant, l_snapshot, l_scorer
+        from dual;
+      l_expect := ut.expect(l_engine);
+      l_expect.to_equal('oracle');
+      l_expect := ut.expect(l_tenant);
+      l_expect.to_equal(co_tenant);
+      l_expect := ut.expect(l_snapshot);
+      l_expect.to_match('^[0-9]+$');
+      -- lexical-overlap-1, or bge-reranker:oracle:BGE_RERANKER when the ONNX model is loaded
+      l_expect := ut.expect(l_scorer);
+      l_expect.to_be_not_null();
+   end window_has_its_header;
+
+   procedure superseded_fact_gives_way is
+      l_expect ut_expectation;
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 2));
+      l_expect.to_equal('current:true');
+      l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 1));
+      l_expect.to_be_null();
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_helios', 1));
+      l_expect.to_equal('lifecycle:superseded');
+      l_expect := ut.expect(required_of(l_window));
+      l_expect.to_equal('entity:ut_f_helios:2');
+   end superseded_fact_gives_way;
+
+   procedure history_is_labelled is
+      l_expect ut_expectation;
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      l_expect := ut.expect(candidate_of(l_window, 'summary', 'ut_s_july', 1));
+      l_expect.to_equal('historical:false');
+      l_expect := ut.expect(annotation_of(l_window, 'summary', 'ut_s_july', 1));
+      l_expect.to_equal('entity:ut_f_helios:2');
+   end history_is_labelled;
+
+   procedure earlier_time_sees_version_one is
+      l_expect ut_expectation;
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_before);
+      l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 1));
+      l_expect.to_equal('current:false');
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_helios', 2));
+      l_expect.to_equal('lifecycle:not_yet_effective');
+      l_expect := ut.expect(required_of(l_window));
+      l_expect.to_be_null();
+   end earlier_time_sees_version_one;
+
+   procedure lifecycle_rules_exclude is
+      l_expect ut_expectation;
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_expired', 1));
+      l_expect.to_equal('lifecycle:expired');
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_future', 1));
+      l_expect.to_equal('lifecycle:not_yet_effective');
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_deleted', 1));
+      l_expect.to_equal('lifecycle:deleted');
+   end lifecycle_rules_exclude;
+
+   procedure other_tenant_is_invisible is
+      l_expect ut_expectation;
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
+      l_expect.to_equal(0);
+      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      l_window := window_at(co_after);
+      l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
+      l_expect.to_equal(1);
+      l_expect := ut.expect(mentions_of(l_window, 'ut_f_helios'));
+      l_expect.to_equal(0);
+   end other_tenant_is_invisible;
+
+   procedure snapshot_replays_the_past is
+      l_expect   ut_expectation;
+      l_window   clob;
+      l_snapshot varchar2(64);
+      l_version  number;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after);
+      select json_value(l_window, '$.snapshot') into l_snapshot from dual;
+      l_version := ctx_memory.supersede(
+                      in_memory_type => 'entity',
+                      in_id          => 'ut_f_replay',
+                      in_record      => '{"valid_from": "2026-09-20T00:00:00Z", '
+                                        || '"content": "Helios-RAG answers in 350 ms at the median (re-run)."}'
+                   );
+      commit;
+      l_expect := ut.expect(l_version);
+      l_expect.to_equal(2);
+      -- now: version 2 is the fact and version 1 is excluded as superseded
+      l_window := window_at(co_after);
+      l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_replay', 2));
+      l_expect.to_equal('current:false');
+      l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_replay', 1));
+      l_expect.to_equal('lifecycle:superseded');
+      -- at the recorded SCN: version 1 is still the fact and version 2 does not exist yet
+      l_window := window_at(co_after, in_snapshot => l_snapshot);
+      l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_replay', 1));
+      l_expect.to_equal('current:false');
+      l_expect := ut.expect(mentions_of(l_window, 'ut_f_replay'));
+      l_expect.to_equal(1);
+   end snapshot_replays_the_past;
+
+   procedure window_needs_a_tenant is
+      l_window clob;
+   begin
+      ctx_session.clear_tenant;
+      l_window := window_at(co_after);
+   end window_needs_a_tenant;
+
+   procedure window_needs_a_budget is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_empty_tenant);
+      l_window := window_at(co_after);
+   end window_needs_a_budget;
+
+   procedure window_rejects_unknown_intent is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after, in_intent => 'small_talk');
+   end window_rejects_unknown_intent;
+
+   procedure window_rejects_empty_question is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after, in_question => ' ');
+   end window_rejects_empty_question;
+
+   procedure window_rejects_bad_snapshot is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_window := window_at(co_after, in_snapshot => 'yesterday');
+   end window_rejects_bad_snapshot;
+
+   procedure manifest_is_recorded is
+      l_expect   ut_expectation;
+      l_manifest varchar2(4000);
+      l_id       varchar2(128);
+      l_events   number;
+      l_refs     varchar2(4000);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_manifest := '{"mode": "live", "request_hash": "' || co_hash || '", '
+                    || '"scope": {"user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_main"}, '
+                    || '"budget_ref": ["guideline", "ut_budget", 1], '
+                    || '"memories": [{"ref": ["entity", "ut_f_helios", 2]}, '
+                    || '{"ref": ["summary", "ut_s_july", 1], '
+                    || '"annotation_refs": [{"source": ["entity", "ut_f_helios", 1]}]}], '
+                    || '"excluded": [{"ref": ["entity", "ut_f_expired", 1], "rule": "lifecycle"}], '
+                    || '"required_refs": [["entity", "ut_f_helios", 2]]}';
+      l_id := ctx_assembly.record_manifest(in_manifest => to_clob(l_manifest));
+      l_expect := ut.expect(l_id);
+      l_expect.to_match('^manifest_[0-9a-f]{32}$');
+      select count(*) into l_events from conversation_memory m
+       where m.id = l_id and m.event_type = 'context_manifest' and m.role = 'event';
+      l_expect := ut.expect(l_events);
+      l_expect.to_equal(1);
+      -- rendered (2), annotation_source (1), excluded (1), budget (1), in that order
+      select listagg(r.relation || '=' || r.source_type || ':' || r.source_id || ':' || r.source_version, ',')
+                within group (order by to_number(substr(r.id, instr(r.id, ':', -1) + 1)))
+        into l_refs
+        from context_source_ref r
+       where r.derived_id = l_id;
+      l_expect := ut.expect(l_refs);
+      l_expect.to_equal('rendered=entity:ut_f_helios:2,rendered=summary:ut_s_july:1,'
+                        || 'annotation_source=entity:ut_f_helios:1,excluded=entity:ut_f_expired:1,'
+                        || 'budget=guideline:ut_budget:1');
+   end manifest_is_recorded;
+
+   procedure manifest_needs_a_request_hash is
+      l_id varchar2(128);
+   begin
+      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      l_id := ctx_assembly.record_manifest(
+                 in_manifest => to_clob('{"request_hash": "not-a-hash", "budget_ref": ["guideline", "ut_budget", 1], '
+                                        || '"memories": [], "excluded": [], "required_refs": []}')
+              );
+   end manifest_needs_a_request_hash;
+end test_ctx_assembly;
+/

@@ -1,0 +1,284 @@
+"""The Oracle delivery kit, checked without a database: the utPLSQL suites, their changelog, scripts/oracle-dev
+and the GitHub Actions workflow (docs/oracle.md). What needs a real Oracle runs in that workflow."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ctxasm.gates import formatted_sql, liquibase_render, oracle_parse
+
+REPO = Path(__file__).resolve().parents[2]
+UTPLSQL = REPO / "db" / "tests" / "utplsql"
+WORKFLOW = REPO / ".github" / "workflows" / "oracle.yml"
+ORACLE_DEV = REPO / "scripts" / "oracle-dev"
+_PACKAGE = re.compile(r"create\s+or\s+replace\s+package\s+(?P<body>body\s+)?(?P<name>\w+)", re.IGNORECASE)
+_PROCEDURE_ANNOTATIONS = ("--%test", "--%throws", "--%beforeall", "--%afterall", "--%beforeeach", "--%aftereach",
+                          "--%disabled", "--%tags", "--%displayname")
+
+
+def _packages() -> dict[str, dict[str, str]]:
+    """{package name: {"spec": text, "body": text}} of every utPLSQL file."""
+    packages: dict[str, dict[str, str]] = {}
+    for path in sorted(UTPLSQL.glob("*.sql")):
+        for changeset in formatted_sql.read_changelog(path).changesets:
+            statements, problems = formatted_sql.statements_of(changeset)
+            assert not problems, f"{path.name} [{changeset.id}]: {problems}"
+            for statement in statements:
+                match = _PACKAGE.search(statement.text)
+                if match:
+                    kind = "body" if match["body"] else "spec"
+                    packages.setdefault(match["name"].lower(), {})[kind] = statement.text
+    return packages
+
+
+# --- the utPLSQL suites ---------------------------------------------------------------------------------------
+
+
+def test_the_utplsql_files_pass_the_parse_gate() -> None:
+    files = sorted(UTPLSQL.glob("*.sql"))
+    assert len(files) >= 2, "expected the CTX_MEMORY and CTX_ASSEMBLY suites under db/tests/utplsql"
+    report = oracle_parse.run(REPO, files)
+    assert report.files == len(files)
+    assert report.problems == [], "\n".join(problem.render(REPO) for problem in report.problems)
+    assert report.statements == 2 * len(files), "each file holds one spec and one body"
+
+
+def test_both_packages_have_suites_with_tests() -> None:
+    packages = _packages()
+    for name in ("test_ctx_memory", "test_ctx_assembly"):
+        assert name in packages, f"no utPLSQL package {name}"
+        spec, body = packages[name].get("spec", ""), packages[name].get("body", "")
+        assert body, f"{name} has no package body"
+        assert re.search(r"^\s*--%suite\(.+\)", spec, re.MULTILINE), f"{name}: no --%suite annotation"
+        tests = re.findall(r"^\s*--%test\(.+\)\s*\n\s*procedure\s+(\w+)", spec, re.MULTILINE)
+        assert len(tests) >= 5, f"{name}: only {len(tests)} --%test procedures"
+        for procedure in tests:
+            assert re.search(rf"procedure\s+{procedure}\s+is\b", body), f"{name}.{procedure} has no body"
+
+
+def test_suites_that_commit_or_read_flashback_roll_back_by_hand() -> None:
+    """A commit (needed before AS OF SCN reads see a row) breaks utPLSQL's automatic savepoint rollback."""
+    for name, parts in _packages().items():
+        body = formatted_sql.strip_sql_comments(parts["body"]).lower()
+        if re.search(r"\bcommit\s*;", body) or "capture_snapshot" in body or "in_snapshot" in body:
+            assert re.search(r"^\s*--%rollback\(manual\)", parts["spec"], re.MULTILINE), \
+                f"{name} commits or reads as of an SCN but is not --%rollback(manual)"
+
+
+def test_procedure_annotations_sit_directly_above_their_procedure() -> None:
+    """utPLSQL reads a procedure annotation only when no blank line or comment separates it from the procedure."""
+    for name, parts in _packages().items():
+        lines = parts["spec"].split("\n")
+        for number, line in enumerate(lines):
+            if not line.strip().lower().startswith(_PROCEDURE_ANNOTATIONS):
+                continue
+            following = number + 1
+            while following < len(lines) and lines[following].strip().startswith("--%"):
+                following += 1
+            assert following < len(lines) and re.match(r"^\s*procedure\s+\w+", lines[following]), \
+                f"{name} spec line {number + 1}: {line.strip()!r} is not directly above a procedure"
+
+
+def test_expectations_respect_the_matcher_rules() -> None:
+    """to_contain works on cursors and collections only; every test body makes at least one expectation or
+    declares the error it expects (--%throws)."""
+    for name, parts in _packages().items():
+        body = parts["body"]
+        assert ".to_contain(" not in body, f"{name}: to_contain is not for strings (use to_be_like)"
+        throws = set(re.findall(r"--%throws\(.+\)\s*\n\s*procedure\s+(\w+)", parts["spec"]))
+        for procedure in re.findall(r"--%test\(.+\)\s*\n(?:\s*--%.*\n)*\s*procedure\s+(\w+)", parts["spec"]):
+            code = re.search(rf"procedure\s+{procedure}\s+is\b(.*?)\bend\s+{procedure};", body, re.DOTALL)
+            assert code, f"{name}.{procedure}: body not found"
+            assert procedure in throws or re.search(r"l_expect\.to_\w+|ut\.fail\(", code[1]), \
+                f"{name}.{procedure} neither expects anything nor declares --%throws"
+
+
+# --- the changelogs -------------------------------------------------------------------------------------------
+
+
+def test_the_master_changelog_never_deploys_the_tests() -> None:
+    master = liquibase_render.included_paths(REPO, liquibase_render.MASTER_CHANGELOG)
+    assert master, "the master changelog includes nothing?"
+    for path in sorted(UTPLSQL.glob("*.sql")):
+        relative = path.relative_to(REPO).as_posix()
+        assert not liquibase_render._is_included(relative, master), f"the master changelog would deploy {relative}"
+        assert liquibase_render._is_included(
+            relative, liquibase_render.included_paths(REPO, liquibase_render.UTPLSQL_CHANGELOG))
+    assert not any(path.startswith("db/tests") for path in master)
+
+
+def test_every_oracle_file_is_in_one_of_the_changelogs(tmp_path: Path) -> None:
+    changelogs = [liquibase_render.MASTER_CHANGELOG, liquibase_render.UTPLSQL_CHANGELOG]
+    assert liquibase_render.not_included(REPO, changelogs) == []
+    # without the utPLSQL changelog the suites would be deployed by nothing: the render gate says so
+    shutil.copytree(REPO / "db", tmp_path / "db")
+    (tmp_path / "liquibase").mkdir()
+    shutil.copy(REPO / liquibase_render.MASTER_CHANGELOG, tmp_path / liquibase_render.MASTER_CHANGELOG)
+    missing = liquibase_render.not_included(tmp_path, changelogs)
+    assert missing and all(line.startswith("db/tests/utplsql/") for line in missing), missing
+
+
+def test_liquibase_renders_the_utplsql_changelog_with_its_annotations() -> None:
+    """The suites reach Oracle through their own changelog, and the annotations (comments, which the render
+    gate does not compare) survive: utPLSQL reads them from the stored source."""
+    try:
+        liquibase_render.liquibase_executable()
+    except Exception as error:  # no CLI or no Java here: say so, never pretend
+        pytest.skip(f"Liquibase CLI not runnable here: {error}")
+    result = liquibase_render.render(REPO, liquibase_render.UTPLSQL_CHANGELOG)
+    assert result.returncode == 0, liquibase_render.liquibase_error(result)
+    rendered = {path for path, _ in liquibase_render.rendered_blocks(result.stdout)}
+    assert rendered == {path.relative_to(REPO).as_posix() for path in UTPLSQL.glob("*.sql")}
+    for annotation in ("--%suite(", "--%test(", "--%rollback(manual)", "--%throws(", "--%beforeall"):
+        in_files = sum(line.count(annotation) for path in UTPLSQL.glob("*.sql")
+                       for changeset in formatted_sql.read_changelog(path).changesets
+                       for _, line in changeset.body_lines)
+        assert in_files and result.stdout.count(annotation) == in_files, annotation
+
+
+# --- scripts/oracle-dev ----------------------------------------------------------------------------------------
+
+
+def _path_without(tmp_path: Path, *names: str, extra: dict[str, str] | None = None) -> str:
+    """A PATH of symlinks to everything on the current PATH except `names`, plus `extra` scripts."""
+    farm = tmp_path / "bin"
+    farm.mkdir()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if not folder or not Path(folder).is_dir():
+            continue
+        for entry in Path(folder).iterdir():
+            if entry.name in names or (farm / entry.name).exists() or (farm / entry.name).is_symlink():
+                continue
+            (farm / entry.name).symlink_to(entry)
+    for name, text in (extra or {}).items():
+        (farm / name).write_text(text)
+        (farm / name).chmod(0o755)
+    return str(farm)
+
+
+def _oracle_dev(path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CTXASM_CONTAINER")}
+    env["PATH"] = path
+    return subprocess.run([str(ORACLE_DEV), *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_oracle_dev_is_executable() -> None:
+    assert os.access(ORACLE_DEV, os.X_OK), "scripts/oracle-dev needs its run bit"
+
+
+def test_oracle_dev_up_without_a_container_engine_says_what_is_missing(tmp_path: Path) -> None:
+    result = _oracle_dev(_path_without(tmp_path, "docker", "podman"), "up")
+    assert result.returncode == 3, result.stderr
+    assert "docker: not on PATH" in result.stderr and "podman: not on PATH" in result.stderr
+    assert "CTXASM_ORACLE_DSN" in result.stderr, "the message should name the way around it"
+
+
+def test_oracle_dev_up_with_an_engine_that_does_not_answer(tmp_path: Path) -> None:
+    silent = "#!/bin/sh\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n"
+    result = _oracle_dev(_path_without(tmp_path, "docker", "podman", extra={"docker": silent}), "up")
+    assert result.returncode == 3, result.stderr
+    assert "docker: installed, but 'docker info' fails" in result.stderr
+
+
+def test_oracle_dev_rejects_an_unknown_command() -> None:
+    result = _oracle_dev(os.environ.get("PATH", ""), "upp")
+    assert result.returncode == 2
+    assert "expected up, setup, utplsql, conformance, env, status or down, got upp" in result.stderr
+
+
+def test_oracle_dev_deploys_both_changelogs_in_order_with_ojdbc_on_the_classpath() -> None:
+    text = ORACLE_DEV.read_text()
+    assert re.search(r"for changelog in liquibase/changelog-master\.yaml liquibase/changelog-utplsql\.yaml", text)
+    assert "--classpath=" in text and "ojdbc11" in text
+    assert re.search(r'IMAGE="\$\{CTXASM_ORACLE_IMAGE:-gvenzl/oracle-free:23\}"', text)
+
+
+# --- the workflow ----------------------------------------------------------------------------------------------
+
+
+def _workflow() -> dict:
+    document = yaml.safe_load(WORKFLOW.read_text())
+    assert isinstance(document, dict)
+    # YAML 1.1 reads the key `on` as True
+    assert "on" in document or True in document, "the workflow has no trigger"
+    return document
+
+
+def _steps() -> list[dict]:
+    jobs = _workflow()["jobs"]
+    assert list(jobs) == ["oracle"]
+    return jobs["oracle"]["steps"]
+
+
+def _run_of(*words: str) -> dict:
+    for step in _steps():
+        if all(word in step.get("run", "") for word in words):
+            return step
+    raise AssertionError(f"no workflow step runs {' ... '.join(words)}")
+
+
+def test_the_workflow_runs_oracle_free_with_oracle_text_as_a_service() -> None:
+    job = _workflow()["jobs"]["oracle"]
+    service = job["services"]["oracle"]
+    assert service["image"].startswith("gvenzl/oracle-free:23")
+    assert "slim" not in service["image"], "the slim images have no Oracle Text"
+    assert "--health-cmd healthcheck.sh" in service["options"]
+    assert service["env"]["ORACLE_PASSWORD"]
+    setup = _run_of("scripts/oracle-dev setup")
+    assert setup["env"]["CTXASM_ORACLE_CONTAINER"] == "${{ job.services.oracle.id }}"
+    assert "CTXASM_ORACLE_CONTAINER" not in job["env"], "the job context is not available in a job's env"
+
+
+def test_the_workflow_sets_up_and_deploys_through_oracle_dev() -> None:
+    assert "scripts/oracle-dev setup" in _run_of("scripts/oracle-dev setup")["run"]
+    _run_of("ctxasm.gates.oracle_parse")
+    _run_of("ctxasm.gates.liquibase_render")
+    uses = [step.get("uses", "") for step in _steps()]
+    assert any(use.startswith("actions/checkout@") for use in uses)
+    assert any(use.startswith("actions/setup-python@") for use in uses)
+    assert any(use.startswith("actions/setup-java@") for use in uses)
+
+
+def _function(name: str) -> str:
+    """The text of one shell function of scripts/oracle-dev."""
+    match = re.search(rf"^{name}\(\) \{{\n(.*?)^\}}", ORACLE_DEV.read_text(), re.MULTILINE | re.DOTALL)
+    assert match, f"scripts/oracle-dev has no function {name}"
+    return match[1]
+
+
+def test_the_workflow_runs_utplsql_with_junit_and_coverage_reporters() -> None:
+    assert _run_of("scripts/oracle-dev utplsql")["run"].strip() == "scripts/oracle-dev utplsql"
+    run = _function("run_utplsql")
+    assert re.search(r'"\$cli" run "\$OWNER/\$OWNER_PASSWORD@//localhost:\$PORT/\$SERVICE"', run)
+    assert re.search(r'-f=ut_junit_reporter -o="\$REPORTS/junit\.xml"', run)
+    assert re.search(r'-f=ut_coverage_cobertura_reporter -o="\$REPORTS/coverage\.xml"', run)
+    assert "-f=ut_documentation_reporter" in run and '-p="$OWNER"' in run
+    assert "-source_path=db/packages/oracle" in run
+    assert re.search(r"^\s+utplsql\)\n\s+run_utplsql", ORACLE_DEV.read_text(), re.MULTILINE)
+
+
+def test_the_workflow_runs_the_conformance_suite_on_oracle() -> None:
+    job = _workflow()["jobs"]["oracle"]
+    step = _run_of("scripts/oracle-dev conformance")
+    env = {**job.get("env", {}), **step.get("env", {})}
+    assert env.get("CTXASM_ORACLE_DSN") and env.get("CTXASM_ORACLE_OWNER_DSN")
+    run = _function("run_conformance")
+    assert 'CTXASM_ORACLE_DSN="$APP_DSN" CTXASM_ORACLE_OWNER_DSN="$OWNER_DSN"' in run
+    assert "-m pytest -q tests/conformance -k oracle" in run
+    # the DSNs the job sets are the ones oracle-dev derives from the passwords it is given
+    assert env["CTXASM_ORACLE_DSN"] == f"ctxasm_app/{env['CTXASM_ORACLE_APP_PASSWORD']}@localhost:1521/FREEPDB1"
+    assert env["CTXASM_ORACLE_OWNER_DSN"] == \
+        f"ctxasm_owner/{env['CTXASM_ORACLE_OWNER_PASSWORD']}@localhost:1521/FREEPDB1"
+
+
+def test_the_workflow_keeps_the_reports_even_when_tests_fail() -> None:
+    upload = next(step for step in _steps() if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "${{ always() }}"
+    assert "reports" in upload["with"]["path"]
