@@ -24,17 +24,32 @@ def pg_target():
     return target
 
 
-@pytest.fixture()
-def clean_db(pg_target):
-    """Empty every memory table (as admin, which bypasses RLS) so each test starts from nothing."""
-    from ctxasm import pgconn
-
+def empty_database(target) -> None:
+    """Empty every memory table and the tenant registry (as admin, which bypasses RLS)."""
     import psycopg
 
-    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
+    with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
         names = ", ".join(f"ctxasm.{t}, ctxasm.{t}_history" for t in tables)
         admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
+
+
+@pytest.fixture()
+def clean_db(pg_target):
+    """Each test starts from nothing."""
+    empty_database(pg_target)
+    return pg_target
+
+
+@pytest.fixture(scope="module")
+def corpus_once(pg_target):
+    """The demo and the research corpus, loaded once for a module (loading embeds 137 chunks): for modules
+    whose tests write nothing the later ones read."""
+    from ctxasm import loader
+
+    empty_database(pg_target)
+    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
+    loader.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
     return pg_target
 
 

@@ -75,7 +75,7 @@ def test_oracle_parse_fails_on_a_broken_package_body(repo_copy: Path, capsys) ->
     _edit(body, "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n      end if;\n"
                 "   end delete_memory;",
           "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n   end delete_memory;")
-    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(body)]) == 1
     out = capsys.readouterr().out
     assert "db/packages/oracle/body/0050_ctx_memory.sql" in out
     assert "[changeset ora-pkg-0050-ctx-memory-body]" in out
@@ -86,7 +86,7 @@ def test_oracle_parse_rejects_a_malformed_create_context(repo_copy: Path, capsys
     _edit(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql",
           "create or replace context ctxasm_ctx using ctx_session;",
           "create or replace context ctxasm_ctx usin ctx_session;")
-    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql")]) == 1
     out = capsys.readouterr().out
     assert "0010_ctxasm_ctx.sql:5:" in out and "rule create-context" in out
 
@@ -95,7 +95,7 @@ def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys)
     _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
           "   case when status = 'active' then tenant_id end,",
           "   case when status = 'active' then tenant_id,")
-    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0020_memory_tables.sql")]) == 1
     out = capsys.readouterr().out
     assert "ora-0020-01b-guideline-memory-one-active" in out and "key expression 1 does not parse" in out
 
@@ -114,13 +114,13 @@ def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys)
 def test_oracle_parse_enforces_the_changeset_layout(repo_copy: Path, capsys, old: str, new: str,
                                                      message: str) -> None:
     _edit(repo_copy / MEMORY_BODY, old, new)
-    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / MEMORY_BODY)]) == 1
     assert message in capsys.readouterr().out
 
 
 def test_oracle_parse_requires_a_rollback_for_table_changes(repo_copy: Path, capsys) -> None:
     _edit(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
-    assert oracle_parse.main(["--repo", str(repo_copy)]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql")]) == 1
     assert "without a --rollback" in capsys.readouterr().out
 
 
@@ -139,6 +139,9 @@ def test_known_gap_rules_are_needed_and_narrow() -> None:
 # --- liquibase_render -----------------------------------------------------------------------------------
 
 
+MASTER = "liquibase/changelog-master.yaml"
+
+
 def test_liquibase_render_passes_on_the_repository(capsys) -> None:
     _java_or_skip()
     assert liquibase_render.main(["--repo", str(REPO)]) == 0
@@ -149,7 +152,7 @@ def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, cap
     _java_or_skip()
     _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
           "--changeset ctxasm:ora-0020-02a-persona-memory ", "--changeset ctxasm:ora-0020-01a-guideline-memory ")
-    assert liquibase_render.main(["--repo", str(repo_copy)]) == 1
+    assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
     out = capsys.readouterr().out
     assert "liquibase update-sql exited with" in out and "ora-0020-01a-guideline-memory" in out
 
@@ -159,7 +162,7 @@ def test_liquibase_render_fails_when_a_changeset_is_not_rendered_for_oracle(repo
     _edit(repo_copy / "db/security/oracle/0030_grants.sql",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:oracle",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:postgresql")
-    assert liquibase_render.main(["--repo", str(repo_copy)]) == 1
+    assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
     assert "ora-sec-0030-02-app-execute is missing from the rendered Oracle SQL" in capsys.readouterr().out
 
 

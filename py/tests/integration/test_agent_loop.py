@@ -20,24 +20,9 @@ from ctxasm.store import PostgresStore
 from ctxasm.tokens import count_tokens
 from ctxasm.window import WindowSpec
 
-from ..conftest import REPO, SCENARIOS, TEST_DATABASE
-from .test_retrieval import CORPUS
+from ..conftest import REPO, TEST_DATABASE
 
 TRANSCRIPTS = REPO / "db" / "tests" / "transcripts"
-
-
-@pytest.fixture(scope="module")
-def corpus_once(pg_target):
-    import psycopg
-
-    from ctxasm import loader
-
-    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
-        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
-    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
-    loader.load_file(pg_target, CORPUS / "research_corpus.json")
-    return pg_target
 
 
 @pytest.fixture()

@@ -19,7 +19,6 @@ from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
 from ..conftest import REPO, SCENARIOS, TEST_DATABASE
-from .test_retrieval import CORPUS
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = Caller("acme", "jane", "research-assistant", "thread_jane_research", ("researcher",))
@@ -29,22 +28,6 @@ STRIPE_MARKER = "zebracorn refund ledger"
 def demo_rows() -> dict[str, dict]:
     data = json.loads((SCENARIOS / "acme_demo.json").read_text())
     return {m["id"]: m for t in data["tenants"] if t["tenant_id"] == "acme" for m in t["memories"]}
-
-
-@pytest.fixture(scope="module")
-def corpus_once(pg_target):
-    """The demo and the corpus, loaded once for the module (loading embeds 137 chunks). The tests that write
-    come last in the file and write nothing the earlier ones read."""
-    import psycopg
-
-    from ctxasm import loader
-
-    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
-        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
-    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
-    loader.load_file(pg_target, CORPUS / "research_corpus.json")
-    return pg_target
 
 
 @pytest.fixture()
