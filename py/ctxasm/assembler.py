@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .errors import InvalidArgument, InvalidQuestion
-from .store import MemoryStore, WindowScope
+from .store import MemoryStore, WindowScope, unstorable_text
 from .timing import phase  # bench: per-phase seconds (no-op unless collecting)
 from .window import Window, WindowSpec, compose
 
@@ -41,6 +41,11 @@ def parse_time(text: str | None, *, name: str = "--at") -> datetime:
 def check_spec(spec: WindowSpec) -> None:
     if not spec.question or not spec.question.strip():
         raise InvalidQuestion("invalid_question: the question must not be empty")
+    # Text the database cannot store is refused here with the reason, not as a driver error (found by the
+    # hostile-input tests): a lone surrogate is what Python makes of invalid UTF-8 on the command line.
+    problem = unstorable_text(spec.question, "the question")
+    if problem:
+        raise InvalidQuestion(f"invalid_question: {problem}")
     if not spec.intent or not spec.intent.strip():
         raise InvalidArgument("invalid_argument: the intent must not be empty")
 
@@ -86,11 +91,11 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
                 selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         with phase("rendering"):  # compose: what fitting and token counting (nested phases) leave
             window: Window = compose(selection, spec)
+        with phase("manifest_write"):
+            manifest_id = store.record_manifest(window.manifest)
     except BaseException:
-        store.rollback()
+        store.rollback()  # a failed manifest write too: the connection goes back clean (issue 8, faults)
         raise
-    with phase("manifest_write"):
-        manifest_id = store.record_manifest(window.manifest)
     return AssembledWindow(window.request, window.manifest, manifest_id)
 
 

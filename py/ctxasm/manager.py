@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 
 from .errors import InvalidArgument, ToolRefused
-from .store import MemoryStore, WindowScope
+from .store import MemoryStore, WindowScope, unstorable_text
 from .tool_results import ToolItem, ToolOutput
 
 #: tool_handler -> Memory Manager method. A toolbox row naming anything else is never callable.
@@ -70,29 +70,10 @@ def _check_schema(row: ToolRow) -> None:
                           f"({exc.message})") from None
 
 
-def _unstorable_text(value: Any, path: str) -> str | None:
-    """The path of the first string no database can take: a NUL, or a lone surrogate (not UTF-8)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return f"{path}: contains a NUL character"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{path}: is not valid UTF-8 text (a lone surrogate)"
-        return None
-    if isinstance(value, dict):
-        items = [(f"{path}.{k}", v) for k, v in value.items()] + [(f"{path}.<key>", k) for k in value]
-    elif isinstance(value, list):
-        items = [(f"{path}[{i}]", v) for i, v in enumerate(value)]
-    else:
-        return None
-    return next((found for sub, v in items if (found := _unstorable_text(v, sub))), None)
-
-
 def validate_arguments(row: ToolRow, arguments: Any) -> None:
     """The arguments against the row's tool_schema; the error names the tool and the failing field."""
     _check_schema(row)
-    bad_text = _unstorable_text(arguments, row.name)
+    bad_text = unstorable_text(arguments, row.name)
     if bad_text:
         raise InvalidArgument(f"invalid_argument: {bad_text}")
     validator = jsonschema.Draft202012Validator(row.schema)

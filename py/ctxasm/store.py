@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Protocol
 
-from .errors import DatabaseUnavailable, InvalidSnapshot, from_oracle_message, from_sqlstate
+from .errors import DatabaseUnavailable, InvalidField, InvalidSnapshot, from_oracle_message, from_sqlstate
 
 
 def _json_default(value: Any) -> str:
@@ -23,6 +23,38 @@ def _json_default(value: Any) -> str:
 
 def to_json(record: Any) -> str:
     return json.dumps(record, default=_json_default, ensure_ascii=False)
+
+
+def unstorable_text(value: Any, path: str) -> str | None:
+    """The first string in `value` that PostgreSQL (and Oracle) cannot store, as "path: problem", or None
+    (found by the hostile-input tests): NUL, which no text or jsonb value may hold, and lone surrogates,
+    which are not UTF-8 text. Keys are checked too."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{path}: contains a NUL character"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{path}: not valid Unicode text (lone surrogate at offset {exc.start})"
+        return None
+    if isinstance(value, dict):
+        pairs = [(path, key) for key in value] + [(f"{path}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, list):
+        pairs = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    else:
+        return None
+    return next((problem for sub, item in pairs if (problem := unstorable_text(item, sub))), None)
+
+
+def prepared(memory_type: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A record as the write path sends it: checked for unstorable text, with its token count."""
+    if isinstance(record, dict):
+        for key, value in record.items():
+            problem = unstorable_text(value, key)
+            if problem:
+                raise InvalidField(f"invalid_field: {memory_type}.{problem}")
+        return with_token_count(record)
+    return record
 
 
 def with_token_count(record: dict[str, Any]) -> dict[str, Any]:
@@ -143,13 +175,13 @@ class PostgresStore:
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
         return self._scalar(
             "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)",
-            (memory_type, to_json(with_token_count(record))),
+            (memory_type, to_json(prepared(memory_type, record))),
         )
 
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
         return self._scalar(
             "SELECT ctx_memory.supersede(in_memory_type => %s, in_id => %s, in_record => %s::jsonb)",
-            (memory_type, memory_id, to_json(with_token_count(record))),
+            (memory_type, memory_id, to_json(prepared(memory_type, record))),
         )
 
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
@@ -354,11 +386,11 @@ class OracleStore:
 
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
         return self._call("ctx_memory.put_memory", str, in_memory_type=memory_type,
-                          in_record=to_json(with_token_count(record)))
+                          in_record=to_json(prepared(memory_type, record)))
 
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
         return int(self._call("ctx_memory.supersede", int, in_memory_type=memory_type, in_id=memory_id,
-                              in_record=to_json(with_token_count(record))))
+                              in_record=to_json(prepared(memory_type, record))))
 
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
         params: dict[str, Any] = {"in_memory_type": memory_type, "in_id": memory_id}

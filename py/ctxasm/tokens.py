@@ -10,6 +10,7 @@ of its globals, so no module state is changed).
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import threading
@@ -121,8 +122,8 @@ def count_tokens(text: str) -> int:
 
 #: Texts shorter than this are simply counted: joining the stored count would save nothing.
 JOIN_MIN_CHARS = 512
-#: How far into a text we look for its first and last pre-token (far longer than any pre-token in practice).
-_EDGE_CHARS = 256
+#: How far into a text we look for its first and last pre-token (a longer edge pre-token: counted whole).
+_EDGE_CHARS = 48
 _pretokenizer: Any = None
 
 
@@ -151,5 +152,11 @@ def count_joined(prefix: str, text: str, suffix: str, text_tokens: int | None) -
     if len(head_parts) < 2 or len(tail_parts) < 2:
         return count_tokens(prefix + text + suffix)
     head, tail = head_parts[0], tail_parts[-1]
-    return (count_tokens(prefix + head) - count_tokens(head) + text_tokens
-            + count_tokens(tail + suffix) - count_tokens(tail))
+    return (count_tokens(prefix + head) - _pretoken_count(head) + text_tokens
+            + count_tokens(tail + suffix) - _pretoken_count(tail))
+
+
+@functools.lru_cache(maxsize=65536)
+def _pretoken_count(pretoken: str) -> int:
+    """One pre-token's count; words repeat across texts, so these are cached."""
+    return count_tokens(pretoken)

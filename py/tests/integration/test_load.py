@@ -1,0 +1,18 @@
+"""Concurrent assemblies over a connection pool: every success has exactly one manifest, none are lost."""
+
+from __future__ import annotations
+
+from ctxasm.bench import load
+
+
+def test_eight_threads_three_assemblies_each(demo_target):
+    before = load.manifest_rows(demo_target)
+    result = load.run_load(demo_target, concurrency=8, per_worker=3)
+    assert result.errors == []
+    assert result.succeeded == 24 and result.failed == 0
+    assert len(set(result.manifest_ids)) == 24
+    after = load.manifest_rows(demo_target)
+    # Counted in the database: exactly the 24 new manifests, each once, each one a success returned.
+    assert len(after) == len(before) + 24
+    assert sorted(set(after) - set(before)) == sorted(result.manifest_ids)
+    assert result.manifests_counted == 24 and result.lost == 0 and result.duplicated == 0
