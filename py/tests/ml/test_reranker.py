@@ -198,8 +198,10 @@ def test_assembly_reranks_with_the_configured_model_and_replay_reuses_the_scores
     facts = [m for m in manifest["memories"] if m["slice"] == "durable_facts"]
     expected = model.logits(spec.question, ["Helios-RAG achieves 0.78 nDCG@10 on the BEIR benchmark (corrected)."])
     helios = next(m for m in facts if m["ref"][1] == "fact_helios_rag_beir_ndcg10")
-    assert helios["scores"]["rerank_logit"] == pytest.approx(expected[0], abs=1e-6)
-    assert helios["scores"]["rerank"] == pytest.approx(1 / (1 + math.exp(-expected[0])), abs=1e-6)
+    # Scored in a batch with the other candidates there, alone here: float32 padding and batching move the
+    # sixth decimal (2.078665 vs 2.078668 was seen), so the pair is compared to 1e-4.
+    assert helios["scores"]["rerank_logit"] == pytest.approx(expected[0], abs=1e-4)
+    assert helios["scores"]["rerank"] == pytest.approx(1 / (1 + math.exp(-expected[0])), abs=1e-4)
 
     monkeypatch.setenv("CTXASM_RERANKER_PATH", "/nonexistent/reranker")
     with pgconn.connect(demo_target, pgconn.app_login()) as connection:
