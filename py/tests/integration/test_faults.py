@@ -22,7 +22,7 @@ from ctxasm.assembler import assemble, parse_time
 from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
-from ..conftest import REPO, SCENARIOS
+from ..conftest import REPO, SCENARIOS, empty_database
 
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
 SPEC = WindowSpec(tenant_id="acme", user_id="jane", agent_id="research-assistant",
@@ -32,9 +32,7 @@ AT = parse_time("2026-09-28T12:00:00")
 
 @pytest.fixture(scope="module")
 def demo_once(pg_target):
-    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
-        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
+    empty_database(pg_target)
     loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
     return pg_target
 
