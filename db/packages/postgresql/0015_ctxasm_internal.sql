@@ -33,6 +33,18 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.require_tenant();
 
+--changeset ctxasm:pg-internal-require-evaluation-time dbms:postgresql runOnChange:true splitStatements:false
+--comment: every selection and tool routine reads at one evaluation time, which the caller must give
+CREATE OR REPLACE FUNCTION ctxasm.require_evaluation_time(in_evaluation_time timestamptz) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF in_evaluation_time IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_evaluation_time(timestamptz);
+
 --changeset ctxasm:pg-internal-check-record dbms:postgresql runOnChange:true splitStatements:false
 --comment: reject what would otherwise vanish or be coerced silently: non-objects, unknown and system keys
 CREATE OR REPLACE FUNCTION ctxasm.check_record(in_memory_type varchar, in_table varchar,

@@ -42,9 +42,7 @@ BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = 'invalid_question: the question must not be empty';
     END IF;
-    IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
-    END IF;
+    PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_evidence IS NOT NULL AND jsonb_typeof(in_evidence) <> 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108',
             MESSAGE = 'invalid_argument: in_evidence must be a JSON array of retrieval items';

@@ -18,9 +18,7 @@ DECLARE
     l_tenant varchar := ctxasm.require_tenant();
     l_result jsonb;
 BEGIN
-    IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
-    END IF;
+    PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     -- No thread is given: thread-scoped tool rows are out of scope here.
     WITH in_effect AS (
         SELECT DISTINCT ON (t.tool_name) t.id, t.version, t.tool_name, t.tool_handler, t.tool_schema,
@@ -77,9 +75,7 @@ DECLARE
     l_tenant varchar := ctxasm.require_tenant();
     l_result jsonb;
 BEGIN
-    IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
-    END IF;
+    PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_query IS NULL OR btrim(in_query) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_query must not be empty';
     END IF;
@@ -154,9 +150,7 @@ DECLARE
     l_tenant varchar := ctxasm.require_tenant();
     l_result jsonb;
 BEGIN
-    IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
-    END IF;
+    PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_subject IS NULL OR btrim(in_subject) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_subject must not be empty';
     END IF;
@@ -231,9 +225,7 @@ DECLARE
     l_row      record;
     l_reason   text;
 BEGIN
-    IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
-    END IF;
+    PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_manifest_id IS NULL OR in_manifest_id = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_manifest_id must not be empty';
     END IF;

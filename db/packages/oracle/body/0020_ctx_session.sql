@@ -40,5 +40,18 @@ create or replace package body ctx_session is
    begin
       return sys_context(co_namespace, co_attribute);
    end current_tenant;
+
+   function require_tenant return ctx_tenant.tenant_id%type is
+      l_tenant_id ctx_tenant.tenant_id%type;
+   begin
+      l_tenant_id := current_tenant();
+      if l_tenant_id is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_tenant_not_set,
+            in_detail => 'call ctx_session.set_tenant in this session first'
+         );
+      end if;
+      return l_tenant_id;
+   end require_tenant;
 end ctx_session;
 /

@@ -115,19 +115,6 @@ create or replace package body ctx_memory is
       );
    end not_found_error;
 
-   function require_tenant return ctx_tenant.tenant_id%type is
-      l_tenant_id ctx_tenant.tenant_id%type;
-   begin
-      l_tenant_id := ctx_session.current_tenant();
-      if l_tenant_id is null then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_tenant_not_set,
-            in_detail => 'call ctx_session.set_tenant in this session first'
-         );
-      end if;
-      return l_tenant_id;
-   end require_tenant;
-
    -- the whitelist: memory type -> table (docs/contract.md); nothing else reaches dynamic SQL as a table
    function table_for_type(in_memory_type in varchar2) return varchar2 is
       l_table user_tab_columns.table_name%type;
@@ -536,7 +523,7 @@ create or replace package body ctx_memory is
       l_code      pls_integer;
       l_message   varchar2(4000);
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
       l_fields := record_fields(
          in_memory_type => in_memory_type,
@@ -615,7 +602,7 @@ create or replace package body ctx_memory is
       l_code       pls_integer;
       l_message    varchar2(4000);
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
       l_columns := table_columns(in_table => l_table);
       l_fields := record_fields(
@@ -741,7 +728,7 @@ create or replace package body ctx_memory is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
       execute immediate 'update ' || l_table
                         || ' set status = :b_status, deleted_at = :b_deleted_at'
@@ -845,7 +832,7 @@ create or replace package body ctx_memory is
       l_manifest  varchar2(128);
       l_erased    json_array_t := json_array_t();
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
       -- The text of every version, to find it in the manifests' questions once the rows are scrubbed.
       execute immediate 'select dbms_lob.substr(content, 4000, 1) from ' || l_table
@@ -902,7 +889,7 @@ create or replace package body ctx_memory is
       l_scn       number;
       l_rows      sys_refcursor;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
       if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
          ctx_errors.raise_error(

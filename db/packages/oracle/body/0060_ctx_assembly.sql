@@ -82,23 +82,6 @@ create or replace package body ctx_assembly is
    pragma exception_init(e_json_syntax, -40441);
 
    -- ------------------------------------------------------------------------------------------------------
-   -- errors
-
-
-   function require_tenant return ctx_tenant.tenant_id%type is
-      l_tenant_id ctx_tenant.tenant_id%type;
-   begin
-      l_tenant_id := ctx_session.current_tenant();
-      if l_tenant_id is null then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_tenant_not_set,
-            in_detail => 'call ctx_session.set_tenant in this session first'
-         );
-      end if;
-      return l_tenant_id;
-   end require_tenant;
-
-   -- ------------------------------------------------------------------------------------------------------
    -- the selection helpers (declared in the spec only so that SQL can call them)
 
    -- whether in_word occurs in in_text bounded by non-word characters or the ends (both already folded)
@@ -742,7 +725,7 @@ create or replace package body ctx_assembly is
       l_items        clob;
       l_result       clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       -- the caller's query vector, else the in-database model's (if the schema has MINILM), else none
       if in_query_embedding is not null then
          l_query_vector := in_query_embedding;
@@ -818,7 +801,7 @@ create or replace package body ctx_assembly is
       l_require        pls_integer;
       l_result         clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       if nvl(length(trim(in_question)), 0) = 0 then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_question, in_detail => 'the question must not be empty');
       end if;
@@ -1712,7 +1695,7 @@ create or replace package body ctx_assembly is
       l_last_note   pls_integer;
       l_written     conversation_memory.id%type;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       l_id := co_manifest_prefix || lower(rawtohex(sys_guid()));
       if in_manifest is null then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);

@@ -25,19 +25,6 @@ create or replace package body ctx_tools is
    -- ------------------------------------------------------------------------------------------------------
    -- arguments
 
-   function require_tenant return ctx_tenant.tenant_id%type is
-      l_tenant_id ctx_tenant.tenant_id%type;
-   begin
-      l_tenant_id := ctx_session.current_tenant();
-      if l_tenant_id is null then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_tenant_not_set,
-            in_detail => 'call ctx_session.set_tenant in this session first'
-         );
-      end if;
-      return l_tenant_id;
-   end require_tenant;
-
    procedure require_time(in_evaluation_time in timestamp with time zone) is
    begin
       if in_evaluation_time is null then
@@ -67,7 +54,7 @@ create or replace package body ctx_tools is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_result    clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       require_time(in_evaluation_time => in_evaluation_time);
       select json_arrayagg(
                 json_object(
@@ -121,7 +108,7 @@ create or replace package body ctx_tools is
       l_retrieval clob;
       l_result    clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       require_time(in_evaluation_time => in_evaluation_time);
       require_text(in_text => in_query, in_name => 'in_query');
       if length(in_query) > co_max_query then
@@ -245,7 +232,7 @@ create or replace package body ctx_tools is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_result    clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       require_time(in_evaluation_time => in_evaluation_time);
       require_text(in_text => in_subject, in_name => 'in_subject');
       require_text(in_text => in_predicate, in_name => 'in_predicate');
@@ -346,7 +333,7 @@ create or replace package body ctx_tools is
       l_reason      varchar2(40);
       l_result      clob;
    begin
-      l_tenant_id := require_tenant();
+      l_tenant_id := ctx_session.require_tenant();
       require_time(in_evaluation_time => in_evaluation_time);
       require_text(in_text => in_manifest_id, in_name => 'in_manifest_id');
       require_text(in_text => in_memory_id, in_name => 'in_memory_id');

@@ -29,5 +29,13 @@ create or replace package ctx_session authid definer is
     * Reads the CTXASM_CTX attribute TENANT_ID; writes nothing. Raises nothing.
     */
    function current_tenant return ctx_tenant.tenant_id%type;
+
+   /**
+    * The session's tenant, for the other CTX_ packages (PostgreSQL: ctxasm.require_tenant).
+    * Reads the CTXASM_CTX attribute TENANT_ID; writes nothing.
+    * @throws -20102 tenant_not_set when no tenant is set
+    */
+   -- contract:internal
+   function require_tenant return ctx_tenant.tenant_id%type;
 end ctx_session;
 /
