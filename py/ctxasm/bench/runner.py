@@ -64,55 +64,52 @@ def _candidates(manifest: dict[str, Any]) -> int:
     return seated + sum(1 for x in manifest["excluded"] if x["rule"] in ("slice_budget", "tier_limit"))
 
 
+def _measure(name: str, size: int, questions: list[str], max_seconds: float, log: Callable[[str], None],
+             tenant_id: str, assemble_one: Callable[[str], dict[str, Any]], trips: Callable[[], int]) -> Measurement:
+    """Time `assemble_one` (question -> manifest) over the questions, phase by phase; the question embedding,
+    if any, is reported apart from the latency."""
+    result = Measurement(name, size)
+    started = time.perf_counter()
+    for number, question in enumerate(questions):
+        before = trips()
+        with timing.collect() as seconds:
+            t0 = time.perf_counter()
+            manifest = assemble_one(question)
+            elapsed = time.perf_counter() - t0
+        embedding = seconds.pop("query_embedding", 0.0)
+        result.latencies.append(elapsed - embedding)
+        result.embedding_seconds.append(embedding)
+        result.round_trips.append(trips() - before)
+        result.candidates.append(_candidates(manifest))
+        for phase_name, value in seconds.items():
+            result.phases.setdefault(phase_name, []).append(value)
+        result.manifests += 1
+        if number >= 2 and time.perf_counter() - started > max_seconds:
+            break
+    log(f"{tenant_id}: {name}, {len(result.latencies)} assemblies, p50 {1000 * result.percentile(50):.0f} ms")
+    return result
+
+
 def run_assembler(target: Any, tenant_id: str, size: int, questions: list[str], max_seconds: float,
                   log: Callable[[str], None]) -> Measurement:
-    result = Measurement("assembler", size)
-    started = time.perf_counter()
     with pgconn.connect(target, pgconn.app_login()) as connection:
         store = PostgresStore(connection)
-        for number, question in enumerate(questions):
-            before = store.round_trips
-            with timing.collect() as seconds:
-                t0 = time.perf_counter()
-                window = assemble(store, spec_for(tenant_id, question), generate.EVALUATION_TIME)
-                elapsed = time.perf_counter() - t0
-            embedding = seconds.pop("query_embedding", 0.0)
-            result.latencies.append(elapsed - embedding)
-            result.embedding_seconds.append(embedding)
-            result.round_trips.append(store.round_trips - before)
-            result.candidates.append(_candidates(window.manifest))
-            for name, value in seconds.items():
-                result.phases.setdefault(name, []).append(value)
-            result.manifests += 1
-            if number >= 2 and time.perf_counter() - started > max_seconds:
-                break
-    log(f"{tenant_id}: assembler, {len(result.latencies)} assemblies, p50 {1000 * result.percentile(50):.0f} ms")
-    return result
+        return _measure("assembler", size, questions, max_seconds, log, tenant_id,
+                        lambda q: assemble(store, spec_for(tenant_id, q), generate.EVALUATION_TIME).manifest,
+                        lambda: store.round_trips)
 
 
 def run_naive(target: Any, tenant_id: str, size: int, questions: list[str], max_seconds: float,
               log: Callable[[str], None]) -> Measurement:
-    result = Measurement("naive", size)
-    started = time.perf_counter()
     with pgconn.connect(target, pgconn.app_login()) as connection:
         naive = NaiveAssembler(connection)
-        for number, question in enumerate(questions):
-            before = naive.round_trips
-            with timing.collect() as seconds:
-                t0 = time.perf_counter()
-                manifest_id = naive.assemble(spec_for(tenant_id, question), generate.EVALUATION_TIME)
-                elapsed = time.perf_counter() - t0
-            result.latencies.append(elapsed)
-            result.round_trips.append(naive.round_trips - before)
-            window_manifest = naive.last_manifest
-            result.candidates.append(_candidates(window_manifest))
-            for name, value in seconds.items():
-                result.phases.setdefault(name, []).append(value)
-            result.manifests += bool(manifest_id)
-            if number >= 2 and time.perf_counter() - started > max_seconds:
-                break
-    log(f"{tenant_id}: naive, {len(result.latencies)} assemblies, p50 {1000 * result.percentile(50):.0f} ms")
-    return result
+
+        def assemble_one(question: str) -> dict[str, Any]:
+            naive.assemble(spec_for(tenant_id, question), generate.EVALUATION_TIME)
+            return naive.last_manifest
+
+        return _measure("naive", size, questions, max_seconds, log, tenant_id, assemble_one,
+                        lambda: naive.round_trips)
 
 
 def peak_memory(target: Any, tenant_id: str, question: str) -> dict[str, float]:
