@@ -77,8 +77,9 @@ class AgentLoop:
     async def run(self) -> AgentRun:
         spec = self.spec
         window = assemble(self.store, spec, self.at, reranker=self.reranker)
-        manager = MemoryManager(self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id,
-                                                   self.roles), at=self.at, manifest_id=window.manifest_id)
+        manager = self.manager = MemoryManager(
+            self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
+            manifest_id=window.manifest_id)
         allocation = window.manifest["allocation"]
         limits = allocation["tool_rounds"]
         ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])
@@ -198,6 +199,4 @@ class AgentLoop:
 
     def _record(self, event_type: str, content: str, content_json: Mapping[str, Any],
                 source_refs: list[dict[str, Any]]) -> str:
-        manager = MemoryManager(self.store, Caller(self.spec.tenant_id, self.spec.user_id, self.spec.agent_id,
-                                                   self.spec.thread_id))
-        return manager.record_event(event_type, content, content_json, source_refs)
+        return self.manager.record_event(event_type, content, content_json, source_refs)
