@@ -59,13 +59,14 @@ def query_embedding(question: str) -> str:
 
 def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: dict[str, Any],
            reranker: Any) -> dict[str, Any]:
-    """Score every candidate with the cross-encoder and select again: the same snapshot and the same
-    retrieved evidence, only the relevance scores change. The database applies the sigmoid."""
-    candidates = selection["candidates"]
+    """Score the candidates with the cross-encoder and select again: the same snapshot and the same sources,
+    only the relevance scores change (a candidate the first pass cut by its limit, and so not scored here,
+    ranks after every scored one). The database applies the sigmoid."""
+    candidates = [c for c in selection["candidates"] if c["slice"] != "volatile_tail"]
     logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
     scores = {f"{c['ref'][0]}:{c['ref'][1]}:{c['ref'][2]}": logit for c, logit in zip(candidates, logits)}
     again = store.select_window(tenant_id, replace(
-        scope, scores=scores, snapshot=selection["snapshot"], evidence=selection["retrieval"]["items"]))
+        scope, scores=scores, snapshot=selection["snapshot"], sources=selection["retrieval"]["items"]))
     again["scorer"] = reranker.name
     return again
 

@@ -150,21 +150,30 @@ class _located:
         return False
 
 
-def embed_chunks(document: dict[str, Any]) -> int:
-    """Give every kb_chunk without an embedding one (all-MiniLM-L6-v2, over title and content), in place.
-    Returns how many were embedded. Runs before the load's transaction, so a slow model never holds locks."""
+def embed_memories(document: dict[str, Any]) -> int:
+    """Give every searchable row version without an embedding one (all-MiniLM-L6-v2, over the text
+    ctxasm.searchable.embedding_text names), in place: chunks, facts, workflows, conversation messages and
+    summaries, and each later version that brings new text. Returns how many were embedded. Runs before the
+    load's transaction, so a slow model never holds locks."""
     from . import embedding
+    from .searchable import embedding_text
 
-    chunks = [m for tenant in document["tenants"] for m in tenant["memories"]
-              if m["type"] == "kb_chunk" and m.get("embedding") is None]
-    if not chunks:
+    pending: list[tuple[dict[str, Any], str]] = []
+    for tenant in document["tenants"]:
+        for memory in tenant["memories"]:
+            current: dict[str, Any] = dict(memory)
+            for record in [memory, *memory.get("versions", [])]:
+                current.update(record)
+                text = embedding_text(memory["type"], current)
+                if text is not None and record.get("embedding") is None and (record is memory or "content" in record):
+                    pending.append((record, text))
+    if not pending:
         return 0
-    texts = [f"{chunk.get('title') or ''}\n{chunk['content']}".strip() for chunk in chunks]
-    with progress("embedding chunks", total=len(texts)) as tick:
-        vectors = embedding.embed(texts, progress=tick)
-    for chunk, vector in zip(chunks, vectors):
-        chunk["embedding"] = vector
-    return len(chunks)
+    with progress("embedding memories", total=len(pending)) as tick:
+        vectors = embedding.embed([text for _, text in pending], progress=tick)
+    for (record, _), vector in zip(pending, vectors):
+        record["embedding"] = vector
+    return len(pending)
 
 
 #: Chunks longer than this get a persisted compression of at most SUMMARY_WORDS words: the summary tier.
@@ -205,12 +214,13 @@ def compress_chunks(document: dict[str, Any]) -> int:
 
 
 def load_file(target: Any, path: str | Path) -> LoadReport:
-    """Validate, embed the chunks, then load into a PostgreSQL target as the owner role (an admin tool)."""
+    """Validate, embed the searchable memories, then load into a PostgreSQL target as the owner role (an admin
+    tool)."""
     from . import pgconn
     from .store import PostgresStore
 
     document = read_scenario(path)
-    embed_chunks(document)
+    embed_memories(document)
     compress_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])
     with pgconn.connect(target, pgconn.owner_login()) as connection, \

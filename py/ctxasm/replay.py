@@ -18,7 +18,6 @@ from .store import MemoryStore, WindowScope
 from .window import WindowSpec, code_hash, compose
 
 MATCH, MISMATCH, UNAVAILABLE = "match", "mismatch", "unavailable"
-LEXICAL_SCORER = "lexical-overlap-1"
 EXIT_CODES = {MATCH: 0, MISMATCH: 5, UNAVAILABLE: 6}
 #: The parts of a manifest that describe the window itself (not when or where it was recorded).
 COMPARED = ("budget_ref", "required_refs", "memories", "excluded", "allocation", "request_tokens")
@@ -68,18 +67,6 @@ def dependencies(manifest: dict[str, Any]) -> list[list[Any]]:
     return list(unique.values())
 
 
-def recorded_scores(manifest: dict[str, Any]) -> dict[str, float] | None:
-    """Reranker scores are reused, never recomputed; the lexical scorer is deterministic and needs none."""
-    if manifest.get("scorer") == LEXICAL_SCORER:
-        return None
-    scores = {}
-    for entry in manifest["memories"] + manifest["excluded"]:
-        if "scores" in entry:
-            ref = entry["ref"]
-            scores[f"{ref[0]}:{ref[1]}:{ref[2]}"] = entry["scores"]["rerank_logit"]
-    return scores
-
-
 def first_difference(recorded: Any, rebuilt: Any, path: str = "") -> str | None:
     """The first place two JSON values differ, as a path with both values."""
     if isinstance(recorded, dict) and isinstance(rebuilt, dict):
@@ -123,6 +110,11 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
 
     if manifest.get("round"):
         return replay_round(store, tenant_id, manifest_id, manifest), None
+    running = store.selection_version()
+    store.rollback()
+    if manifest.get("selection_version") != running:
+        return unavailable(f"selection version {manifest.get('selection_version')} is not the running {running}: "
+                           "the selection rules changed since the window was recorded")
     if manifest.get("renderer_version") != render.RENDERER_VERSION:
         return unavailable(f"renderer version {manifest.get('renderer_version')} is not the running "
                            f"{render.RENDERER_VERSION}")
@@ -151,12 +143,8 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
                       model=manifest["model"])
     selection = store.select_window(tenant_id, WindowScope(
         spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
-        spec.question, recorded_scores(manifest), snapshot=manifest["scn"],
-        evidence=manifest["retrieval"]["items"]))
+        spec.question, snapshot=manifest["scn"], sources=manifest["retrieval"]["items"]))
     store.rollback()
-    if selection["selection_version"] != manifest["selection_version"]:
-        return unavailable(f"selection version {manifest['selection_version']} is not the running "
-                           f"{selection['selection_version']}")
     rebuilt = compose(selection, spec)
     rebuilt_hash = rebuilt.manifest["request_hash"]
     recorded_part = {k: manifest.get(k) for k in COMPARED}

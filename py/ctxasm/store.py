@@ -83,8 +83,9 @@ class WindowScope:
     snapshot: str | None = None
     #: the question's embedding in pgvector text form ('[0.1,...]'); None = lexical retrieval only
     query_embedding: str | None = None
-    #: replay: the retrieval items the manifest recorded, instead of retrieving again
-    evidence: list[dict[str, Any]] | None = None
+    #: replay (and the reranker's second pass): the source list the manifest recorded, instead of gathering
+    #: candidates again
+    sources: list[dict[str, Any]] | None = None
 
 
 class MemoryStore(Protocol):
@@ -102,6 +103,7 @@ class MemoryStore(Protocol):
     def capture_snapshot(self) -> str: ...
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
     def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
+    def selection_version(self) -> str: ...
     def record_manifest(self, manifest: dict[str, Any]) -> str: ...
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
     def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
@@ -213,13 +215,16 @@ class PostgresStore:
                 cursor = self.connection.execute(
                     "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
                     "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
-                    "in_snapshot => %s, in_query_embedding => %s, in_evidence => %s::jsonb)",
+                    "in_snapshot => %s, in_query_embedding => %s, in_sources => %s::jsonb)",
                     (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
                      scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot,
-                     scope.query_embedding, None if scope.evidence is None else to_json(scope.evidence)),
+                     scope.query_embedding, None if scope.sources is None else to_json(scope.sources)),
                 )
             self.round_trips += 1
             return cursor.fetchone()[0]
+
+    def selection_version(self) -> str:
+        return self._scalar("SELECT ctx_assembly.selection_version()")
 
     def record_manifest(self, manifest: dict[str, Any]) -> str:
         """record_manifest and COMMIT, pipelined: one network round trip."""
@@ -424,14 +429,17 @@ class OracleStore:
                 ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
                 "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
                 "in_question => :question, in_scores => :scores, in_snapshot => :snapshot, "
-                "in_query_embedding => :embedding, in_evidence => :evidence); end;",
+                "in_query_embedding => :embedding, in_sources => :sources); end;",
                 tenant=tenant_id, user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id,
                 intent=scope.intent, at=scope.evaluation_time, question=scope.question,
                 scores=None if scope.scores is None else to_json(scope.scores), snapshot=scope.snapshot,
                 embedding=scope.query_embedding,
-                evidence=None if scope.evidence is None else to_json(scope.evidence), result=result,
+                sources=None if scope.sources is None else to_json(scope.sources), result=result,
             )
             return json.loads(result.getvalue().read())
+
+    def selection_version(self) -> str:
+        return self._call("ctx_assembly.selection_version", str)
 
     def record_manifest(self, manifest: dict[str, Any]) -> str:
         with self._errors(), self.connection.cursor() as cursor:

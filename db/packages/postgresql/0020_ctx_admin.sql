@@ -17,6 +17,8 @@ BEGIN
     INSERT INTO ctxasm.ctx_tenant (tenant_id, display_name)
     VALUES (in_tenant_id, in_display_name)
     ON CONFLICT (tenant_id) DO UPDATE SET display_name = excluded.display_name;
+    -- The tenant's own partition of every memory table: its rows, indexes and statistics are its own.
+    PERFORM ctxasm.add_tenant_partitions(in_tenant_id);
 END;
 $$;
 REVOKE ALL ON FUNCTION ctx_admin.register_tenant(varchar, varchar) FROM PUBLIC;
@@ -37,10 +39,13 @@ BEGIN
     END IF;
     PERFORM ctx_session.set_tenant(in_tenant_id);
     FOR l_table IN SELECT m.table_name FROM ctxasm.memory_type m ORDER BY m.ordinal LOOP
-        EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table) USING in_tenant_id;
-        GET DIAGNOSTICS l_rows = ROW_COUNT;
+        EXECUTE format('SELECT count(*) FROM ctxasm.%I WHERE tenant_id = $1', l_table) INTO l_rows USING in_tenant_id;
         l_total := l_total + l_rows;
-        -- The delete trigger just copied those rows into the history: remove that copy too.
+        -- The tenant's partition is emptied at once (no dead rows left for a vacuum to find); it stays, empty,
+        -- for a later registration of the same tenant. Its history goes row by row: that table is shared.
+        IF to_regclass(format('ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table))) IS NOT NULL THEN
+            EXECUTE format('TRUNCATE ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table));
+        END IF;
         EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table || '_history') USING in_tenant_id;
     END LOOP;
     DELETE FROM ctxasm.ctx_tenant t WHERE t.tenant_id = in_tenant_id;

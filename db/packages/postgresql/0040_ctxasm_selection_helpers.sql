@@ -1,20 +1,21 @@
 --liquibase formatted sql
 
---changeset ctxasm:pg-sel-lexical-logit dbms:postgresql runOnChange:true splitStatements:false
---comment: the deterministic lexical scorer used when no reranker scores are given ('lexical-overlap-1'):
---comment: the share of the question's words (3+ letters) found in the text, mapped to a logit in [-4, 4]
-CREATE OR REPLACE FUNCTION ctxasm.lexical_logit(in_query text, in_text text) RETURNS numeric
+--changeset ctxasm:pg-sel-lexical-logit-dropped dbms:postgresql splitStatements:false
+--comment: the word-overlap scorer is gone: relevance is hybrid (BM25 and embedding ranks) or a reranker's
+DROP FUNCTION IF EXISTS ctxasm.lexical_logit(text, text);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-sel-scope-level dbms:postgresql runOnChange:true splitStatements:false
+--comment: how narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user
+--comment: within an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread,
+--comment: 2 user, 1 agent, 0 the whole tenant. Narrower wins a key or a claim.
+CREATE OR REPLACE FUNCTION ctxasm.scope_level(in_user_id varchar, in_agent_id varchar, in_thread_id varchar)
+RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
-    WITH q AS (
-        SELECT DISTINCT w FROM regexp_split_to_table(lower(in_query), '[^[:alnum:]]+') AS w WHERE length(w) >= 3
-    ), d AS (
-        SELECT DISTINCT w FROM regexp_split_to_table(lower(in_text), '[^[:alnum:]]+') AS w WHERE length(w) >= 3
-    )
-    SELECT CASE WHEN count(*) = 0 THEN -4.0
-                ELSE round(8.0 * count(d.w)::numeric / count(*) - 4.0, 6) END
-      FROM q LEFT JOIN d USING (w)
+    SELECT CASE WHEN in_thread_id IS NOT NULL THEN 3 WHEN in_user_id IS NOT NULL THEN 2
+                WHEN in_agent_id IS NOT NULL THEN 1 ELSE 0 END
 $$;
---rollback DROP FUNCTION ctxasm.lexical_logit(text, text);
+--rollback DROP FUNCTION ctxasm.scope_level(varchar, varchar, varchar);
 
 --changeset ctxasm:pg-sel-normalized-text dbms:postgresql runOnChange:true splitStatements:false
 --comment: the text identity of the dedup step: case and white space do not make a different memory

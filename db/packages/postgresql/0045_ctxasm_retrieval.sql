@@ -1,11 +1,179 @@
 --liquibase formatted sql
 
---changeset ctxasm:pg-internal-retrieve-evidence dbms:postgresql runOnChange:true splitStatements:false
---comment: hybrid retrieval over the knowledge base, on the live tables and their indexes: the best
---comment: in_depth rows by lexical rank (OR of the question's lexemes, ts_rank_cd) and by vector distance
---comment: (HNSW, cosine), in scope and in effect at the evaluation time, fused by reciprocal rank (k = 60),
---comment: the best in_limit kept. Ties break on type and id, so the order is total.
-CREATE OR REPLACE FUNCTION ctxasm.retrieve_evidence(
+--changeset ctxasm:pg-internal-retrieve-evidence-dropped dbms:postgresql splitStatements:false
+--comment: the evidence-only retriever is replaced by ctxasm.retrieve, which serves every retrieved slice
+DROP FUNCTION IF EXISTS ctxasm.retrieve_evidence(varchar, varchar, varchar, timestamptz, text, vector, integer,
+                                                 integer);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-internal-question-terms dbms:postgresql runOnChange:true splitStatements:false
+--comment: the question's English lexemes, each with its inverse document frequency in the tenant's partition of
+--comment: each searchable table, estimated from that partition's own planner statistics (the lexeme
+--comment: frequencies ANALYZE keeps for a tsvector column): idf = ln(1 + (N - df + 0.5) / (df + 0.5)). A lexeme
+--comment: the statistics do not list is rarer than every listed one: df is taken as half the least listed
+--comment: frequency. A partition never analyzed has no statistics: every lexeme gets idf 1 and df NULL.
+--comment: The question is tokenized here once per assembly; selection and retrieval reuse the result.
+CREATE OR REPLACE FUNCTION ctxasm.question_terms(in_tenant_id varchar, in_question text)
+RETURNS TABLE (memory_type varchar, lexeme text, query tsquery, idf double precision, df double precision)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH words AS (
+        SELECT DISTINCT w.lexeme FROM unnest(tsvector_to_array(to_tsvector('english', in_question))) AS w(lexeme)
+    ),
+    searchable (memory_type, table_name) AS (
+        VALUES ('kb_chunk'::varchar, 'knowledge_base_chunk'::varchar),
+               ('kb_document', 'knowledge_base_document'), ('entity', 'entity_memory'),
+               ('workflow', 'workflow_memory'), ('conversation', 'conversation_memory'),
+               ('summary', 'summarization_memory')
+    ),
+    partition_stats AS (
+        SELECT t.memory_type, greatest(c.reltuples, 1)::double precision AS row_count,
+               s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
+          FROM searchable AS t
+          LEFT JOIN pg_catalog.pg_class AS c
+            ON c.oid = to_regclass('ctxasm.' || quote_ident(ctxasm.tenant_partition(in_tenant_id, t.table_name)))
+          LEFT JOIN pg_catalog.pg_stats AS s
+            ON s.schemaname = 'ctxasm' AND s.tablename = c.relname AND s.attname = 'search_text'
+           AND NOT s.inherited AND c.reltuples > 0
+    ),
+    estimated AS (
+        SELECT p.memory_type, w.lexeme, p.row_count,
+               CASE WHEN p.elems IS NULL THEN NULL
+                    ELSE p.row_count * coalesce(
+                        p.freqs[array_position(p.elems, w.lexeme)],
+                        p.freqs[cardinality(p.elems) + 1] / 2) END AS df
+          FROM partition_stats AS p CROSS JOIN words AS w
+    )
+    SELECT e.memory_type, e.lexeme, quote_literal(e.lexeme)::tsquery,
+           CASE WHEN e.df IS NULL THEN 1.0
+                ELSE ln(1 + (e.row_count - e.df + 0.5) / (e.df + 0.5)) END,
+           e.df
+      FROM estimated AS e
+$$;
+--rollback DROP FUNCTION ctxasm.question_terms(varchar, text);
+
+--changeset ctxasm:pg-internal-probe-query dbms:postgresql runOnChange:true splitStatements:false
+--comment: the lexemes the lexical retriever looks up in the GIN index: the rarest first, while the estimated
+--comment: rows they match stay within in_scan_rows (always at least the rarest one). A row matching none of
+--comment: them matches only lexemes common in the tenant, whose weights are the smallest, so leaving it out
+--comment: bounds the work without losing the rows that rank first. Without statistics every lexeme probes.
+CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[], in_scan_rows integer)
+RETURNS tsquery
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH per_lexeme AS (
+        SELECT t.lexeme, max(t.df) AS df FROM unnest(in_lexemes, in_df) AS t(lexeme, df) GROUP BY t.lexeme
+    ),
+    ordered AS (
+        SELECT p.lexeme, p.df,
+               sum(coalesce(p.df, 0)) OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS running,
+               row_number() OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS position
+          FROM per_lexeme AS p
+    )
+    SELECT string_agg(quote_literal(o.lexeme), ' | ' ORDER BY o.lexeme)::tsquery
+      FROM ordered AS o
+     WHERE o.position = 1 OR o.df IS NULL OR o.running <= in_scan_rows
+$$;
+--rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], integer);
+
+--changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
+--comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
+--comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe
+--comment: lexemes and the best in_depth by cosine distance (HNSW; iterative scan in strict order, so a scope
+--comment: filter cannot leave fewer than in_depth), both in scope and in effect at the evaluation time, fused
+--comment: by reciprocal rank (k = 60), the best in_limit kept. Ties break on type, id and version.
+--comment: Recalled history is the user's conversation messages in any thread (the caller removes the turns it
+--comment: shows as the thread's tail) and the summaries in scope.
+CREATE OR REPLACE FUNCTION ctxasm.retrieve(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_term_types      varchar[],
+    in_term_queries    tsquery[],
+    in_term_idf        double precision[],
+    in_probe           tsquery,
+    in_query_embedding vector,
+    in_depth           integer,
+    in_limit           integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bigint, vector_rank bigint,
+               lexical_score double precision, vector_distance double precision, fused numeric)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public, pg_temp
+SET hnsw.iterative_scan = strict_order SET hnsw.max_scan_tuples = 40000 SET jit = off
+AS $$
+DECLARE
+    -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing.
+    co_scan_cap constant integer := 5000;
+BEGIN
+    -- ef_search bounds how many neighbours one HNSW scan yields before it iterates: at least the depth.
+    PERFORM set_config('hnsw.ef_search', greatest(40, least(in_depth, 1000))::text, true);
+    RETURN QUERY
+    WITH lexical_hits AS (
+        SELECT h.memory_type, h.id, h.version, h.matched_idf * 2.2
+                   / (1 + 1.2 * (0.25 + 0.75 * h.length / greatest(avg(h.length) OVER (), 1))) AS score
+          FROM (
+              SELECT r.memory_type, r.id, r.version, length(r.search_text)::double precision AS length,
+                     (SELECT sum(t.idf) FROM unnest(in_term_types, in_term_queries, in_term_idf) AS t(kind, q, idf)
+                       WHERE t.kind = r.memory_type AND r.search_text @@ t.q) AS matched_idf
+                FROM ctxasm.search_row AS r
+               WHERE r.tenant_id = in_tenant_id AND r.slice = in_slice
+                 AND in_probe IS NOT NULL AND r.search_text @@ in_probe
+                 AND r.status <> 'erased' AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
+                 AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
+                 AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
+                 AND CASE WHEN r.memory_type = 'conversation'
+                          THEN r.user_id = in_user_id AND r.event_type = 'message'
+                          ELSE (r.user_id IS NULL OR r.user_id = in_user_id)
+                               AND (r.thread_id IS NULL OR r.thread_id = in_thread_id) END
+               LIMIT co_scan_cap
+          ) AS h
+    ),
+    lexical AS (
+        SELECT l.memory_type, l.id, l.version, l.score,
+               row_number() OVER (ORDER BY l.score DESC, l.memory_type, l.id, l.version) AS rank
+          FROM lexical_hits AS l
+         ORDER BY l.score DESC, l.memory_type, l.id, l.version
+         LIMIT in_depth
+    ),
+    nearest AS (
+        SELECT n.memory_type, n.id, n.version, n.distance,
+               row_number() OVER (ORDER BY n.distance, n.memory_type, n.id, n.version) AS rank
+          FROM (
+              SELECT r.memory_type, r.id, r.version, r.embedding <=> in_query_embedding AS distance
+                FROM ctxasm.search_row AS r
+               WHERE r.tenant_id = in_tenant_id AND r.slice = in_slice
+                 AND in_query_embedding IS NOT NULL AND r.embedding IS NOT NULL
+                 AND r.status <> 'erased' AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
+                 AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
+                 AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
+                 AND CASE WHEN r.memory_type = 'conversation'
+                          THEN r.user_id = in_user_id AND r.event_type = 'message'
+                          ELSE (r.user_id IS NULL OR r.user_id = in_user_id)
+                               AND (r.thread_id IS NULL OR r.thread_id = in_thread_id) END
+               ORDER BY r.embedding <=> in_query_embedding
+               LIMIT in_depth
+          ) AS n
+    )
+    SELECT coalesce(l.memory_type, v.memory_type), coalesce(l.id, v.id), coalesce(l.version, v.version),
+           l.rank, v.rank, round(l.score::numeric, 6)::double precision,
+           round(v.distance::numeric, 6)::double precision,
+           round(coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + v.rank), 0), 6) AS fused
+      FROM lexical AS l
+      FULL OUTER JOIN nearest AS v ON v.memory_type = l.memory_type AND v.id = l.id AND v.version = l.version
+     ORDER BY 8 DESC, 1, 2, 3
+     LIMIT in_limit;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], tsquery[], double precision[], tsquery, vector, integer, integer);
+
+--changeset ctxasm:pg-internal-retrieve-for-question dbms:postgresql runOnChange:true splitStatements:false
+--comment: ctxasm.retrieve for one question, weights and probe computed here: for callers that retrieve one
+--comment: slice and score nothing else (the search_memory tool, the retrieval evaluation)
+CREATE OR REPLACE FUNCTION ctxasm.retrieve_for_question(
+    in_tenant_id       varchar,
+    in_slice           varchar,
     in_user_id         varchar,
     in_agent_id        varchar,
     in_thread_id       varchar,
@@ -16,61 +184,21 @@ CREATE OR REPLACE FUNCTION ctxasm.retrieve_evidence(
     in_limit           integer
 )
 RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bigint, vector_rank bigint,
-               fused numeric)
--- The vector operators live with the extension, in public.
+               lexical_score double precision, vector_distance double precision, fused numeric)
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
-    WITH query AS (
-        SELECT (SELECT string_agg(quote_literal(t.lexeme), ' | ' ORDER BY t.lexeme)
-                  FROM unnest(to_tsvector('english', in_question)) AS t)::tsquery AS terms
-    ),
-    lexical AS (
-        SELECT hit.memory_type, hit.id, hit.version,
-               row_number() OVER (ORDER BY hit.score DESC, hit.memory_type, hit.id, hit.version) AS rank
-          FROM (
-              SELECT 'kb_chunk'::varchar AS memory_type, c.id, c.version, ts_rank_cd(c.search_text, q.terms) AS score
-                FROM ctxasm.knowledge_base_chunk AS c, query AS q
-               WHERE q.terms IS NOT NULL AND c.search_text @@ q.terms
-                 AND (c.user_id IS NULL OR c.user_id = in_user_id)
-                 AND (c.agent_id IS NULL OR c.agent_id = in_agent_id)
-                 AND (c.thread_id IS NULL OR c.thread_id = in_thread_id)
-                 AND c.deleted_at IS NULL AND c.valid_from <= in_evaluation_time
-                 AND (c.valid_until IS NULL OR c.valid_until > in_evaluation_time)
-              UNION ALL
-              SELECT 'kb_document'::varchar, d.id, d.version, ts_rank_cd(d.search_text, q.terms)
-                FROM ctxasm.knowledge_base_document AS d, query AS q
-               WHERE q.terms IS NOT NULL AND d.search_text @@ q.terms
-                 AND (d.user_id IS NULL OR d.user_id = in_user_id)
-                 AND (d.agent_id IS NULL OR d.agent_id = in_agent_id)
-                 AND (d.thread_id IS NULL OR d.thread_id = in_thread_id)
-                 AND d.deleted_at IS NULL AND d.valid_from <= in_evaluation_time
-                 AND (d.valid_until IS NULL OR d.valid_until > in_evaluation_time)
-              ORDER BY score DESC, memory_type, id, version
-              LIMIT in_depth
-          ) AS hit
-    ),
-    nearest AS (
-        SELECT n.memory_type, n.id, n.version,
-               row_number() OVER (ORDER BY n.distance, n.id, n.version) AS rank
-          FROM (
-              SELECT 'kb_chunk'::varchar AS memory_type, c.id, c.version,
-                     c.embedding <=> in_query_embedding AS distance
-                FROM ctxasm.knowledge_base_chunk AS c
-               WHERE in_query_embedding IS NOT NULL AND c.embedding IS NOT NULL
-                 AND (c.user_id IS NULL OR c.user_id = in_user_id)
-                 AND (c.agent_id IS NULL OR c.agent_id = in_agent_id)
-                 AND (c.thread_id IS NULL OR c.thread_id = in_thread_id)
-                 AND c.deleted_at IS NULL AND c.valid_from <= in_evaluation_time
-                 AND (c.valid_until IS NULL OR c.valid_until > in_evaluation_time)
-               ORDER BY c.embedding <=> in_query_embedding
-               LIMIT in_depth
-          ) AS n
+    WITH terms AS (
+        SELECT array_agg(t.memory_type) AS types, array_agg(t.query) AS queries, array_agg(t.idf) AS idf,
+               array_agg(t.lexeme) AS lexemes, array_agg(t.df) AS df
+          FROM ctxasm.question_terms(in_tenant_id, in_question) AS t
+         WHERE t.memory_type = ANY (CASE in_slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
+                                                  WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
+                                                  ELSE ARRAY['entity', 'workflow'] END)
     )
-    SELECT coalesce(l.memory_type, v.memory_type), coalesce(l.id, v.id), coalesce(l.version, v.version),
-           l.rank, v.rank,
-           round(coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + v.rank), 0), 6) AS fused
-      FROM lexical AS l
-      FULL OUTER JOIN nearest AS v ON v.memory_type = l.memory_type AND v.id = l.id AND v.version = l.version
-     ORDER BY fused DESC, 1, 2, 3
-     LIMIT in_limit
+    SELECT r.*
+      FROM terms AS t
+      CROSS JOIN LATERAL ctxasm.retrieve(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, t.types, t.queries, t.idf,
+                                         ctxasm.probe_query(t.lexemes, t.df, 2000), in_query_embedding,
+                                         in_depth, in_limit) AS r
 $$;
---rollback DROP FUNCTION ctxasm.retrieve_evidence(varchar, varchar, varchar, timestamptz, text, vector, integer, integer);
+--rollback DROP FUNCTION ctxasm.retrieve_for_question(varchar, varchar, varchar, varchar, varchar, timestamptz, text, vector, integer, integer);

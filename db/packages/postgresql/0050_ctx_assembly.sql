@@ -4,13 +4,25 @@
 CREATE SCHEMA ctx_assembly;
 --rollback DROP SCHEMA ctx_assembly CASCADE;
 
+--changeset ctxasm:pg-ctx-assembly-selection-version dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ASSEMBLY.selection_version: the version of the selection rules this deployment runs; replay
+--comment: compares it with the manifest's before it reads anything
+CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'context-selection-2'::varchar
+$$;
+--rollback DROP FUNCTION ctx_assembly.selection_version();
+
 --changeset ctxasm:pg-ctx-assembly-select-window dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.select_window: one evaluation time, one snapshot (a STABLE function reads with the
---comment: snapshot of the calling statement), the selection rules in order, one JSON document back.
--- Earlier deployments had fewer parameters: drop those signatures so the call stays unambiguous.
+--comment: snapshot of the calling statement), a bounded list of sources, the selection rules in order, one
+--comment: JSON document back.
+-- Earlier deployments had other parameters: drop those signatures so the call stays unambiguous.
 DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
 DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb,
                                                     varchar);
+DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb,
+                                                    varchar, varchar, jsonb);
 CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_user_id         varchar,
     in_agent_id        varchar,
@@ -21,35 +33,67 @@ CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_scores          jsonb DEFAULT NULL,
     in_snapshot        varchar DEFAULT NULL,
     in_query_embedding varchar DEFAULT NULL,
-    in_evidence        jsonb DEFAULT NULL
+    in_sources         jsonb DEFAULT NULL
 )
 RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET jit = off SET enable_seqscan = on SET enable_indexscan = on SET enable_bitmapscan = on
+SET enable_nestloop = on SET enable_hashjoin = on SET enable_mergejoin = on SET enable_sort = on
+SET enable_partition_pruning = on SET work_mem = '16MB'
+AS $$
 DECLARE
-    co_selection_version constant varchar := 'context-selection-1';
-    co_lexical_scorer    constant varchar := 'lexical-overlap-1';
-    -- Retrieval: how many rows each retriever returns, and how many fused rows become evidence candidates.
-    co_retrieval_depth   constant integer := 50;
-    co_evidence_limit    constant integer := 20;
-    l_tenant   varchar := ctxasm.require_tenant();
-    l_budget   record;
-    l_weights  jsonb;
-    l_field    text;
-    l_require  boolean;
-    l_snapshot pg_snapshot;
-    l_result   jsonb;
+    co_hybrid_scorer   constant varchar := 'hybrid-rrf-1';
+    -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
+    co_retrieval_depth constant integer := 50;
+    co_probe_rows      constant integer := 2000;
+    -- Durable facts are enumerated while the scope holds at most this many row versions of them.
+    co_facts_enumerated constant integer := 100;
+    -- A slice's candidate limit by default: room for its estimated allowance at 20 tokens a record, 10..200.
+    co_tokens_per_candidate constant integer := 20;
+    co_min_candidates  constant integer := 10;
+    co_max_candidates  constant integer := 200;
+    co_dynamic_slices  constant varchar[] := ARRAY['durable_facts', 'evidence', 'recalled_history', 'volatile_tail'];
+    l_tenant    varchar := ctxasm.require_tenant();
+    l_budget    record;
+    l_weights   jsonb;
+    l_field     text;
+    l_require   boolean;
+    l_snapshot  pg_snapshot;
+    l_embedding public.vector;
+    l_limits    jsonb := '{}';
+    l_available numeric;
+    l_slice     text;
+    l_limit     integer;
+    l_sources   jsonb;
+    l_types     varchar[];
+    l_queries   tsquery[];
+    l_idf       double precision[];
+    l_lexemes   text[];
+    l_df        double precision[];
+    l_signals   integer;
+    l_facts_enumerated boolean;
+    l_result    jsonb;
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = 'invalid_question: the question must not be empty';
     END IF;
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
-    IF in_evidence IS NOT NULL AND jsonb_typeof(in_evidence) <> 'array' THEN
+    IF in_sources IS NOT NULL AND jsonb_typeof(in_sources) <> 'array' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108',
-            MESSAGE = 'invalid_argument: in_evidence must be a JSON array of retrieval items';
+            MESSAGE = 'invalid_argument: in_sources must be a JSON array of source items';
     END IF;
     IF in_scores IS NOT NULL AND jsonb_typeof(in_scores) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108',
             MESSAGE = 'invalid_argument: in_scores must be a JSON object of "type:id:version" -> logit';
+    END IF;
+    IF in_query_embedding IS NOT NULL THEN
+        BEGIN
+            l_embedding := in_query_embedding::public.vector(384);
+        EXCEPTION WHEN data_exception OR invalid_text_representation THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX108',
+                MESSAGE = 'invalid_argument: in_query_embedding must be a vector of 384 numbers, ''[x,y,...]''';
+        END;
     END IF;
 
     -- Replay reads the rows exactly as they were visible in the recorded snapshot.
@@ -63,16 +107,26 @@ BEGIN
     END IF;
 
     -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time.
-    SELECT r.memory_type, r.id, r.version, r.content_json INTO l_budget
-      FROM ctxasm.memory_rows(l_snapshot) AS r
-     WHERE r.memory_type = 'guideline' AND r.key_name = 'context_budget'
-       AND (r.user_id IS NULL OR r.user_id = in_user_id)
-       AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
-       AND (r.thread_id IS NULL OR r.thread_id = in_thread_id)
-       AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
-       AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
-     ORDER BY (r.user_id IS NOT NULL)::int + (r.agent_id IS NOT NULL)::int + (r.thread_id IS NOT NULL)::int DESC,
-              r.valid_from DESC, r.id
+    SELECT g.id, g.version, g.content_json INTO l_budget
+      FROM (SELECT r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until, r.deleted_at,
+                   r.content_json, r.guideline_key
+              FROM ctxasm.guideline_memory AS r
+             WHERE r.tenant_id = l_tenant
+               AND (l_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, l_snapshot))
+            UNION ALL
+            SELECT h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.valid_from, h.valid_until, h.deleted_at,
+                   h.content_json, h.guideline_key
+              FROM ctxasm.guideline_memory_history AS h
+             WHERE l_snapshot IS NOT NULL AND h.tenant_id = l_tenant
+               AND pg_visible_in_snapshot(h.created_xid, l_snapshot)
+               AND NOT pg_visible_in_snapshot(h.retired_xid, l_snapshot)) AS g
+     WHERE g.guideline_key = 'context_budget'
+       AND (g.user_id IS NULL OR g.user_id = in_user_id)
+       AND (g.agent_id IS NULL OR g.agent_id = in_agent_id)
+       AND (g.thread_id IS NULL OR g.thread_id = in_thread_id)
+       AND g.deleted_at IS NULL AND g.valid_from <= in_evaluation_time
+       AND (g.valid_until IS NULL OR g.valid_until > in_evaluation_time)
+     ORDER BY ctxasm.scope_level(g.user_id, g.agent_id, g.thread_id) DESC, g.valid_from DESC, g.id
      LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CX111', MESSAGE = format(
@@ -116,44 +170,139 @@ BEGIN
         l_require := TRUE;
     END IF;
 
+    -- Step: candidate limits. Each dynamic slice keeps at most this many candidates after scoring: the
+    -- budget's candidate_limits, else enough for the slice's share of what the reserves leave.
+    IF l_budget.content_json ? 'candidate_limits'
+       AND jsonb_typeof(l_budget.content_json -> 'candidate_limits') IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+            'invalid_budget: guideline %s version %s: candidate_limits must be an object of slice -> count',
+            l_budget.id, l_budget.version);
+    END IF;
+    FOR l_slice IN SELECT jsonb_object_keys(coalesce(l_budget.content_json -> 'candidate_limits', '{}')) LOOP
+        IF NOT l_slice = ANY (co_dynamic_slices)
+           OR jsonb_typeof(l_budget.content_json -> 'candidate_limits' -> l_slice) IS DISTINCT FROM 'number'
+           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice) !~ '^[0-9]{1,4}$'
+           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer NOT BETWEEN 1 AND 1000 THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+                'invalid_budget: guideline %s version %s: candidate_limits.%s must be a whole number 1..1000 '
+                'for one of the slices %s', l_budget.id, l_budget.version, l_slice,
+                array_to_string(co_dynamic_slices, ', '));
+        END IF;
+    END LOOP;
+    l_available := greatest(0, coalesce(CASE WHEN jsonb_typeof(l_budget.content_json -> 'usable_context') = 'number'
+                                             THEN (l_budget.content_json ->> 'usable_context')::numeric END, 0)
+                               - coalesce((SELECT sum(CASE WHEN jsonb_typeof(l_budget.content_json -> f) = 'number'
+                                                           THEN (l_budget.content_json ->> f)::numeric END)
+                                             FROM unnest(ARRAY['output_reserve', 'tool_reserve',
+                                                               'request_overhead_reserve']) AS f), 0));
+    FOREACH l_slice IN ARRAY co_dynamic_slices LOOP
+        l_limit := coalesce(
+            (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer,
+            least(co_max_candidates, greatest(co_min_candidates, ceil(
+                1.5 * l_available * coalesce(CASE WHEN jsonb_typeof(l_budget.content_json -> 'shares' -> in_intent
+                                                                     -> l_slice) = 'number'
+                                                  THEN (l_budget.content_json -> 'shares' -> in_intent ->> l_slice)
+                                                       ::numeric END, 0)
+                / co_tokens_per_candidate)::integer)));
+        l_limits := l_limits || jsonb_build_object(l_slice, l_limit);
+    END LOOP;
+
+    -- The question's lexemes and their weights in this tenant: computed once, used by retrieval and scoring.
+    SELECT array_agg(t.memory_type), array_agg(t.query), array_agg(t.idf), array_agg(t.lexeme), array_agg(t.df)
+      INTO l_types, l_queries, l_idf, l_lexemes, l_df
+      FROM ctxasm.question_terms(l_tenant, in_question) AS t;
+    l_signals := (l_lexemes IS NOT NULL)::integer + (l_embedding IS NOT NULL)::integer;
+
+    -- Step: sources. Live: what the window enumerates (fixed slices, the thread's tail, few durable facts),
+    -- what retrieval finds for each retrieved slice, then what the recalled history cites and the claims of
+    -- those citations. Replay: exactly the sources the manifest recorded.
+    IF in_sources IS NULL THEN
+        l_facts_enumerated := ctxasm.facts_enumerable(l_tenant, in_user_id, in_agent_id, in_thread_id,
+                                                      co_facts_enumerated);
+        WITH enumerated AS (
+            SELECT e AS item
+              FROM ctxasm.enumerated_sources(l_tenant, in_user_id, in_agent_id, in_thread_id,
+                                             (l_limits ->> 'volatile_tail')::integer, l_facts_enumerated) AS e
+        ),
+        retrieved AS (
+            SELECT x.slice, r.*
+              FROM unnest(CASE WHEN l_facts_enumerated THEN ARRAY['evidence', 'recalled_history']
+                               ELSE ARRAY['evidence', 'recalled_history', 'durable_facts'] END) AS x(slice)
+              CROSS JOIN LATERAL ctxasm.retrieve(
+                  l_tenant, x.slice, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+                  l_types, l_queries, l_idf,
+                  ctxasm.probe_query(
+                      (SELECT array_agg(t.lexeme) FROM unnest(l_types, l_lexemes) AS t(kind, lexeme)
+                        WHERE t.kind = ANY (CASE x.slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
+                                                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
+                                                         ELSE ARRAY['entity', 'workflow'] END)),
+                      (SELECT array_agg(t.df) FROM unnest(l_types, l_df) AS t(kind, df)
+                        WHERE t.kind = ANY (CASE x.slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
+                                                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
+                                                         ELSE ARRAY['entity', 'workflow'] END)),
+                      co_probe_rows),
+                  l_embedding, greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer),
+                  (l_limits ->> x.slice)::integer) AS r
+        )
+        SELECT coalesce(jsonb_agg(s.item), '[]'::jsonb) INTO l_sources
+          FROM (SELECT e.item FROM enumerated AS e
+                UNION ALL
+                SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'retrieval', r.slice)
+                       || jsonb_build_object('lexical_rank', r.lexical_rank, 'vector_rank', r.vector_rank,
+                                             'lexical_score', r.lexical_score, 'vector_distance', r.vector_distance,
+                                             'fused', r.fused)
+                  FROM retrieved AS r
+                 -- The thread's tail is shown as turns; retrieval recalls the rest of the history.
+                 WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
+                                                                   r.memory_type, r.id, r.version))) AS s;
+        l_sources := l_sources || coalesce((
+            SELECT jsonb_agg(c) FROM ctxasm.claim_sources(l_tenant, in_user_id, in_agent_id, in_thread_id, l_sources)
+                                      AS c), '[]'::jsonb);
+    ELSE
+        l_sources := in_sources;
+    END IF;
+
     WITH
-    -- Step: retrieval. Evidence candidates are a bounded set: hybrid retrieval on the live tables, or, on
-    -- replay, exactly the items the manifest recorded.
-    retrieved AS (
-        SELECT e.memory_type, e.id, e.version, e.lexical_rank, e.vector_rank, e.fused
-          FROM ctxasm.retrieve_evidence(in_user_id, in_agent_id, in_thread_id, in_evaluation_time, in_question,
-                                        in_query_embedding::public.vector, co_retrieval_depth,
-                                        co_evidence_limit) AS e
-         WHERE in_evidence IS NULL
-        UNION ALL
-        SELECT x.item -> 'ref' ->> 0, x.item -> 'ref' ->> 1, (x.item -> 'ref' ->> 2)::integer,
-               (x.item ->> 'lexical_rank')::bigint, (x.item ->> 'vector_rank')::bigint, (x.item ->> 'fused')::numeric
-          FROM jsonb_array_elements(in_evidence) AS x(item)
-         WHERE in_evidence IS NOT NULL
+    source_list AS (
+        SELECT s.item, s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
+               (s.item -> 'ref' ->> 2)::integer AS version, s.item ->> 'origin' AS origin
+          FROM jsonb_array_elements(l_sources) AS s(item)
+         WHERE jsonb_typeof(s.item -> 'ref') = 'array'
     ),
-    -- Step: scope. Other tenants are invisible (RLS); user, agent and thread must match or be NULL (wider).
-    -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
+    -- One source per row version: the first origin by precedence, the retrieval figures of any.
+    sources AS (
+        SELECT DISTINCT ON (s.memory_type, s.id, s.version)
+               s.memory_type, s.id, s.version, s.origin,
+               s.item || coalesce(rt.item - 'origin' - 'slice', '{}'::jsonb) AS item
+          FROM source_list AS s
+          LEFT JOIN source_list AS rt
+            ON rt.origin = 'retrieval' AND rt.memory_type = s.memory_type AND rt.id = s.id AND rt.version = s.version
+         ORDER BY s.memory_type, s.id, s.version,
+                  array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text)
+    ),
+    -- Step: scope. Other tenants are invisible (the tenant's partition, RLS); user, agent and thread must match
+    -- or be NULL (wider); a user's turns in other threads are recalled history; events are not memory. Checked
+    -- again here because replay takes its source list from the caller.
     step_scope AS (
-        SELECT r.*,
-               (r.user_id IS NOT NULL)::int + (r.agent_id IS NOT NULL)::int + (r.thread_id IS NOT NULL)::int
-                   AS scope_depth,
+        SELECT r.*, s.origin, s.item AS source,
+               ctxasm.scope_level(r.user_id, r.agent_id, r.thread_id) AS scope_level,
                ctxasm.authority(r.memory_type) AS authority,
                CASE r.memory_type
                    WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
                    WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
                    WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
                    WHEN 'summary' THEN 'recalled_history'
-                   WHEN 'conversation' THEN CASE WHEN r.thread_id = in_thread_id THEN 'volatile_tail'
+                   WHEN 'conversation' THEN CASE WHEN s.origin = 'tail' THEN 'volatile_tail'
                                                  ELSE 'recalled_history' END
                END AS slice
-          FROM ctxasm.memory_rows(l_snapshot) AS r
+          FROM ctxasm.read_rows(l_tenant, l_snapshot, l_sources) AS r
+          JOIN sources AS s ON s.memory_type = r.memory_type AND s.id = r.id AND s.version = r.version
          WHERE (r.user_id IS NULL OR r.user_id = in_user_id)
            AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
            AND (r.thread_id IS NULL OR r.thread_id = in_thread_id
                 OR (r.memory_type = 'conversation' AND r.user_id = in_user_id))
            AND (r.memory_type <> 'conversation' OR r.event_type = 'message')
-           AND (r.memory_type NOT IN ('kb_document', 'kb_chunk')
-                OR EXISTS (SELECT 1 FROM retrieved x WHERE x.memory_type = r.memory_type AND x.id = r.id))
+           AND r.memory_type NOT IN ('compression', 'source_ref')
            AND NOT (r.memory_type = 'guideline' AND r.key_name = 'context_budget')
     ),
     -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
@@ -164,56 +313,56 @@ BEGIN
                     WHEN s.valid_from > in_evaluation_time THEN 'not_yet_effective'
                     WHEN s.valid_until IS NOT NULL AND s.valid_until <= in_evaluation_time THEN
                         CASE WHEN s.status = 'superseded' THEN 'superseded' ELSE 'expired' END
-               END AS lifecycle_reason
-          FROM step_scope s
+               END AS lifecycle_reason,
+               ctxasm.claim_key(s.subject, s.predicate, s.content_json) AS claim_key
+          FROM step_scope AS s
     ),
+    -- A row cited by history only competes when it is in effect; otherwise it is the annotation's source.
     effective AS (
-        SELECT l.*, ctxasm.normalized_text(l.content) AS norm_text,
-               ctxasm.claim_key(l.subject, l.predicate, l.content_json) AS claim_key
-          FROM step_lifecycle l
+        SELECT l.*, ctxasm.normalized_text(l.content) AS norm_text
+          FROM step_lifecycle AS l
          WHERE l.lifecycle_reason IS NULL
     ),
     -- Fixed slices: per (type, key) the narrowest scope wins; the rest are excluded as conflicts.
     fixed_ranked AS (
         SELECT e.*, row_number() OVER (
                    PARTITION BY e.memory_type, e.key_name
-                   ORDER BY e.scope_depth DESC, e.valid_from DESC, e.id) AS key_rank
-          FROM effective e
+                   ORDER BY e.scope_level DESC, e.valid_from DESC, e.id) AS key_rank
+          FROM effective AS e
          WHERE e.slice IN ('guidelines', 'persona', 'tools')
     ),
     dynamic AS (
-        SELECT e.* FROM effective e WHERE e.slice NOT IN ('guidelines', 'persona', 'tools')
+        SELECT e.* FROM effective AS e WHERE e.slice NOT IN ('guidelines', 'persona', 'tools')
     ),
     -- Step: dedup. Identical normalized text keeps the most authoritative copy, where claim identities agree.
     dedup_keeper AS (
         SELECT DISTINCT ON (d.norm_text) d.norm_text, d.memory_type, d.id, d.version, d.claim_key
-          FROM dynamic d
-         ORDER BY d.norm_text, d.authority, d.scope_depth DESC, d.valid_from DESC, d.table_name, d.id
+          FROM dynamic AS d
+         ORDER BY d.norm_text, d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id
     ),
     step_dedup AS (
         SELECT d.*,
                CASE WHEN (d.memory_type, d.id, d.version) <> (k.memory_type, k.id, k.version)
                          AND (d.claim_key IS NULL OR k.claim_key IS NULL OR d.claim_key = k.claim_key)
                     THEN jsonb_build_array(k.memory_type, k.id, k.version) END AS duplicate_of
-          FROM dynamic d JOIN dedup_keeper k ON k.norm_text = d.norm_text
+          FROM dynamic AS d JOIN dedup_keeper AS k ON k.norm_text = d.norm_text
     ),
     -- Step: conflicts. Within a claim, canonical facts beat derived claims and the narrower scope wins.
     step_conflict AS (
         SELECT d.*,
-               CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER (
-                        PARTITION BY d.claim_key
-                        ORDER BY d.authority, d.scope_depth DESC, d.valid_from DESC, d.table_name, d.id) > 1
-                    THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER (
-                        PARTITION BY d.claim_key
-                        ORDER BY d.authority, d.scope_depth DESC, d.valid_from DESC, d.table_name, d.id)
+               CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
+                    THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order
                END AS beaten_by
-          FROM step_dedup d
+          FROM step_dedup AS d
          WHERE d.duplicate_of IS NULL
+        WINDOW claim_order AS (PARTITION BY d.claim_key
+                               ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id)
     ),
     survivors AS (
-        SELECT c.* FROM step_conflict c WHERE c.beaten_by IS NULL
+        SELECT c.* FROM step_conflict AS c WHERE c.beaten_by IS NULL
     ),
-    -- History that cites a version no longer in effect stays, labelled, pointing at the current version.
+    -- History that cites a version no longer in effect stays, labelled, pointing at the claim's current winner
+    -- (whatever its row id), or, for a row that makes no claim, at the current version of the same row.
     annotations AS (
         SELECT s.memory_type, s.id, s.version,
                jsonb_agg(jsonb_build_object(
@@ -222,39 +371,81 @@ BEGIN
                                    THEN jsonb_build_array(cur.memory_type, cur.id, cur.version) END,
                    'current_content', cur.content)
                    ORDER BY src.memory_type, src.id, src.version) AS notes
-          FROM survivors s
+          FROM survivors AS s
           CROSS JOIN LATERAL jsonb_array_elements(s.source_refs) AS ref(value)
-          JOIN step_lifecycle src
+          JOIN step_lifecycle AS src
             ON src.memory_type = ref.value ->> 'type' AND src.id = ref.value ->> 'id'
-           AND src.version = (ref.value ->> 'version')::integer AND src.lifecycle_reason IS NOT NULL
-          LEFT JOIN survivors cur ON cur.memory_type = src.memory_type AND cur.id = src.id
+           AND src.version::text = ref.value ->> 'version' AND src.lifecycle_reason IS NOT NULL
+          LEFT JOIN LATERAL (
+              SELECT w.memory_type, w.id, w.version, w.content
+                FROM survivors AS w
+               WHERE w.memory_type NOT IN ('summary', 'conversation')
+                 AND ((src.claim_key IS NOT NULL AND w.claim_key = src.claim_key)
+                      OR (src.claim_key IS NULL AND w.memory_type = src.memory_type AND w.id = src.id))
+               ORDER BY w.authority, w.scope_level DESC, w.valid_from DESC, w.table_name, w.id
+               LIMIT 1) AS cur ON TRUE
          WHERE s.memory_type IN ('summary', 'conversation')
          GROUP BY s.memory_type, s.id, s.version
     ),
     required_refs AS (
         SELECT DISTINCT note -> 'current' AS ref
-          FROM annotations a CROSS JOIN LATERAL jsonb_array_elements(a.notes) AS note
+          FROM annotations AS a CROSS JOIN LATERAL jsonb_array_elements(a.notes) AS note
          WHERE l_require AND note -> 'current' <> 'null'::jsonb
     ),
-    -- Step: score. priority = w_rerank * sigmoid(logit) + w_confidence * confidence + w_recency * recency.
+    -- Step: score. Relevance is the reranker's logit when scores are given, the recorded logit on replay, or
+    -- the hybrid scorer: within its slice, a candidate's rank by BM25 (the question's lexeme weights) and by
+    -- embedding similarity, fused by reciprocal rank (k = 60) and scaled to [0, 1], as the logit 8r - 4.
+    relevance AS (
+        SELECT s.memory_type, s.id, s.version, s.slice, s.matched,
+               s.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * s.length / greatest(avg(s.length) OVER (PARTITION BY s.slice), 1)))
+                   AS bm25,
+               s.similarity
+          FROM (SELECT v.memory_type, v.id, v.version, v.slice,
+                       length(v.search_text)::double precision AS length,
+                       (SELECT sum(t.idf) FROM unnest(l_types, l_queries, l_idf) AS t(kind, q, idf)
+                         WHERE t.kind = v.memory_type AND v.search_text @@ t.q) AS matched,
+                       CASE WHEN l_embedding IS NOT NULL AND v.embedding IS NOT NULL
+                            THEN 1 - (v.embedding OPERATOR(public.<=>) l_embedding) END AS similarity
+                  FROM survivors AS v
+                 WHERE in_scores IS NULL AND in_sources IS NULL
+                   AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')) AS s
+    ),
+    hybrid AS (
+        SELECT h.memory_type, h.id, h.version, round(h.bm25::numeric, 6) AS bm25,
+               round(h.similarity::numeric, 6) AS similarity,
+               round(8 * (coalesce(1.0 / (60 + h.lexical_rank), 0) + coalesce(1.0 / (60 + h.vector_rank), 0))
+                       * 61 / greatest(l_signals, 1) - 4, 6) AS logit
+          FROM (SELECT r.*,
+                       CASE WHEN r.bm25 > 0 THEN rank() OVER (PARTITION BY r.slice ORDER BY r.bm25 DESC NULLS LAST) END
+                           AS lexical_rank,
+                       CASE WHEN r.similarity IS NOT NULL
+                            THEN rank() OVER (PARTITION BY r.slice ORDER BY r.similarity DESC NULLS LAST) END
+                           AS vector_rank
+                  FROM relevance AS r) AS h
+    ),
     step_score AS (
-        SELECT s.*, sc.logit,
-               round(1 / (1 + exp(-sc.logit)), 6) AS rerank,
+        SELECT s.*, sc.logit, h.bm25, h.similarity,
+               CASE WHEN sc.logit IS NULL THEN 0 ELSE round(1 / (1 + exp(-sc.logit)), 6) END AS rerank,
                round(coalesce(s.confidence, 0.5), 6) AS confidence_score,
                round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - s.valid_from) / 86400.0
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
-          FROM survivors s
+          FROM survivors AS s
+          LEFT JOIN hybrid AS h ON h.memory_type = s.memory_type AND h.id = s.id AND h.version = s.version
           CROSS JOIN LATERAL (
-              SELECT coalesce((in_scores ->> (s.memory_type || ':' || s.id || ':' || s.version))::numeric,
-                              ctxasm.lexical_logit(in_question, s.content)) AS logit
+              SELECT CASE WHEN in_scores IS NOT NULL
+                          THEN (in_scores ->> (s.memory_type || ':' || s.id || ':' || s.version))::numeric
+                          WHEN in_sources IS NOT NULL THEN (s.source ->> 'logit')::numeric
+                          ELSE h.logit END AS logit
           ) AS sc
     ),
     prioritized AS (
         SELECT p.*,
                round((l_weights ->> 'rerank')::numeric * p.rerank
                      + (l_weights ->> 'confidence')::numeric * p.confidence_score
-                     + (l_weights ->> 'recency')::numeric * p.recency, 6) AS priority
-          FROM step_score p
+                     + (l_weights ->> 'recency')::numeric * p.recency, 6) AS priority,
+               EXISTS (SELECT 1 FROM required_refs AS q
+                        WHERE q.ref = jsonb_build_array(p.memory_type, p.id, p.version)) AS required
+          FROM step_score AS p
     ),
     -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
     ordered AS (
@@ -263,75 +454,77 @@ BEGIN
                    ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
                             CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
                             p.valid_from DESC, p.table_name, p.id, p.version) AS slice_rank
-          FROM prioritized p
+          FROM prioritized AS p
     ),
-    compression AS (
-        SELECT DISTINCT ON (c.source_type, c.source_id, c.source_version)
-               c.source_type, c.source_id, c.source_version, c.content, c.source_hash, c.id, c.version,
-               c.content_tokens
-          FROM ctxasm.compressions(l_snapshot) AS c
-         WHERE c.status = 'active' AND c.deleted_at IS NULL
-         ORDER BY c.source_type, c.source_id, c.source_version, c.valid_from DESC, c.id
+    -- Step: limit. Each slice keeps its first candidate_limits[slice]; required ones are always kept.
+    limited AS (
+        SELECT o.*, o.slice_rank > (l_limits ->> o.slice)::integer AND NOT o.required AS cut
+          FROM ordered AS o
     ),
     candidates AS (
         SELECT o.slice, o.slice_rank, jsonb_build_object(
                    'ref', jsonb_build_array(o.memory_type, o.id, o.version),
                    'type', o.memory_type,
                    'slice', o.slice,
+                   'origin', o.origin,
                    'status', CASE o.memory_type WHEN 'entity' THEN 'current' WHEN 'workflow' THEN 'current'
                                  WHEN 'summary' THEN 'historical' WHEN 'conversation' THEN 'unverified'
                                  ELSE 'evidence' END,
-                   'required', EXISTS (SELECT 1 FROM required_refs q
-                                        WHERE q.ref = jsonb_build_array(o.memory_type, o.id, o.version)),
+                   'required', o.required,
                    'selection_rank', o.slice_rank,
                    'role', o.role,
                    'turn_index', o.turn_index,
+                   'thread_id', o.thread_id,
                    'title', coalesce(o.title, o.subject, o.key_name),
                    'valid_from', o.valid_from,
-                   'scores', jsonb_build_object('rerank_logit', o.logit, 'rerank', o.rerank,
-                                                'confidence', o.confidence_score, 'recency', o.recency,
-                                                'priority', o.priority)
-                             || CASE WHEN rt.id IS NOT NULL THEN jsonb_build_object(
-                                    'lexical_rank', rt.lexical_rank, 'vector_rank', rt.vector_rank,
-                                    'fused', rt.fused) ELSE '{}'::jsonb END,
+                   'scores', jsonb_strip_nulls(jsonb_build_object(
+                                 'rerank_logit', o.logit, 'rerank', o.rerank, 'confidence', o.confidence_score,
+                                 'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
+                                 'similarity', o.similarity))
+                             || jsonb_strip_nulls(jsonb_build_object(
+                                 'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
+                                 'fused', o.source -> 'fused')),
                    'tiers', jsonb_build_object(
                        'full', o.content,
-                       'summary', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
-                                       THEN cm.content END,
+                       'summary', CASE WHEN cm.fresh THEN cm.content END,
                        'pointer', ctxasm.pointer_line(o.content)),
-                   'summary_ref', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
-                                       THEN jsonb_build_array('compression', cm.id, cm.version) END,
+                   'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
                    -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
-                   'content_tokens', tk.content_tokens,
-                   'summary_tokens', CASE WHEN cm.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex')
-                                          THEN cm.content_tokens END,
+                   'content_tokens', o.content_tokens,
+                   'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
                    'annotations', coalesce(a.notes, '[]'::jsonb)) AS candidate
-          FROM ordered o
-          LEFT JOIN annotations a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
-          LEFT JOIN retrieved rt ON rt.memory_type = o.memory_type AND rt.id = o.id AND rt.version = o.version
-          LEFT JOIN compression cm
-            ON cm.source_type = o.memory_type AND cm.source_id = o.id AND cm.source_version = o.version
-          -- The row version's stored token count, by primary key (the view memory_row does not carry it).
+          FROM limited AS o
+          LEFT JOIN annotations AS a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
+          -- The row's persisted compression, by index; refused when it no longer matches the row's text.
           LEFT JOIN LATERAL (
-                SELECT t.content_tokens FROM ctxasm.entity_memory AS t
-                 WHERE o.memory_type = 'entity' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                UNION ALL
-                SELECT t.content_tokens FROM ctxasm.workflow_memory AS t
-                 WHERE o.memory_type = 'workflow' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                UNION ALL
-                SELECT t.content_tokens FROM ctxasm.knowledge_base_document AS t
-                 WHERE o.memory_type = 'kb_document' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                UNION ALL
-                SELECT t.content_tokens FROM ctxasm.knowledge_base_chunk AS t
-                 WHERE o.memory_type = 'kb_chunk' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                UNION ALL
-                SELECT t.content_tokens FROM ctxasm.conversation_memory AS t
-                 WHERE o.memory_type = 'conversation' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                UNION ALL
-                SELECT t.content_tokens FROM ctxasm.summarization_memory AS t
-                 WHERE o.memory_type = 'summary' AND t.tenant_id = l_tenant AND t.id = o.id AND t.version = o.version
-                 LIMIT 1
-          ) AS tk ON TRUE
+              SELECT c.content, c.id, c.version, c.content_tokens,
+                     c.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') AS fresh
+                FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                             k.deleted_at
+                        FROM ctxasm.context_compression AS k
+                       WHERE k.tenant_id = l_tenant AND k.source_type = o.memory_type AND k.source_id = o.id
+                         AND k.source_version = o.version
+                         AND (l_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, l_snapshot))
+                      UNION ALL
+                      SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                             k.deleted_at
+                        FROM ctxasm.context_compression_history AS k
+                       WHERE l_snapshot IS NOT NULL AND k.tenant_id = l_tenant AND k.source_type = o.memory_type
+                         AND k.source_id = o.id AND k.source_version = o.version
+                         AND pg_visible_in_snapshot(k.created_xid, l_snapshot)
+                         AND NOT pg_visible_in_snapshot(k.retired_xid, l_snapshot)) AS c
+               WHERE c.status = 'active' AND c.deleted_at IS NULL
+               ORDER BY c.valid_from DESC, c.id
+               LIMIT 1) AS cm ON TRUE
+         WHERE NOT o.cut
+    ),
+    cuts AS (
+        SELECT jsonb_agg(jsonb_build_object('slice', l.slice, 'rule', 'candidate_limit',
+                                            'limit', (l_limits ->> l.slice)::integer, 'rows', l.rows,
+                                            'below_priority', l.below_priority)
+                         ORDER BY l.slice) AS items
+          FROM (SELECT c.slice, count(*) AS rows, max(c.priority) AS below_priority
+                  FROM limited AS c WHERE c.cut GROUP BY c.slice) AS l
     ),
     fixed AS (
         SELECT jsonb_agg(jsonb_build_object(
@@ -339,8 +532,8 @@ BEGIN
                    'type', f.memory_type, 'slice', f.slice, 'key', f.key_name,
                    'content', f.content, 'extra', f.extra)
                    ORDER BY CASE f.slice WHEN 'guidelines' THEN 1 WHEN 'persona' THEN 2 ELSE 3 END,
-                            f.scope_depth, f.key_name, f.id) AS items
-          FROM fixed_ranked f
+                            f.scope_level, f.key_name, f.id) AS items
+          FROM fixed_ranked AS f
          WHERE f.key_rank = 1
     ),
     excluded AS (
@@ -348,46 +541,52 @@ BEGIN
           FROM (
               SELECT jsonb_build_object('ref', jsonb_build_array(l.memory_type, l.id, l.version),
                                         'rule', 'lifecycle', 'detail', l.lifecycle_reason) AS item
-                FROM step_lifecycle l WHERE l.lifecycle_reason IS NOT NULL
+                FROM step_lifecycle AS l WHERE l.lifecycle_reason IS NOT NULL
               UNION ALL
               SELECT jsonb_build_object('ref', jsonb_build_array(f.memory_type, f.id, f.version),
                                         'rule', 'conflict', 'detail', 'a narrower ' || f.memory_type || ' with key '
                                         || f.key_name || ' is in effect')
-                FROM fixed_ranked f WHERE f.key_rank > 1
+                FROM fixed_ranked AS f WHERE f.key_rank > 1
               UNION ALL
               SELECT jsonb_build_object('ref', jsonb_build_array(d.memory_type, d.id, d.version),
                                         'rule', 'dedup', 'kept', d.duplicate_of)
-                FROM step_dedup d WHERE d.duplicate_of IS NOT NULL
+                FROM step_dedup AS d WHERE d.duplicate_of IS NOT NULL
               UNION ALL
               SELECT jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version),
                                         'rule', 'conflict', 'kept', c.beaten_by)
-                FROM step_conflict c WHERE c.beaten_by IS NOT NULL
+                FROM step_conflict AS c WHERE c.beaten_by IS NOT NULL
           ) AS x
+    ),
+    -- The source list as the manifest records it: one entry per row version, with the logit it was scored by.
+    recorded_sources AS (
+        SELECT jsonb_agg(s.item || jsonb_strip_nulls(jsonb_build_object('logit', p.logit))
+                         ORDER BY s.memory_type, s.id, s.version) AS items
+          FROM sources AS s
+          LEFT JOIN prioritized AS p ON p.memory_type = s.memory_type AND p.id = s.id AND p.version = s.version
     )
     SELECT jsonb_build_object(
                'engine', 'postgresql',
                'snapshot', coalesce(in_snapshot, pg_current_snapshot()::text),
                'tenant_id', l_tenant,
                'evaluation_time', in_evaluation_time,
-               'selection_version', co_selection_version,
-               'scorer', CASE WHEN in_scores IS NULL THEN co_lexical_scorer ELSE 'external' END,
+               'selection_version', ctx_assembly.selection_version(),
+               'scorer', CASE WHEN in_scores IS NOT NULL THEN 'external' WHEN in_sources IS NOT NULL THEN 'recorded'
+                              ELSE co_hybrid_scorer END,
                'budget', jsonb_build_object('ref', jsonb_build_array('guideline', l_budget.id, l_budget.version),
                                             'content_json', l_budget.content_json),
                'fixed', coalesce((SELECT items FROM fixed), '[]'::jsonb),
                'candidates', coalesce((SELECT jsonb_agg(c.candidate ORDER BY c.slice, c.slice_rank)
-                                         FROM candidates c), '[]'::jsonb),
-               'required_refs', coalesce((SELECT jsonb_agg(q.ref ORDER BY q.ref) FROM required_refs q), '[]'::jsonb),
+                                         FROM candidates AS c), '[]'::jsonb),
+               'required_refs', coalesce((SELECT jsonb_agg(q.ref ORDER BY q.ref) FROM required_refs AS q),
+                                         '[]'::jsonb),
+               'candidate_limits', l_limits,
+               'candidate_cuts', coalesce((SELECT items FROM cuts), '[]'::jsonb),
                'retrieval', jsonb_build_object(
-                   'method', CASE WHEN in_evidence IS NOT NULL THEN 'recorded'
-                                  WHEN in_query_embedding IS NULL THEN 'lexical'
-                                  ELSE 'hybrid-rrf-60' END,
-                   'depth', co_retrieval_depth, 'limit', co_evidence_limit,
-                   'items', coalesce((SELECT jsonb_agg(jsonb_build_object(
-                                          'ref', jsonb_build_array(x.memory_type, x.id, x.version),
-                                          'lexical_rank', x.lexical_rank, 'vector_rank', x.vector_rank,
-                                          'fused', x.fused)
-                                          ORDER BY x.fused DESC, x.memory_type, x.id, x.version)
-                                        FROM retrieved x), '[]'::jsonb)),
+                   'method', CASE WHEN in_sources IS NOT NULL THEN 'recorded'
+                                  WHEN l_embedding IS NULL THEN 'lexical-bm25'
+                                  ELSE 'hybrid-bm25-hnsw-rrf-60' END,
+                   'depth', co_retrieval_depth,
+                   'items', coalesce((SELECT items FROM recorded_sources), '[]'::jsonb)),
                'excluded', coalesce((SELECT items FROM excluded), '[]'::jsonb))
       INTO l_result;
     RETURN l_result;
@@ -395,17 +594,44 @@ END;
 $$;
 --rollback DROP FUNCTION ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb, varchar, varchar, jsonb);
 
+--changeset ctxasm:pg-internal-manifest-refs dbms:postgresql runOnChange:true splitStatements:false
+--comment: the rows a manifest depends on, in the order they are recorded: rendered memories, their persisted
+--comment: compressions, the sources of their annotations, the excluded rows, the budget
+CREATE OR REPLACE FUNCTION ctxasm.manifest_refs(in_manifest jsonb)
+RETURNS TABLE (ref jsonb, relation varchar, ord bigint)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT d.ref, d.relation, row_number() OVER (ORDER BY d.part, d.ord)
+      FROM (
+          SELECT m -> 'ref' AS ref, 'rendered'::varchar AS relation, 1 AS part, o AS ord
+            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+          UNION ALL
+          SELECT m -> 'summary_ref', 'compression', 2, o
+            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+           WHERE jsonb_typeof(m -> 'summary_ref') = 'array'
+          UNION ALL
+          SELECT a -> 'source', 'annotation_source', 3, o * 1000 + p
+            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o),
+                 jsonb_array_elements(coalesce(m -> 'annotation_refs', '[]'::jsonb)) WITH ORDINALITY AS n(a, p)
+          UNION ALL
+          SELECT x -> 'ref', 'excluded', 4, o
+            FROM jsonb_array_elements(in_manifest -> 'excluded') WITH ORDINALITY AS e(x, o)
+          UNION ALL
+          SELECT in_manifest -> 'budget_ref', 'budget', 5, 1
+      ) AS d
+$$;
+--rollback DROP FUNCTION ctxasm.manifest_refs(jsonb);
+
 --changeset ctxasm:pg-ctx-assembly-record-manifest dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.record_manifest: the context_manifest event in conversation_memory plus one
---comment: context_source_ref row per dependency, in the caller's transaction; returns the manifest id
+--comment: context_source_ref row per dependency, one statement per table, in the caller's transaction;
+--comment: returns the manifest id
 CREATE OR REPLACE FUNCTION ctx_assembly.record_manifest(in_manifest jsonb) RETURNS varchar
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     l_tenant varchar := ctxasm.require_tenant();
     l_id     varchar := 'manifest_' || replace(gen_random_uuid()::text, '-', '');
     l_field  text;
-    l_ref    record;
-    l_count  integer := 0;
+    l_bad    record;
 BEGIN
     IF in_manifest IS NULL OR jsonb_typeof(in_manifest) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: the manifest must be a JSON object';
@@ -435,41 +661,27 @@ BEGIN
                           jsonb_array_length(in_manifest -> 'memories'), jsonb_array_length(in_manifest -> 'excluded'),
                           in_manifest ->> 'request_hash'),
         'content_json', in_manifest));
-    -- Every row the window depended on, so retention and erasure can follow the sources.
-    FOR l_ref IN
-        SELECT d.ref, d.relation FROM (
-            SELECT m -> 'ref' AS ref, 'rendered' AS relation, 1 AS part, o AS ord
-              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
-            UNION ALL
-            SELECT m -> 'summary_ref', 'compression', 2, o
-              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
-             WHERE jsonb_typeof(m -> 'summary_ref') = 'array'
-            UNION ALL
-            SELECT a -> 'source', 'annotation_source', 3, o * 1000 + p
-              FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o),
-                   jsonb_array_elements(coalesce(m -> 'annotation_refs', '[]'::jsonb)) WITH ORDINALITY AS n(a, p)
-            UNION ALL
-            SELECT x -> 'ref', 'excluded', 4, o
-              FROM jsonb_array_elements(in_manifest -> 'excluded') WITH ORDINALITY AS e(x, o)
-            UNION ALL
-            SELECT in_manifest -> 'budget_ref', 'budget', 5, 1
-        ) AS d
-        ORDER BY d.part, d.ord
-    LOOP
-        IF jsonb_typeof(l_ref.ref) IS DISTINCT FROM 'array' OR jsonb_array_length(l_ref.ref) <> 3 THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = format(
-                'invalid_manifest: a %s reference must be [type, id, version], not %s', l_ref.relation, l_ref.ref);
-        END IF;
-        l_count := l_count + 1;
-        PERFORM ctxasm.insert_row_version('source_ref', 'context_source_ref', l_tenant, 1, jsonb_build_object(
-            'id', l_id || ':' || l_count,
-            'thread_id', in_manifest -> 'scope' ->> 'thread_id',
-            'derived_type', 'manifest', 'derived_id', l_id, 'derived_version', 1,
-            'source_type', l_ref.ref ->> 0, 'source_id', l_ref.ref ->> 1,
-            'source_version', (l_ref.ref ->> 2)::integer, 'relation', l_ref.relation,
-            'content', format('manifest %s %s %s:%s@%s', l_id, l_ref.relation,
-                              l_ref.ref ->> 0, l_ref.ref ->> 1, l_ref.ref ->> 2)));
-    END LOOP;
+    -- Every row the window depended on, so retention and erasure can follow the sources: all checked first,
+    -- then written in one statement.
+    SELECT r.ref, r.relation INTO l_bad
+      FROM ctxasm.manifest_refs(in_manifest) AS r
+     WHERE CASE WHEN jsonb_typeof(r.ref) = 'array'
+                THEN jsonb_array_length(r.ref) <> 3 OR jsonb_typeof(r.ref -> 0) <> 'string'
+                     OR jsonb_typeof(r.ref -> 1) <> 'string' OR coalesce(r.ref ->> 2, '') !~ '^[0-9]{1,9}$'
+                ELSE TRUE END
+     ORDER BY r.ord
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = format(
+            'invalid_manifest: a %s reference must be [type, id, version], not %s', l_bad.relation,
+            left(coalesce(l_bad.ref::text, 'null'), 200));
+    END IF;
+    INSERT INTO ctxasm.context_source_ref (tenant_id, id, version, status, thread_id, derived_type, derived_id,
+                                           derived_version, source_type, source_id, source_version, relation, content)
+    SELECT l_tenant, l_id || ':' || r.ord, 1, 'active', in_manifest -> 'scope' ->> 'thread_id', 'manifest', l_id, 1,
+           r.ref ->> 0, r.ref ->> 1, (r.ref ->> 2)::integer, r.relation,
+           format('manifest %s %s %s:%s@%s', l_id, r.relation, r.ref ->> 0, r.ref ->> 1, r.ref ->> 2)
+      FROM ctxasm.manifest_refs(in_manifest) AS r;
     RETURN l_id;
 END;
 $$;

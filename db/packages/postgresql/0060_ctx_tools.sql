@@ -50,7 +50,7 @@ $$;
 --rollback DROP FUNCTION ctx_tools.active_tools(varchar, varchar, timestamptz);
 
 --changeset ctxasm:pg-ctx-tools-search-memory dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_TOOLS.search_memory: bounded hybrid retrieval (ctxasm.retrieve_evidence, the retrieval step of
+--comment: CTX_TOOLS.search_memory: bounded hybrid retrieval (ctxasm.retrieve, the retrieval step of
 --comment: select_window) for the search_memory tool, with the text and provenance of every item
 CREATE OR REPLACE FUNCTION ctx_tools.search_memory(
     in_user_id         varchar,
@@ -99,8 +99,9 @@ BEGIN
 
     WITH hits AS (
         SELECT e.memory_type, e.id, e.version, e.lexical_rank, e.vector_rank, e.fused
-          FROM ctxasm.retrieve_evidence(in_user_id, in_agent_id, in_thread_id, in_evaluation_time, in_query,
-                                        in_query_embedding::public.vector, co_retrieval_depth, in_limit) AS e
+          FROM ctxasm.retrieve_for_question(l_tenant, 'evidence', in_user_id, in_agent_id, in_thread_id,
+                                            in_evaluation_time, in_query, in_query_embedding::public.vector,
+                                            co_retrieval_depth, in_limit) AS e
     ),
     -- The text and provenance of each hit; a chunk's collection and source are its document's.
     items AS (
@@ -117,7 +118,7 @@ BEGIN
             ON h.memory_type = 'kb_document' AND d.tenant_id = l_tenant AND d.id = h.id AND d.version = h.version
     )
     SELECT jsonb_build_object(
-               'retrieval', CASE WHEN in_query_embedding IS NULL THEN 'lexical' ELSE 'hybrid-rrf-60' END,
+               'retrieval', CASE WHEN in_query_embedding IS NULL THEN 'lexical-bm25' ELSE 'hybrid-bm25-hnsw-rrf-60' END,
                'items', coalesce(jsonb_agg(jsonb_build_object(
                             'ref', jsonb_build_array(i.memory_type, i.id, i.version),
                             'title', i.title,

@@ -1,4 +1,8 @@
 --liquibase formatted sql
+-- Every memory table is LIST-partitioned by tenant: ctx_admin.register_tenant adds one partition per tenant
+-- (ctxasm.add_tenant_partitions), so each tenant's rows, indexes (btree, GIN, HNSW) and planner statistics
+-- are its own. A small tenant's reads never walk a large neighbour's index, and a filtered vector search
+-- inside a tenant's partition returns its full k.
 
 --changeset ctxasm:pg-0020-01-guideline-memory dbms:postgresql
 --comment: guideline rules, budgets and policies
@@ -6,7 +10,7 @@ CREATE TABLE ctxasm.guideline_memory (
     LIKE ctxasm.memory_common INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
     guideline_key    varchar(128) NOT NULL,
     CONSTRAINT guideline_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX guideline_memory_one_active
     ON ctxasm.guideline_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.guideline_memory;
@@ -17,7 +21,7 @@ CREATE TABLE ctxasm.persona_memory (
     LIKE ctxasm.memory_common INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
     persona_key      varchar(128) NOT NULL,
     CONSTRAINT persona_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX persona_memory_one_active
     ON ctxasm.persona_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.persona_memory;
@@ -32,7 +36,7 @@ CREATE TABLE ctxasm.toolbox_memory (
     tool_handler     varchar(128) NOT NULL,
     access_policy    jsonb,
     CONSTRAINT toolbox_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX toolbox_memory_one_active
     ON ctxasm.toolbox_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.toolbox_memory;
@@ -45,7 +49,7 @@ CREATE TABLE ctxasm.entity_memory (
     predicate        varchar(256) NOT NULL,
     confidence       numeric(4,3) CHECK (confidence BETWEEN 0 AND 1),
     CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX entity_memory_one_active
     ON ctxasm.entity_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.entity_memory;
@@ -56,7 +60,7 @@ CREATE TABLE ctxasm.workflow_memory (
     LIKE ctxasm.memory_common INCLUDING DEFAULTS INCLUDING CONSTRAINTS,
     workflow_key     varchar(128) NOT NULL,
     CONSTRAINT workflow_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX workflow_memory_one_active
     ON ctxasm.workflow_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.workflow_memory;
@@ -70,7 +74,7 @@ CREATE TABLE ctxasm.knowledge_base_document (
     source_uri       varchar(1024),
     published_at     timestamptz,
     CONSTRAINT knowledge_base_document_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX knowledge_base_document_one_active
     ON ctxasm.knowledge_base_document (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.knowledge_base_document;
@@ -85,7 +89,7 @@ CREATE TABLE ctxasm.knowledge_base_chunk (
     title            varchar(512),
     embedding        vector(384),
     CONSTRAINT knowledge_base_chunk_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX knowledge_base_chunk_one_active
     ON ctxasm.knowledge_base_chunk (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.knowledge_base_chunk;
@@ -98,7 +102,7 @@ CREATE TABLE ctxasm.conversation_memory (
     role             varchar(16) NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system', 'event')),
     event_type       varchar(64) NOT NULL DEFAULT 'message',
     CONSTRAINT conversation_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX conversation_memory_one_active
     ON ctxasm.conversation_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.conversation_memory;
@@ -111,7 +115,7 @@ CREATE TABLE ctxasm.summarization_memory (
     period_start     timestamptz,
     period_end       timestamptz,
     CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX summarization_memory_one_active
     ON ctxasm.summarization_memory (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.summarization_memory;
@@ -127,7 +131,7 @@ CREATE TABLE ctxasm.context_compression (
     generating_model varchar(128) NOT NULL,
     prompt_version   varchar(64) NOT NULL,
     CONSTRAINT context_compression_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX context_compression_one_active
     ON ctxasm.context_compression (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.context_compression;
@@ -144,7 +148,7 @@ CREATE TABLE ctxasm.context_source_ref (
     source_version   integer NOT NULL,
     relation         varchar(32) NOT NULL,
     CONSTRAINT context_source_ref_pk PRIMARY KEY (tenant_id, id, version)
-);
+) PARTITION BY LIST (tenant_id);
 CREATE UNIQUE INDEX context_source_ref_one_active
     ON ctxasm.context_source_ref (tenant_id, id) WHERE status = 'active';
 --rollback DROP TABLE ctxasm.context_source_ref;

@@ -38,8 +38,9 @@ CREATE OR REPLACE FUNCTION ctxasm.keep_row_version() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     -- By column name, not position: a column added to the table later is added to its history too.
+    -- The table is named by the trigger's argument: on a partitioned table TG_TABLE_NAME is the partition.
     EXECUTE format('INSERT INTO ctxasm.%1$I SELECT (jsonb_populate_record(NULL::ctxasm.%1$I, $1)).*',
-                   TG_TABLE_NAME || '_history')
+                   TG_ARGV[0] || '_history')
         USING to_jsonb(OLD) || jsonb_build_object('retired_xid', pg_current_xact_id());
     RETURN NULL;
 END;
@@ -60,7 +61,7 @@ BEGIN
         EXECUTE format('CREATE TRIGGER stamp_row_version BEFORE UPDATE ON ctxasm.%I '
                        'FOR EACH ROW EXECUTE FUNCTION ctxasm.stamp_row_version()', l_table);
         EXECUTE format('CREATE TRIGGER keep_row_version AFTER UPDATE OR DELETE ON ctxasm.%I '
-                       'FOR EACH ROW EXECUTE FUNCTION ctxasm.keep_row_version()', l_table);
+                       'FOR EACH ROW EXECUTE FUNCTION ctxasm.keep_row_version(%L)', l_table, l_table);
     END LOOP;
 END;
 $$;

@@ -90,7 +90,9 @@ def oracle_engine() -> OracleEngine | None:
 
 
 def load_fresh(engine: PostgresEngine | OracleEngine, document: dict[str, Any], name: str) -> None:
-    """Purge the scenario's tenants, then load it through the write API (one transaction)."""
+    """Purge the scenario's tenants, then load it through the write API (one transaction), embedded as the
+    loader embeds."""
+    loader.embed_memories(document)
     with engine.owner() as store:
         for tenant in document["tenants"]:
             store.purge_tenant(tenant["tenant_id"])

@@ -1,6 +1,6 @@
 --liquibase formatted sql
 
---changeset ctxasm:pg-0040-memory-row dbms:postgresql runOnChange:true splitStatements:false
+--changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false
 --comment: every renderable memory row in one shape, for the assembler; RLS of the tables applies (invoker)
 CREATE OR REPLACE VIEW ctxasm.memory_row WITH (security_invoker = TRUE) AS
 SELECT
@@ -28,7 +28,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.guideline_memory
 UNION ALL
 SELECT
@@ -56,7 +59,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.persona_memory
 UNION ALL
 SELECT
@@ -87,7 +93,10 @@ SELECT
         'tool_schema', tool_schema, 'usage_notes', usage_notes, 'tool_handler', tool_handler,
         'access_policy', access_policy
     ) AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.toolbox_memory
 UNION ALL
 SELECT
@@ -115,7 +124,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    embedding AS embedding,
+    search_text AS search_text
 FROM ctxasm.entity_memory
 UNION ALL
 SELECT
@@ -143,7 +155,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    embedding AS embedding,
+    search_text AS search_text
 FROM ctxasm.workflow_memory
 UNION ALL
 SELECT
@@ -171,7 +186,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     jsonb_build_object('source_uri', source_uri, 'published_at', published_at) AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    search_text AS search_text
 FROM ctxasm.knowledge_base_document
 UNION ALL
 SELECT
@@ -199,7 +217,10 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     jsonb_build_object('document_version', document_version) AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    embedding AS embedding,
+    search_text AS search_text
 FROM ctxasm.knowledge_base_chunk
 UNION ALL
 SELECT
@@ -227,7 +248,10 @@ SELECT
     role,
     event_type,
     NULL::jsonb AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    embedding AS embedding,
+    search_text AS search_text
 FROM ctxasm.conversation_memory
 UNION ALL
 SELECT
@@ -255,11 +279,14 @@ SELECT
     NULL::varchar AS role,
     NULL::varchar AS event_type,
     jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra,
-    created_xid
+    created_xid,
+    content_tokens,
+    embedding AS embedding,
+    search_text AS search_text
 FROM ctxasm.summarization_memory;
 --rollback DROP VIEW ctxasm.memory_row;
 
---changeset ctxasm:pg-0040-memory-row-history dbms:postgresql runOnChange:true splitStatements:false
+--changeset ctxasm:pg-0090-memory-row-history dbms:postgresql runOnChange:true splitStatements:false
 --comment: the retired row versions in the same shape, with the xid that retired each
 CREATE OR REPLACE VIEW ctxasm.memory_row_history WITH (security_invoker = TRUE) AS
 SELECT
@@ -288,7 +315,10 @@ SELECT
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.guideline_memory_history
 UNION ALL
 SELECT
@@ -317,7 +347,10 @@ SELECT
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.persona_memory_history
 UNION ALL
 SELECT
@@ -349,7 +382,10 @@ SELECT
         'access_policy', access_policy
     ) AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.toolbox_memory_history
 UNION ALL
 SELECT
@@ -378,7 +414,10 @@ SELECT
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    embedding AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.entity_memory_history
 UNION ALL
 SELECT
@@ -407,7 +446,10 @@ SELECT
     NULL::varchar AS event_type,
     NULL::jsonb AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    embedding AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.workflow_memory_history
 UNION ALL
 SELECT
@@ -436,7 +478,10 @@ SELECT
     NULL::varchar AS event_type,
     jsonb_build_object('source_uri', source_uri, 'published_at', published_at) AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    NULL::vector AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.knowledge_base_document_history
 UNION ALL
 SELECT
@@ -465,7 +510,10 @@ SELECT
     NULL::varchar AS event_type,
     jsonb_build_object('document_version', document_version) AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    embedding AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.knowledge_base_chunk_history
 UNION ALL
 SELECT
@@ -494,7 +542,10 @@ SELECT
     event_type,
     NULL::jsonb AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    embedding AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.conversation_memory_history
 UNION ALL
 SELECT
@@ -523,11 +574,14 @@ SELECT
     NULL::varchar AS event_type,
     jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra,
     created_xid,
-    retired_xid
+    retired_xid,
+    content_tokens,
+    embedding AS embedding,
+    NULL::tsvector AS search_text
 FROM ctxasm.summarization_memory_history;
 --rollback DROP VIEW ctxasm.memory_row_history;
 
---changeset ctxasm:pg-0040-memory-rows dbms:postgresql runOnChange:true splitStatements:false
+--changeset ctxasm:pg-0090-memory-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the memory rows now (NULL snapshot), or exactly those visible in a recorded snapshot (replay)
 CREATE OR REPLACE FUNCTION ctxasm.memory_rows(in_snapshot pg_snapshot) RETURNS SETOF ctxasm.memory_row
 LANGUAGE sql STABLE AS $$
@@ -560,7 +614,10 @@ LANGUAGE sql STABLE AS $$
         h.role,
         h.event_type,
         h.extra,
-        h.created_xid
+        h.created_xid,
+        h.content_tokens,
+        h.embedding,
+        h.search_text
     FROM ctxasm.memory_row_history AS h
     WHERE
         in_snapshot IS NOT NULL
@@ -569,7 +626,7 @@ LANGUAGE sql STABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.memory_rows(pg_snapshot);
 
---changeset ctxasm:pg-0040-compressions dbms:postgresql runOnChange:true splitStatements:false
+--changeset ctxasm:pg-0090-compressions dbms:postgresql runOnChange:true splitStatements:false
 --comment: the persisted compressions now, or as of a recorded snapshot
 CREATE OR REPLACE FUNCTION ctxasm.compressions(in_snapshot pg_snapshot) RETURNS SETOF ctxasm.context_compression
 LANGUAGE sql STABLE AS $$
@@ -585,3 +642,33 @@ LANGUAGE sql STABLE AS $$
         AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
 $$;
 --rollback DROP FUNCTION ctxasm.compressions(pg_snapshot);
+
+--changeset ctxasm:pg-0090-search-row dbms:postgresql runOnChange:true splitStatements:false
+--comment: the searchable memory rows in one shape, for retrieval: each with the slice it competes for. A read
+--comment: that names the tenant reads that tenant's partition of each table (RLS of the tables applies)
+CREATE OR REPLACE VIEW ctxasm.search_row WITH (security_invoker = TRUE) AS
+SELECT 'kb_chunk'::varchar AS memory_type, 'evidence'::varchar AS slice, tenant_id, id, version, user_id,
+       agent_id, thread_id, status, valid_from, valid_until, deleted_at, NULL::varchar AS event_type,
+       search_text, embedding
+  FROM ctxasm.knowledge_base_chunk
+UNION ALL
+SELECT 'kb_document'::varchar, 'evidence'::varchar, tenant_id, id, version, user_id, agent_id, thread_id, status,
+       valid_from, valid_until, deleted_at, NULL::varchar, search_text, NULL::vector
+  FROM ctxasm.knowledge_base_document
+UNION ALL
+SELECT 'entity'::varchar, 'durable_facts'::varchar, tenant_id, id, version, user_id, agent_id, thread_id, status,
+       valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
+  FROM ctxasm.entity_memory
+UNION ALL
+SELECT 'workflow'::varchar, 'durable_facts'::varchar, tenant_id, id, version, user_id, agent_id, thread_id,
+       status, valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
+  FROM ctxasm.workflow_memory
+UNION ALL
+SELECT 'conversation'::varchar, 'recalled_history'::varchar, tenant_id, id, version, user_id, agent_id,
+       thread_id, status, valid_from, valid_until, deleted_at, event_type, search_text, embedding
+  FROM ctxasm.conversation_memory
+UNION ALL
+SELECT 'summary'::varchar, 'recalled_history'::varchar, tenant_id, id, version, user_id, agent_id, thread_id,
+       status, valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
+  FROM ctxasm.summarization_memory;
+--rollback DROP VIEW ctxasm.search_row;
