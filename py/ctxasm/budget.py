@@ -39,7 +39,9 @@ TOLERANCE = 1e-9
 _TOKEN_FIELDS = ("usable_context", "output_reserve", "tool_reserve", "request_overhead_reserve",
                  "max_rounds", "max_tool_result_tokens")
 _REQUIRED = _TOKEN_FIELDS + ("weights", "recency_days", "shares", "overflow_order")
-_OPTIONAL = ("require_current_facts", "tier_limits")
+_OPTIONAL = ("require_current_facts", "tier_limits", "reclaim_unused", "candidate_limits")
+#: The most candidates a budget may let one slice keep after scoring (the database's limit step).
+MAX_CANDIDATE_LIMIT = 1000
 #: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
 LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")
@@ -106,6 +108,11 @@ class Budget:
     #: dynamic slice -> tier -> most seats at that tier ("top 3 in full, the next 2 as summaries, the rest as
     #: pointers"); a candidate over a tier's limit tries the next tier. Slices not listed are unlimited.
     tier_limits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: MappingProxyType({}))
+    #: After the pass in overflow_order, hand the tokens no slice used to the slices that left candidates out
+    #: for lack of room, again in overflow_order (off: the article's budget; on: the default for new tenants).
+    reclaim_unused: bool = False
+    #: dynamic slice -> most candidates the database keeps after scoring (absent: sized from the share).
+    candidate_limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def intents(self) -> tuple[str, ...]:
@@ -238,6 +245,20 @@ def _parse_tier_limits(data: Any) -> Mapping[str, Mapping[str, int]]:
     return MappingProxyType(parsed)
 
 
+def _parse_candidate_limits(data: Any) -> Mapping[str, int]:
+    if not isinstance(data, Mapping):
+        raise InvalidBudget("candidate_limits", f"must be a JSON object, got {type(data).__name__}")
+    parsed: dict[str, int] = {}
+    for slice_name in data:
+        path = f"candidate_limits.{slice_name}"
+        if slice_name not in DYNAMIC_SLICES:
+            raise InvalidBudget(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
+        parsed[slice_name] = _token_count(data, slice_name, 1, "candidate_limits")
+        if parsed[slice_name] > MAX_CANDIDATE_LIMIT:
+            raise InvalidBudget(path, f"must be <= {MAX_CANDIDATE_LIMIT}, got {parsed[slice_name]}")
+    return MappingProxyType(parsed)
+
+
 def parse_budget(data: Mapping[str, Any]) -> Budget:
     """Validate a context_budget content_json and return it as a Budget; raise InvalidBudget naming the field."""
     _check_keys(data, "$", _REQUIRED, _OPTIONAL)
@@ -264,6 +285,9 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
     require = data.get("require_current_facts", True)
     if not isinstance(require, bool):
         raise InvalidBudget("require_current_facts", f"must be true or false, got {require!r}")
+    reclaim = data.get("reclaim_unused", False)
+    if not isinstance(reclaim, bool):
+        raise InvalidBudget("reclaim_unused", f"must be true or false, got {reclaim!r}")
     return Budget(
         usable_context=usable,
         max_rounds=max_rounds,
@@ -274,6 +298,8 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
         overflow_order=overflow_order,
         require_current_facts=require,
         tier_limits=_parse_tier_limits(data.get("tier_limits", {})),
+        reclaim_unused=reclaim,
+        candidate_limits=_parse_candidate_limits(data.get("candidate_limits", {})),
         **reserves,
     )
 

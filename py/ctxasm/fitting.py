@@ -8,6 +8,11 @@ excluded with rule "slice_budget" and the next, possibly smaller, candidate stil
 
 A budget may cap how many seats a tier takes in a slice (`tier_limits`); a candidate past the cap tries the
 next tier. Each seat below full says why: "slice_budget" (the better tier did not fit) or "tier_limit".
+
+Candidates may share a group record (recalled turns of one conversation and date): the first candidate
+seated in a group also pays the group's own cost (its opening and closing lines), later ones only their line.
+A slice can be fitted again with more tokens (the reclaim pass): the groups it already opened and the seats
+it already took per tier carry over.
 """
 
 from __future__ import annotations
@@ -59,6 +64,9 @@ class Candidate:
     required: bool = False
     token_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     ref: Any = None
+    #: the group record this candidate is a line of, and what opening that group costs (paid once)
+    group: str | None = None
+    group_cost: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.tiers) - set(TIERS)
@@ -69,6 +77,8 @@ class Candidate:
         for tier, tokens in self.token_counts.items():
             if tier not in TIERS or isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
                 raise ValueError(f"candidate {self.key!r}: bad token count {tokens!r} for tier {tier!r}")
+        if isinstance(self.group_cost, bool) or not isinstance(self.group_cost, int) or self.group_cost < 0:
+            raise ValueError(f"candidate {self.key!r}: bad group cost {self.group_cost!r}")
 
     def available_tiers(self) -> tuple[str, ...]:
         """The tiers this candidate may be seated at, best first."""
@@ -113,13 +123,17 @@ class SliceFit:
     excluded: tuple[Excluded, ...]
     used: int
     unused: int
+    #: the groups with a seated line, and the seats taken per tier: what a later pass of the slice continues
+    open_groups: frozenset[str] = frozenset()
+    taken: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = count_tokens,
-              tier_limits: Mapping[str, int] | None = None) -> SliceFit:
+              tier_limits: Mapping[str, int] | None = None, *, open_groups: frozenset[str] = frozenset(),
+              taken: Mapping[str, int] | None = None) -> SliceFit:
     """Seat `candidates` (one slice, in selection order) within `allowance` tokens, at most
     `tier_limits[tier]` of them at each limited tier (required candidates count towards the full limit but
-    are never refused by it)."""
+    are never refused by it). `open_groups` and `taken` continue an earlier pass of the same slice."""
     if isinstance(allowance, bool) or not isinstance(allowance, int) or allowance < 0:
         raise ValueError(f"allowance must be a whole number >= 0, got {allowance!r}")
     ordered = list(candidates)
@@ -135,27 +149,32 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
     left = allowance
     seated: list[Seated] = []
     excluded: list[Excluded] = []
-    taken = {tier: 0 for tier in TIERS}
+    counts = {tier: (taken or {}).get(tier, 0) for tier in TIERS}
+    groups = set(open_groups)
     # Stable partition: required ones claim their space before any optional candidate can.
     for candidate in [c for c in ordered if c.required] + [c for c in ordered if not c.required]:
+        opening = candidate.group_cost if candidate.group is not None and candidate.group not in groups else 0
         cost = 0
         degraded_by = None
         for tier in candidate.available_tiers():
-            if not candidate.required and taken[tier] >= limits.get(tier, len(ordered)):
+            if not candidate.required and counts[tier] >= limits.get(tier, len(ordered) + counts[tier]):
                 degraded_by = degraded_by or TIER_LIMIT
                 continue
-            cost = candidate.cost(tier, count)
+            cost = candidate.cost(tier, count) + opening
             if cost <= left:
                 seated.append(Seated(candidate, tier, cost, len(seated), degraded_by))
-                taken[tier] += 1
+                counts[tier] += 1
                 left -= cost
+                if candidate.group is not None:
+                    groups.add(candidate.group)
                 break
             degraded_by = degraded_by or SLICE_BUDGET
         else:
             if candidate.required:
                 raise RequiredDoesNotFit(candidate.key, candidate.slice, cost, left)
             if degraded_by == TIER_LIMIT and not cost:  # every tier it has was capped, none was too big
-                excluded.append(Excluded(candidate, TIER_LIMIT, candidate.cost(candidate.available_tiers()[-1], count)))
+                smallest = candidate.cost(candidate.available_tiers()[-1], count) + opening
+                excluded.append(Excluded(candidate, TIER_LIMIT, smallest))
             else:
                 excluded.append(Excluded(candidate, SLICE_BUDGET, cost))
     return SliceFit(
@@ -165,4 +184,6 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
         excluded=tuple(excluded),
         used=allowance - left,
         unused=left,
+        open_groups=frozenset(groups),
+        taken=MappingProxyType(counts),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
@@ -17,11 +17,13 @@ from . import budget as budgets
 from . import render
 from . import timing  # bench: per-phase seconds (no-op unless collecting)
 from .errors import CtxasmError, InvalidBudget
-from .fitting import Candidate, SliceFit, fit_slice
+from .fitting import SLICE_BUDGET, Candidate, Excluded, Seated, SliceFit, fit_slice
 from .tokens import ENCODING_NAME, JOIN_MIN_CHARS, count_joined, count_tokens
 
 #: Memory records appear in the user message in this order (most stable first); the tail is rendered as turns.
 RECORD_SLICES = ("durable_facts", "evidence", "recalled_history")
+#: Exclusion rule of a memory given back because the complete request, framing and all, did not fit.
+REQUEST_BUDGET = "request_budget"
 DEFAULT_MODEL = "gpt-4.1-mini"
 
 
@@ -83,11 +85,37 @@ def _annotations(candidate: Mapping[str, Any]) -> tuple[render.Annotation, ...]:
     )
 
 
+def _priced(piece: str) -> int:
+    """What one line of the memory context costs in the serialized request: the line as JSON escapes it,
+    with the line break that follows it. Records start with '<' or '[' and the escaped break ends in a
+    letter, so the o200k_base pre-tokenizer splits the context exactly between lines and the costs add up."""
+    return count_tokens(render.json_text(piece + "\n"))
+
+
+def _is_grouped(candidate: Mapping[str, Any]) -> bool:
+    """Recalled conversation turns share a group record per conversation and date."""
+    return candidate["slice"] == "recalled_history" and candidate["type"] == "conversation"
+
+
+def _turn_date(candidate: Mapping[str, Any]) -> str | None:
+    valid_from = candidate.get("valid_from")
+    return str(valid_from)[:10] if valid_from else None
+
+
+def _group_key(candidate: Mapping[str, Any]) -> str:
+    return f"{candidate.get('thread_id') or ''}|{_turn_date(candidate) or ''}"
+
+
 def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
-    """Each tier rendered as the complete <memory> record it would be, so its cost is the real cost."""
+    """Each tier as the line it would be in the memory context: a whole <memory> record, or, for a recalled
+    turn, its line in the turn group."""
     mid = render.memory_id(candidate["ref"])
-    notes = _annotations(candidate)
     tiers = candidate["tiers"]
+    if _is_grouped(candidate):
+        return {"full": render.turn_line(mid, candidate.get("role"), tiers["full"]),
+                "pointer": render.turn_line(mid, candidate.get("role"), tiers["pointer"])
+                if tiers.get("pointer") and tiers["pointer"] != tiers["full"] else None}
+    notes = _annotations(candidate)
     pointer = tiers.get("pointer")
     if pointer and candidate.get("title"):
         pointer = f"{candidate['title']}: {pointer}"
@@ -99,52 +127,191 @@ def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
     }
 
 
-# --- stored token counts (issue 8): a tier's cost from the text's stored count, without encoding it again ---
-_CONTENT_END = "</content>\n  </memory>"
+def _group_open(candidate: Mapping[str, Any]) -> str:
+    return render.turn_group_open(candidate["type"], candidate["status"], _turn_date(candidate))
+
+
+def _tail_message(role: str, text: str) -> dict[str, str]:
+    return {"role": role, "content": text}
 
 
 def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -> dict[str, int]:
-    """Costs of the full and summary tiers computed from `content_tokens` / `summary_tokens` where the
-    selection carries them; tiers left out are counted by the fitter as before. A record's cost is the
-    stored count joined with its wrapper (tokens.count_joined); text that escaping changes (&, <, >) is
-    counted whole, since the stored count is of the unescaped text. Turns are rendered bare: the stored
-    count is their cost."""
+    """Costs of the full and summary tiers from `content_tokens` / `summary_tokens` where the selection
+    carries them and the text is long enough to gain from it; the fitter counts the others. A stored count is
+    of the plain text: it is joined with the record around it (tokens.count_joined) only where escaping (XML
+    and JSON) leaves the text as it is, so the record contains the text unchanged."""
     costs: dict[str, int] = {}
+    if item["slice"] == "volatile_tail":
+        return costs
     for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
         stored, text, record = item.get(key), item["tiers"].get(tier), rendered.get(tier)
-        if stored is None or not text or record is None:
+        if stored is None or not text or record is None or len(text) < JOIN_MIN_CHARS:
             continue
-        if item["slice"] not in RECORD_SLICES:
-            costs[tier] = stored
-        elif len(text) >= JOIN_MIN_CHARS and render.escape(text) == text and record.endswith(text + _CONTENT_END):
-            costs[tier] = count_joined(record[:len(record) - len(text) - len(_CONTENT_END)], text, _CONTENT_END,
-                                       stored)
+        line = render.json_text(record + "\n")
+        if render.json_text(render.escape(text)) != text or text not in line:
+            continue
+        start = line.index(text)
+        costs[tier] = count_joined(line[:start], text, line[start + len(text):], stored)
     return costs
-# --- end stored token counts ---
 
 
-def _fit_candidates(selection: Mapping[str, Any], budget: budgets.Budget, allocation: budgets.Allocation
-                    ) -> tuple[dict[str, SliceFit], dict[str, dict[str, int]]]:
+def _candidates(selection: Mapping[str, Any]) -> dict[str, list[Candidate]]:
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
+    group_costs: dict[str, int] = {}
     for item in selection["candidates"]:
-        tiers = (_record_tiers(item) if item["slice"] in RECORD_SLICES
-                 else {"full": item["tiers"]["full"]})  # turns are native messages: whole or not at all
+        if item["slice"] == "volatile_tail":  # native messages: whole or not at all
+            message = render.serialize(_tail_message(item["role"], item["tiers"]["full"])) + ","
+            by_slice["volatile_tail"].append(
+                Candidate(key=_ref_key(item["ref"]), slice="volatile_tail", tiers={"full": item["tiers"]["full"]},
+                          required=bool(item.get("required")), ref=item,
+                          token_counts={"full": count_tokens(message)}))
+            continue
+        tiers = _record_tiers(item)
+        priced = {tier: _priced(text) for tier, text in tiers.items() if text is not None}
+        priced.update(_stored_costs(item, tiers))
+        group, group_cost = None, 0
+        if _is_grouped(item):
+            group = _group_key(item)
+            if group not in group_costs:
+                group_costs[group] = _priced(_group_open(item)) + _priced(render.TURN_GROUP_CLOSE)
+            group_cost = group_costs[group]
         by_slice[item["slice"]].append(
-            Candidate(key=_ref_key(item["ref"]), slice=item["slice"], tiers=tiers,
-                      required=bool(item.get("required")), ref=item,
-                      token_counts=_stored_costs(item, tiers)))
+            Candidate(key=_ref_key(item["ref"]), slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
+                      ref=item, token_counts=priced, group=group, group_cost=group_cost))
+    return by_slice
+
+
+@dataclass
+class _SliceState:
+    """One dynamic slice across the fitting passes."""
+
+    name: str
+    share: int
+    allowance: int = 0
+    seated: list[Seated] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
+    used: int = 0
+    passed_on: int = 0
+    reclaimed: int = 0
+    open_groups: frozenset[str] = frozenset()
+    taken: Mapping[str, int] = field(default_factory=dict)
+
+    def absorb(self, fit: SliceFit, *, reclaim: bool) -> None:
+        """Add one pass's seats. The reclaim pass retries only the excluded candidates: those it seats leave
+        the excluded list, the others keep the latest reason."""
+        self.seated += fit.seated
+        self.used += fit.used
+        if reclaim:
+            self.reclaimed += fit.used
+            retried = {gone.candidate.key: gone for gone in fit.excluded}
+            seated = {seat.candidate.key for seat in fit.seated}
+            self.excluded = [retried.get(gone.candidate.key, gone) for gone in self.excluded
+                             if gone.candidate.key not in seated]
+        else:
+            self.excluded = list(fit.excluded)
+        self.open_groups, self.taken = fit.open_groups, fit.taken
+
+
+def _fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Budget,
+                    allocation: budgets.Allocation) -> dict[str, _SliceState]:
+    """The pass in overflow_order (each slice's unused tokens go to the next), then, when the budget reclaims,
+    a second pass that offers every token no slice used to the candidates left out for lack of room."""
+    states = {name: _SliceState(name, allocation.slices[name]) for name in budgets.DYNAMIC_SLICES}
     allowances = dict(allocation.slices)
-    fits: dict[str, SliceFit] = {}
-    report: dict[str, dict[str, int]] = {}
     for name in budgets.fit_order(budget):
-        granted = allowances[name]
-        fit = fit_slice(by_slice[name], granted, tier_limits=budget.tier_limits.get(name))
-        fits[name] = fit
+        state = states[name]
+        state.allowance = allowances[name]
+        fit = fit_slice(by_slice[name], allowances[name], tier_limits=budget.tier_limits.get(name))
+        state.absorb(fit, reclaim=False)
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
-        receiver = budgets.overflow_receiver(budget.overflow_order, name)
-        report[name] = {"share": allocation.slices[name], "allowance": granted, "used": fit.used,
-                        "passed_on": fit.unused if receiver else 0}
-    return fits, report
+        state.passed_on = fit.unused if budgets.overflow_receiver(budget.overflow_order, name) else 0
+    if budget.reclaim_unused:
+        pool = allocation.remainder - sum(state.used for state in states.values())
+        for name in budgets.fit_order(budget):
+            state = states[name]
+            waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
+            if pool <= 0 or not waiting:
+                continue
+            fit = fit_slice(waiting, pool, tier_limits=budget.tier_limits.get(name),
+                            open_groups=state.open_groups, taken=state.taken)
+            state.absorb(fit, reclaim=True)
+            pool -= fit.used
+    return states
+
+
+def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated, str]]:
+    """The memory context's lines in order, each with the seat it belongs to (None for a group's own lines):
+    slices in layout order, records by selection rank; a group of turns at its best-ranked line, its lines in
+    turn order."""
+    lines: list[tuple[Seated | None, str]] = []
+    for name in RECORD_SLICES:
+        seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
+        grouped: dict[str, list[Seated]] = {}
+        for seat in seats:
+            if seat.candidate.group is not None:
+                grouped.setdefault(seat.candidate.group, []).append(seat)
+        placed: set[str] = set()
+        for seat in seats:
+            group = seat.candidate.group
+            if group is None:
+                lines.append((seat, seat.candidate.tiers[seat.tier]))
+                continue
+            if group in placed:
+                continue
+            placed.add(group)
+            members = sorted(grouped[group], key=lambda s: (s.candidate.ref.get("turn_index") or 0,
+                                                           s.candidate.ref["valid_from"] or "", s.candidate.key))
+            lines.append((None, _group_open(members[0].candidate.ref)))
+            lines += [(member, member.candidate.tiers[member.tier]) for member in members]
+            lines.append((None, render.TURN_GROUP_CLOSE))
+    return lines
+
+
+def _build(spec: WindowSpec, budget: budgets.Budget, developer: str, tool_defs: list[dict[str, Any]],
+           states: Mapping[str, _SliceState]) -> tuple[dict[str, Any], list[Seated], list[Seated]]:
+    tail_seated = sorted(states["volatile_tail"].seated, key=lambda s: (s.candidate.ref["turn_index"] or 0))
+    tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in tail_seated]
+    lines = _render_records(states)
+    user = render.user_message([text for _, text in lines], spec.question)
+    request = render.build_request(model=spec.model, developer=developer, tools=tool_defs, tail=tail, user=user,
+                                   max_output_tokens=budget.output_reserve)
+    return request, tail_seated, [seat for seat, _ in lines if seat is not None]
+
+
+def _opening_paid(seat: Seated) -> int:
+    """The part of a seat's tokens that opened its group record (0 for a record of its own)."""
+    return seat.tokens - seat.candidate.cost(seat.tier, count_tokens) if seat.candidate.group is not None else 0
+
+
+def _trim_to_limit(states: Mapping[str, _SliceState], counted: int, limit: int) -> list[Seated]:
+    """Seats to give back when the complete request still counts more than the limit (what the line prices
+    cannot see: message framing, pre-tokenizer joins at the edges): optional memories, lowest priority
+    first, then the thread's oldest turns. A seat that opened a group goes only with the group's last line.
+    Empty when nothing can go."""
+    optional = sorted(
+        (seat for name in RECORD_SLICES for seat in states[name].seated if not seat.candidate.required),
+        key=lambda seat: (seat.candidate.ref["scores"].get("priority", 0), -seat.candidate.ref["selection_rank"]))
+    # Then the thread's own turns, oldest first.
+    optional += sorted((seat for seat in states["volatile_tail"].seated if not seat.candidate.required),
+                       key=lambda seat: seat.candidate.ref.get("turn_index") or 0)
+    members: dict[str, int] = {}
+    for name in RECORD_SLICES:
+        for seat in states[name].seated:
+            if seat.candidate.group is not None:
+                members[seat.candidate.group] = members.get(seat.candidate.group, 0) + 1
+    over = counted - limit
+    given: list[Seated] = []
+    for seat in optional:
+        if over <= 0:
+            break
+        group = seat.candidate.group
+        if group is not None and _opening_paid(seat) and members[group] > 1:
+            continue
+        given.append(seat)
+        over -= seat.tokens
+        if group is not None:
+            members[group] -= 1
+    return given
 
 
 def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
@@ -161,41 +328,45 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     guideline_texts = [g["content"] for g in guidelines]
     persona_texts = [p["content"] for p in persona]
     developer = render.developer_message(guideline_texts, persona_texts)
+    # Each fixed slice at what it costs inside the serialized request (escaped as JSON).
     fixed_costs = {
-        "guidelines": count_tokens(render.guidelines_section(guideline_texts))
-        + count_tokens(render.MEMORY_INSTRUCTIONS),
-        "persona": count_tokens(render.persona_section(persona_texts)),
+        "guidelines": count_tokens(render.json_text(render.guidelines_section(guideline_texts)))
+        + count_tokens(render.json_text(render.MEMORY_INSTRUCTIONS)),
+        "persona": count_tokens(render.json_text(render.persona_section(persona_texts))),
         "tools": count_tokens(render.serialize({"tools": tool_defs})) if tool_defs else 0,
-        "question": count_tokens(spec.question),
+        "question": count_tokens(render.json_text(spec.question)),
     }
     with timing.phase("fitting"):  # bench timing
         allocation = budgets.allocate(budget, spec.intent, fixed_costs)
-        fits, slice_report = _fit_candidates(selection, budget, allocation)
+        states = _fit_candidates(_candidates(selection), budget, allocation)
 
-    tail_seated = sorted(fits["volatile_tail"].seated, key=lambda s: (s.candidate.ref["turn_index"] or 0))
-    tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in tail_seated]
-    records = [(name, seat) for name in RECORD_SLICES
-               for seat in sorted(fits[name].seated, key=lambda s: s.candidate.ref["selection_rank"])]
-    user = render.user_message([seat.candidate.tiers[seat.tier] for _, seat in records], spec.question)
-    request = render.build_request(model=spec.model, developer=developer, tools=tool_defs, tail=tail, user=user,
-                                   max_output_tokens=budget.output_reserve)
-    serialized = render.serialize(request)
-    counted = count_tokens(serialized)
     limit = budget.usable_context - budget.output_reserve - budget.tool_reserve
-    if counted > limit:
-        raise RequestOverBudget(counted, limit)
+    request, tail_seated, record_seats = _build(spec, budget, developer, tool_defs, states)
+    counted = count_tokens(render.serialize(request))
+    trimmed: list[Seated] = []
+    while counted > limit:
+        given = _trim_to_limit(states, counted, limit)
+        if not given:
+            raise RequestOverBudget(counted, limit)
+        for seat in given:
+            state = states[seat.candidate.slice]
+            state.seated = [s for s in state.seated if s is not seat]
+            state.used -= seat.tokens
+        trimmed += given
+        request, tail_seated, record_seats = _build(spec, budget, developer, tool_defs, states)
+        counted = count_tokens(render.serialize(request))
 
     memories: list[dict[str, Any]] = []
     definitions = iter(tool_defs)
     for item in fixed:
         is_tool = item["slice"] == "tools"
-        tokens = count_tokens(render.serialize(next(definitions)) if is_tool else item["content"])
+        tokens = count_tokens(render.serialize(next(definitions)) if is_tool else render.json_text(item["content"]))
         memories.append({"id": render.memory_id(item["ref"]), "ref": item["ref"], "type": item["type"],
                          "status": "tool" if is_tool else "policy", "slice": item["slice"],
                          "tier": "full", "tokens": tokens, "origin": "query"})
     for seat in tail_seated:
         memories.append(_memory_entry(seat.candidate.ref, "full", seat.tokens))
-    for _, seat in records:
+    for seat in record_seats:
         memories.append(_memory_entry(seat.candidate.ref, seat.tier, seat.tokens, seat.degraded_by))
     for position, entry in enumerate(memories, start=1):
         entry["position"] = position
@@ -203,8 +374,17 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     excluded = list(selection["excluded"]) + [
         {"ref": gone.candidate.ref["ref"], "rule": gone.rule, "slice": gone.candidate.slice,
          "tokens": gone.smallest_tokens}
-        for name in budgets.DYNAMIC_SLICES for gone in fits[name].excluded
+        for name in budgets.DYNAMIC_SLICES for gone in states[name].excluded
+    ] + [
+        {"ref": seat.candidate.ref["ref"], "rule": REQUEST_BUDGET, "slice": seat.candidate.slice,
+         "tokens": seat.tokens}
+        for seat in trimmed
     ]
+    slice_report = {
+        name: {"share": state.share, "allowance": state.allowance, "used": state.used,
+               "passed_on": state.passed_on, "reclaimed": state.reclaimed}
+        for name, state in states.items()
+    }
     manifest = {
         "mode": selection["engine"],
         "scn": selection["snapshot"],
@@ -226,6 +406,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "request_limit": limit,
         "required_refs": selection["required_refs"],
         "retrieval": selection["retrieval"],
+        "candidate_limits": selection.get("candidate_limits", {}),
+        "candidate_cuts": selection.get("candidate_cuts", []),
         "allocation": {
             "usable_context": budget.usable_context,
             "reserves": {"output": budget.output_reserve, "tools": budget.tool_reserve,
@@ -236,6 +418,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
             "fixed": dict(allocation.fixed),
             "remainder": allocation.remainder,
             "unallocated": allocation.unallocated,
+            "reclaim_unused": budget.reclaim_unused,
+            "unused": allocation.remainder - sum(state.used for state in states.values()),
             "slices": slice_report,
         },
         "memories": memories,

@@ -123,13 +123,14 @@ BEGIN
             'invalid_snapshot: %s is not a snapshot from capture_snapshot', coalesce(quote_literal(in_snapshot), 'NULL'));
     END IF;
     -- A row version was visible in the snapshot if the transaction that wrote it was, and the one that
-    -- retired it (history only) was not. RLS keeps both reads inside the session tenant.
+    -- retired it (history only) was not. RLS keeps both reads inside the session tenant. search_text is
+    -- the database's own index of the text, not part of the row's state.
     RETURN QUERY EXECUTE format(
         'SELECT v.r FROM ('
-        '  SELECT to_jsonb(t) - ''created_xid'' FROM ctxasm.%I t '
+        '  SELECT to_jsonb(t) - ''created_xid'' - ''search_text'' FROM ctxasm.%I t '
         '   WHERE t.tenant_id = $1 AND pg_visible_in_snapshot(t.created_xid, $2) '
         '  UNION ALL '
-        '  SELECT to_jsonb(h) - ''created_xid'' - ''retired_xid'' FROM ctxasm.%I h '
+        '  SELECT to_jsonb(h) - ''created_xid'' - ''retired_xid'' - ''search_text'' FROM ctxasm.%I h '
         '   WHERE h.tenant_id = $1 AND pg_visible_in_snapshot(h.created_xid, $2) '
         '     AND NOT pg_visible_in_snapshot(h.retired_xid, $2)'
         ') AS v(r) ORDER BY v.r ->> ''id'', (v.r ->> ''version'')::integer', l_table, l_table || '_history')

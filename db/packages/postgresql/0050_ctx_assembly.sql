@@ -424,18 +424,22 @@ BEGIN
                   FROM relevance AS r) AS h
     ),
     step_score AS (
-        SELECT s.*, sc.logit, h.bm25, h.similarity,
+        SELECT s.*, sc.logit, sc.bm25, sc.similarity,
                CASE WHEN sc.logit IS NULL THEN 0 ELSE round(1 / (1 + exp(-sc.logit)), 6) END AS rerank,
                round(coalesce(s.confidence, 0.5), 6) AS confidence_score,
                round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - s.valid_from) / 86400.0
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
           FROM survivors AS s
           LEFT JOIN hybrid AS h ON h.memory_type = s.memory_type AND h.id = s.id AND h.version = s.version
+          -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
           CROSS JOIN LATERAL (
               SELECT CASE WHEN in_scores IS NOT NULL
                           THEN (in_scores ->> (s.memory_type || ':' || s.id || ':' || s.version))::numeric
                           WHEN in_sources IS NOT NULL THEN (s.source ->> 'logit')::numeric
-                          ELSE h.logit END AS logit
+                          ELSE h.logit END AS logit,
+                     CASE WHEN in_sources IS NOT NULL THEN (s.source ->> 'bm25')::numeric ELSE h.bm25 END AS bm25,
+                     CASE WHEN in_sources IS NOT NULL THEN (s.source ->> 'similarity')::numeric ELSE h.similarity END
+                         AS similarity
           ) AS sc
     ),
     prioritized AS (
@@ -557,10 +561,14 @@ BEGIN
                 FROM step_conflict AS c WHERE c.beaten_by IS NOT NULL
           ) AS x
     ),
-    -- The source list as the manifest records it: one entry per row version, with the logit it was scored by.
+    -- The source list as the manifest records it: one entry per row version, with the figures it was scored by.
     recorded_sources AS (
-        SELECT jsonb_agg(s.item || jsonb_strip_nulls(jsonb_build_object('logit', p.logit))
-                         ORDER BY s.memory_type, s.id, s.version) AS items
+        SELECT jsonb_agg((s.item - 'logit' - 'bm25' - 'similarity')
+                         || jsonb_strip_nulls(jsonb_build_object('logit', p.logit, 'bm25', p.bm25,
+                                                                        'similarity', p.similarity))
+                         ORDER BY array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text),
+                                  s.item ->> 'slice', (s.item ->> 'fused')::numeric DESC NULLS LAST,
+                                  s.memory_type, s.id, s.version) AS items
           FROM sources AS s
           LEFT JOIN prioritized AS p ON p.memory_type = s.memory_type AND p.id = s.id AND p.version = s.version
     )

@@ -23,7 +23,7 @@ def test_every_table_and_history_has_forced_rls(owner_conn):
         "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity, count(p.polname) "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "LEFT JOIN pg_policy p ON p.polrelid = c.oid "
-        "WHERE n.nspname = 'ctxasm' AND c.relkind = 'r' GROUP BY 1, 2, 3"
+        "WHERE n.nspname = 'ctxasm' AND c.relkind IN ('r', 'p') GROUP BY 1, 2, 3"
     ).fetchall()
     by_name = {name: (enabled, forced, policies) for name, enabled, forced, policies in rows}
     for table in memory_tables(owner_conn):

@@ -22,7 +22,7 @@ def snapshot_with_state(target, memory_type: str) -> tuple[str, list[dict]]:
         snapshot = store.capture_snapshot()
         table = {"entity": "entity_memory", "summary": "summarization_memory"}[memory_type]
         rows = conn.execute(
-            f"SELECT to_jsonb(t) - 'created_xid' FROM ctxasm.{table} t ORDER BY id, version"
+            f"SELECT to_jsonb(t) - 'created_xid' - 'search_text' FROM ctxasm.{table} t ORDER BY id, version"
         ).fetchall()
         conn.rollback()
     return snapshot, [row[0] for row in rows]

@@ -44,20 +44,22 @@ def test_paraphrase_is_found_by_the_vector_half(corpus_target):
     query = QUERIES["q17"]  # shares few words with the retention chunk
     best = {ref for ref, grade in query["relevant"].items() if grade == 2}
     items = window(corpus_target, query["query"]).manifest["retrieval"]["items"]
-    by_vector = sorted((i for i in items if i["vector_rank"] is not None), key=lambda i: i["vector_rank"])
+    by_vector = sorted((i for i in items if i["slice"] == "evidence" and i.get("vector_rank") is not None),
+                       key=lambda i: i["vector_rank"])
     assert {i["ref"][1] for i in by_vector[:5]} & best
 
 
 def test_retrieval_is_hybrid_bounded_and_ordered(corpus_target):
     manifest = window(corpus_target, QUERIES["q01"]["query"], intent="comparison").manifest
     retrieval = manifest["retrieval"]
-    assert retrieval["method"] == "hybrid-rrf-60"
-    assert 0 < len(retrieval["items"]) <= retrieval["limit"] == 20
-    fused = [i["fused"] for i in retrieval["items"]]
+    assert retrieval["method"] == "hybrid-bm25-hnsw-rrf-60"
+    items = [i for i in retrieval["items"] if i["origin"] == "retrieval" and i["slice"] == "evidence"]
+    assert 0 < len(items) <= manifest["candidate_limits"]["evidence"]
+    fused = [i["fused"] for i in items]
     assert fused == sorted(fused, reverse=True)
-    assert any(i["lexical_rank"] and i["vector_rank"] for i in retrieval["items"])
+    assert any(i["lexical_rank"] and i["vector_rank"] for i in items)
     evidence = [m for m in manifest["memories"] if m["slice"] == "evidence"]
-    retrieved = {tuple(i["ref"]) for i in retrieval["items"]}
+    retrieved = {tuple(i["ref"]) for i in items}
     assert evidence and all(tuple(m["ref"]) in retrieved for m in evidence)
     cited_docs = {m["ref"][1].rsplit("_", 1)[0] for m in evidence}
     assert {"chunk_letta_paper", "chunk_agentcore_memory"} <= cited_docs

@@ -133,7 +133,7 @@ def test_search_memory_is_bounded_ordered_and_authorized(store, second_tenant):
 
     vector = embedding.vector_literal(embedding.embed_one(SEARCH))
     result = store.search_memory("acme", "jane", AGENT, "thread_jane_research", AT, SEARCH, vector, 20)
-    assert result["retrieval"] == "hybrid-rrf-60"
+    assert result["retrieval"] == "hybrid-bm25-hnsw-rrf-60"
     items = result["items"]
     acme_docs = {m["id"]: m for m in demo_memories("acme", "kb_document")}
     assert {tuple(i["ref"]) for i in items} == {("kb_document", d, 1) for d in acme_docs}

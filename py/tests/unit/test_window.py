@@ -118,19 +118,62 @@ def test_unknown_intent_and_invalid_budget():
         compose(selection(budget=broken), SPEC)
 
 
-def test_final_count_is_checked_against_the_budget():
-    """With no framing reserve, slices filled to their allowance overflow once the request is serialized."""
+def test_framing_never_fails_a_window_it_seats_fewer_records():
+    """With no framing reserve, slices filled to their allowance would overflow once the request is serialized
+    (message framing is not in any slice): the fitter gives back the lowest-priority records instead, and
+    the manifest says so (rule request_budget). Only what cannot be given back fails."""
     budget = copy.deepcopy(BUDGET)
     budget.update(usable_context=1000, output_reserve=100, tool_reserve=100, max_tool_result_tokens=100,
                   request_overhead_reserve=0)
     budget["shares"]["fact_check"] = {"durable_facts": 1.0}
     facts = [candidate(["entity", f"f{i}", 1], text=f"Fact {i}: Helios-RAG routes queries \"{i}\" with a gate.",
-                       rank=i) for i in range(40)]
-    with pytest.raises(RequestOverBudget, match="the budget allows 800"):
-        compose(selection(facts, budget=budget), SPEC)
+                       rank=i, scores={"priority": 1 - i / 100}) for i in range(40)]
+    window = compose(selection(facts, budget=budget), SPEC)
+    manifest = window.manifest
+    assert manifest["request_tokens"] == count_tokens(render.serialize(window.request)) <= manifest["request_limit"] == 800
+    given_back = [x["ref"][1] for x in manifest["excluded"] if x["rule"] == "request_budget"]
+    seated = [m["ref"][1] for m in manifest["memories"] if m["slice"] == "durable_facts"]
+    assert given_back, "framing should have cost a record here"
+    assert max(int(ref[1:]) for ref in seated) < min(int(ref[1:]) for ref in given_back), "lowest priority goes first"
     budget["request_overhead_reserve"] = 300
     window = compose(selection(facts, budget=budget), SPEC)
     assert window.manifest["request_tokens"] <= window.manifest["request_limit"] == 800
+    assert not [x for x in window.manifest["excluded"] if x["rule"] == "request_budget"]
+
+
+def test_a_request_that_cannot_give_anything_back_is_over_budget():
+    """The thread's oldest turns are given back too; a required fact is not, so a window of required facts
+    whose framing does not fit fails with request_over_budget."""
+    budget = copy.deepcopy(BUDGET)
+    budget.update(usable_context=1000, output_reserve=100, tool_reserve=100, max_tool_result_tokens=100,
+                  request_overhead_reserve=0)
+    budget["shares"]["fact_check"] = {"volatile_tail": 1.0}
+    turns = [candidate(["conversation", f"t{i}", 1], "volatile_tail", f"turn {i} " + "word " * 20, rank=50 - i,
+                       role="user", turn_index=i, status="unverified") for i in range(50)]
+    window = compose(selection(turns, budget=budget), SPEC)
+    given_back = {x["ref"][1] for x in window.manifest["excluded"] if x["rule"] == "request_budget"}
+    kept = [m["ref"][1] for m in window.manifest["memories"] if m["slice"] == "volatile_tail"]
+    assert given_back and max(int(t[1:]) for t in given_back) < min(int(t[1:]) for t in kept)
+    budget["shares"]["fact_check"] = {"durable_facts": 1.0}
+    room = compose(selection([], budget=budget), SPEC).manifest["allocation"]["slices"]["durable_facts"]["allowance"]
+
+    def required_fact(words: int) -> dict:
+        return candidate(["entity", "f", 1], text="Helios-RAG " + "fact " * words, required=True)
+
+    # The largest required fact that fits the slice: its record fills it, and the framing has nowhere to go.
+    low, high = 1, 2 * room  # the cost grows with the words: bisect for the largest that fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if _record_cost(required_fact(middle)) <= room else (low, middle - 1)
+    words = low
+    assert room - _record_cost(required_fact(words)) < 5
+    with pytest.raises(RequestOverBudget, match="the budget allows 800"):
+        compose(selection([required_fact(words)], budget=budget), SPEC)
+
+
+def _record_cost(item: dict) -> int:
+    """What a candidate's full record costs in the request, as the window prices it."""
+    return compose(selection([item]), SPEC).manifest["memories"][-1]["tokens"]
 
 
 def test_tail_rendered_oldest_first_as_turns():
