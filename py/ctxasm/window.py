@@ -214,8 +214,7 @@ class _SliceState:
 
 def _fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Budget,
                     allocation: budgets.Allocation) -> dict[str, _SliceState]:
-    """The pass in overflow_order (each slice's unused tokens go to the next), then, when the budget reclaims,
-    a second pass that offers every token no slice used to the candidates left out for lack of room."""
+    """The pass in overflow_order: each slice fits within its share plus what the slice before it left."""
     states = {name: _SliceState(name, allocation.slices[name]) for name in budgets.DYNAMIC_SLICES}
     allowances = dict(allocation.slices)
     for name in budgets.fit_order(budget):
@@ -225,18 +224,25 @@ def _fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Bud
         state.absorb(fit, reclaim=False)
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
         state.passed_on = fit.unused if budgets.overflow_receiver(budget.overflow_order, name) else 0
-    if budget.reclaim_unused:
-        pool = allocation.remainder - sum(state.used for state in states.values())
-        for name in budgets.fit_order(budget):
-            state = states[name]
-            waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
-            if pool <= 0 or not waiting:
-                continue
-            fit = fit_slice(waiting, pool, tier_limits=budget.tier_limits.get(name),
-                            open_groups=state.open_groups, taken=state.taken)
-            state.absorb(fit, reclaim=True)
-            pool -= fit.used
     return states
+
+
+def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: int) -> int:
+    """The reclaim pass: every token the request leaves unused (slices' leftovers, unallocated shares, the
+    part of the framing reserve framing did not take) is offered again, slice by slice in overflow_order,
+    to the candidates each slice left out for lack of room. Returns how many it seated."""
+    seated = 0
+    for name in budgets.fit_order(budget):
+        state = states[name]
+        waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
+        if pool <= 0 or not waiting:
+            continue
+        fit = fit_slice(waiting, pool, tier_limits=budget.tier_limits.get(name),
+                        open_groups=state.open_groups, taken=state.taken)
+        state.absorb(fit, reclaim=True)
+        pool -= fit.used
+        seated += len(fit.seated)
+    return seated
 
 
 def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated, str]]:
@@ -267,15 +273,38 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated, str
     return lines
 
 
-def _build(spec: WindowSpec, budget: budgets.Budget, developer: str, tool_defs: list[dict[str, Any]],
-           states: Mapping[str, _SliceState]) -> tuple[dict[str, Any], list[Seated], list[Seated]]:
-    tail_seated = sorted(states["volatile_tail"].seated, key=lambda s: (s.candidate.ref["turn_index"] or 0))
-    tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in tail_seated]
-    lines = _render_records(states)
-    user = render.user_message([text for _, text in lines], spec.question)
-    request = render.build_request(model=spec.model, developer=developer, tools=tool_defs, tail=tail, user=user,
-                                   max_output_tokens=budget.output_reserve)
-    return request, tail_seated, [seat for seat, _ in lines if seat is not None]
+class _Built:
+    """The request built from the seats, counted exactly; seats given back while it counts over the limit."""
+
+    def __init__(self, spec: WindowSpec, budget: budgets.Budget, developer: str, tool_defs: list[dict[str, Any]],
+                 states: dict[str, _SliceState], limit: int):
+        self.spec, self.budget, self.developer, self.tool_defs = spec, budget, developer, tool_defs
+        self.states, self.limit = states, limit
+        self.trimmed: list[Seated] = []
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.tail_seated = sorted(self.states["volatile_tail"].seated,
+                                  key=lambda s: (s.candidate.ref["turn_index"] or 0))
+        tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in self.tail_seated]
+        lines = _render_records(self.states)
+        user = render.user_message([text for _, text in lines], self.spec.question)
+        self.request = render.build_request(model=self.spec.model, developer=self.developer, tools=self.tool_defs,
+                                            tail=tail, user=user, max_output_tokens=self.budget.output_reserve)
+        self.record_seats = [seat for seat, _ in lines if seat is not None]
+        self.counted = count_tokens(render.serialize(self.request))
+
+    def give_back_until_it_fits(self) -> None:
+        while self.counted > self.limit:
+            given = _trim_to_limit(self.states, self.counted, self.limit)
+            if not given:
+                raise RequestOverBudget(self.counted, self.limit)
+            for seat in given:
+                state = self.states[seat.candidate.slice]
+                state.seated = [s for s in state.seated if s is not seat]
+                state.used -= seat.tokens
+            self.trimmed += given
+            self.rebuild()
 
 
 def _opening_paid(seat: Seated) -> int:
@@ -341,20 +370,19 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         states = _fit_candidates(_candidates(selection), budget, allocation)
 
     limit = budget.usable_context - budget.output_reserve - budget.tool_reserve
-    request, tail_seated, record_seats = _build(spec, budget, developer, tool_defs, states)
-    counted = count_tokens(render.serialize(request))
-    trimmed: list[Seated] = []
-    while counted > limit:
-        given = _trim_to_limit(states, counted, limit)
-        if not given:
-            raise RequestOverBudget(counted, limit)
-        for seat in given:
-            state = states[seat.candidate.slice]
-            state.seated = [s for s in state.seated if s is not seat]
-            state.used -= seat.tokens
-        trimmed += given
-        request, tail_seated, record_seats = _build(spec, budget, developer, tool_defs, states)
-        counted = count_tokens(render.serialize(request))
+    built = _Built(spec, budget, developer, tool_defs, states, limit)
+    built.give_back_until_it_fits()
+    # Reclaim until no left-out candidate fits what the request leaves: each round seats at least one more
+    # or gives one back for good, so it ends.
+    while budget.reclaim_unused and built.counted < limit:
+        with timing.phase("fitting"):
+            seated = _reclaim(states, budget, limit - built.counted)
+        if not seated:
+            break
+        built.rebuild()
+        built.give_back_until_it_fits()
+    request, tail_seated, record_seats, counted, trimmed = (
+        built.request, built.tail_seated, built.record_seats, built.counted, built.trimmed)
 
     memories: list[dict[str, Any]] = []
     definitions = iter(tool_defs)
@@ -419,7 +447,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
             "remainder": allocation.remainder,
             "unallocated": allocation.unallocated,
             "reclaim_unused": budget.reclaim_unused,
-            "unused": allocation.remainder - sum(state.used for state in states.values()),
+            # What the complete request leaves of its limit: framing reserve included, nothing hidden.
+            "unused": limit - counted,
             "slices": slice_report,
         },
         "memories": memories,
