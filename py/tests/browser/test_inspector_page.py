@@ -98,7 +98,7 @@ def test_jane_page_in_headless_chromium(demo_target):
     memories = {tuple(m["ref"]): m for m in window.manifest["memories"]}
     fact = memories[("entity", "fact_helios_rag_beir_ndcg10", 2)]
     card = rendered.of(f"mem-{fact['id']}")
-    assert card.startswith(f"{fact['position']} {fact['id']} current tier full 54 tokens source row "
+    assert card.startswith(f"{fact['position']} {fact['id']} current tier full {fact['tokens']} tokens source row "
                            f"{FACT} / version 2"), card
     row = rendered.of(f"row-{fact['id']}")
     assert row.startswith(f"{FACT} / version 2 row reference [\"entity\", \"fact_helios_rag_beir_ndcg10\", 2]")

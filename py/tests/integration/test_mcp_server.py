@@ -77,7 +77,7 @@ def test_each_tool_answers(store):
     items = found.structured_content["items"]
     assert 0 < len(items) <= 8
     assert memory_id(["kb_chunk", "chunk_agentcore_memory_03", 1]) in [i["id"] for i in items]
-    assert "<content>" in found.content[0].text
+    assert f'<memory id="{memory_id(["kb_chunk", "chunk_agentcore_memory_03", 1])}" type="kb_chunk"' in found.content[0].text
 
     entity = call(manager, "lookup_entity", {"subject": "model:helios-rag", "predicate": "beir_ndcg10"})
     current, *history = entity.structured_content["items"]
