@@ -253,3 +253,14 @@ def test_project_conversation_set_shape():
     assert all(len({d.split(":")[0] for d in q.evidence}) >= 2 for q in multi_hop)
     raw = json.loads((REPO / "db" / "tests" / "conversations" / "ctxasm_conversations.json").read_text())
     assert all(isinstance(s["qa"], list) for s in raw)
+
+
+def test_command_line_options():
+    from ctxasm.evaluation.conversation_main import parser
+
+    args = parser().parse_args(["file.json", "--budgets", "500,3000", "--limit-questions", "4", "--json"])
+    assert (args.path, args.budgets, args.limit_questions, args.json) == ("file.json", (500, 3000), 4, True)
+    assert parser().parse_args(["file.json"]).budgets == (1000, 2000, 4000)
+    for bad in (["f", "--budgets", "1000,x"], ["f", "--budgets", "0"], ["f", "--limit-questions", "0"]):
+        with pytest.raises(SystemExit):
+            parser().parse_args(bad)
