@@ -22,7 +22,7 @@ from .bm25 import BM25
 
 RRF_K = 60
 BASELINES = ("recency", "BM25", "dense", "hybrid")
-PACKING_RULE = ("baselines pack turns in their score order into the allowance ctxasm's recalled history "
+PACKING_RULE = ("a baseline packs turns in its score order into the allowance ctxasm's recalled history "
                 "received; a turn costs the o200k_base tokens of its text plus 1 (a newline); a turn that "
                 "does not fit is skipped and the next may still fit")
 

@@ -140,7 +140,7 @@ def format_report(summary: Mapping[str, Any]) -> str:
         lines.append(f"  {kind}: {count}" + (f" (e.g. {'; '.join(examples[:3])})" if examples else ""))
     lines.append(f"ctxasm scorer: {', '.join(summary['scorers']) or '-'}; budgets corrected after the first "
                  f"estimate: {summary['budget_corrections']}")
-    lines.append(f"baselines: {summary['packing_rule']}")
+    lines.append(f"packing: {summary['packing_rule']}")
     budgets = summary["budgets"]
 
     for key, title in (("share", "evidence recall: mean share of a question's evidence turns in the window"),
