@@ -1,8 +1,9 @@
 """python -m ctxasm.bench: the benchmark behind scripts/bench (figures printed, nothing asserted).
 
 Tenants of each --sizes are built (once; kept in the benchmark database) with corpus-like text and synthetic
-embeddings; each is assembled --assemblies times with different questions by the assembler and by a naive
-read-everything baseline. The smallest tenant is also measured in a database of its own and beside the
+embeddings, all of them before any is measured, so each size is measured beside the others; each is assembled
+--assemblies times with different questions by the assembler and by a naive read-everything baseline (what
+earlier runs recorded in the tenant is removed first). The smallest tenant is also measured in a database of its own and beside the
 largest (the noisy-neighbour figure), and --load adds N concurrent assemblies over a connection pool.
 """
 
@@ -181,6 +182,13 @@ def ensure_demo(target: Any) -> None:
         loader.load_file(target, generate.DEMO)
 
 
+def clear_assemblies(target: Any, tenant_id: str) -> None:
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        removed = generate.clear_assemblies(connection, tenant_id)
+    if removed:
+        log(f"{tenant_id}: removed {removed} manifest rows of earlier runs from {target.database}")
+
+
 def text_profile(target: Any, size: int, questions: list[str]) -> dict[str, Any]:
     with pgconn.connect(target, pgconn.owner_login()) as connection:
         return generate.text_profile(connection, generate.plan(size).tenant_id, questions)
@@ -193,6 +201,7 @@ def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str]
     embedding_seconds: list[float] = []
     for size in args.sizes:
         tenant = generate.plan(size).tenant_id
+        clear_assemblies(target, tenant)
         assembler = runner.run_assembler(target, tenant, size, questions, args.max_seconds, log)
         embedding_seconds += assembler.embedding_seconds
         naive = None if args.no_naive else runner.run_naive(target, tenant, size, questions, args.max_seconds, log)
@@ -221,11 +230,13 @@ def load_entries(target: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     if args.load_tenant == "demo":
         ensure_demo(target)
         workload = load.demo_workload()
+        clear_assemblies(target, workload.tenant_id)
     else:
         ensure_tenant(target, args.load_tenant)
         with pgconn.connect(target, pgconn.app_login()) as connection:
             dimensions = runner.question_dimensions(connection)
         workload = load.bench_workload(args.load_tenant, dimensions, generate.questions(16, seed=9))
+        clear_assemblies(target, workload.tenant_id)
     entries = []
     for concurrency in args.concurrency:
         result = load.run_load(target, concurrency, args.per_worker, workload)
@@ -263,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             built = ensure_tenant(alone, args.sizes[0])
             if built:
                 entries.append(built)
+            for database in (alone, target):
+                clear_assemblies(database, generate.plan(args.sizes[0]).tenant_id)
             entries.append(neighbour.measure(alone, target, args.sizes[0], args.sizes[-1], questions,
                                              args.max_seconds, log))
         entries.append(embedding_entry(embedding_seconds))

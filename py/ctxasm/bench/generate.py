@@ -374,3 +374,20 @@ def text_profile(connection: Any, tenant_id: str, questions: list[str], sample: 
                    question_match_share=(median / chunks if chunks and median is not None else None),
                    question_matches_range=[matches[0], matches[-1]] if matches else None)
     return profile
+
+
+def clear_assemblies(connection: Any, tenant_id: str) -> int:
+    """Remove what earlier benchmark assemblies recorded in the tenant (manifest events, their source refs
+    and the history copies the deletes make), so every run measures the tenant at its built size: each
+    assembly adds a manifest and hundreds of source refs, which a kept database would otherwise pile up run
+    after run. Returns the rows removed (history copies not counted)."""
+    removed = 0
+    with connection.transaction():
+        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        for table, predicate in (("context_source_ref", "derived_type = 'manifest'"),
+                                 ("conversation_memory", "event_type = 'context_manifest'")):
+            removed += connection.execute(f"DELETE FROM ctxasm.{table} WHERE tenant_id = %s AND {predicate}",
+                                          (tenant_id,)).rowcount
+            connection.execute(f"DELETE FROM ctxasm.{table}_history WHERE tenant_id = %s AND {predicate}",
+                               (tenant_id,))
+    return removed
