@@ -3,8 +3,9 @@
 Tenants of each --sizes are built (once; kept in the benchmark database) with corpus-like text and synthetic
 embeddings, all of them before any is measured, so each size is measured beside the others; each is assembled
 --assemblies times with different questions by the assembler and by a naive read-everything baseline (what
-earlier runs recorded in the tenant is removed first). The smallest tenant is also measured in a database of its own and beside the
-largest (the noisy-neighbour figure), and --load adds N concurrent assemblies over a connection pool.
+earlier runs recorded in the tenant is removed first). The smallest tenant is also measured in a database of
+its own and beside the largest (the noisy-neighbour figure), and --load adds N concurrent assemblies over a
+connection pool.
 """
 
 from __future__ import annotations
@@ -246,6 +247,18 @@ def load_entries(target: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
     return entries
 
 
+def finite(value: Any) -> Any:
+    """The figures with NaN (a percentile of nothing, e.g. a load run where every assembly failed) as null,
+    so --json prints valid JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
 def embedding_entry(seconds: list[float]) -> dict[str, Any]:
     return {"kind": "question_embedding", "model": MODEL_NAME, "n": len(seconds),
             "p50_ms": 1000 * runner.percentile(seconds, 50), "p95_ms": 1000 * runner.percentile(seconds, 95)}
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.json:
-        print(json.dumps(figures, indent=2, default=str))
+        print(json.dumps(finite(figures), indent=2, default=str, allow_nan=False))
     else:
         print(report.text(figures))
     return 0

@@ -41,7 +41,8 @@ _TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
     "summary": ("summarization_memory", ("summary_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
                                          "jsonb_build_object('period_start', period_start, 'period_end', period_end)")),
 }
-_COMMON = "id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, content_json"
+_COMMON = ("id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, "
+           "content_json")
 _WORD = re.compile(r"[^\W_]+")
 _SLICES = {"guideline": "guidelines", "persona": "persona", "toolbox": "tools", "entity": "durable_facts",
            "workflow": "durable_facts", "kb_document": "evidence", "kb_chunk": "evidence",

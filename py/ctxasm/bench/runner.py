@@ -93,6 +93,7 @@ class Measurement:
     assembler: str
     size: int
     tenant_id: str
+    database: str
     latencies: list[float] = field(default_factory=list)
     round_trips: list[int] = field(default_factory=list)
     counts: dict[str, list[int]] = field(default_factory=dict)
@@ -173,7 +174,8 @@ def assembler_session(target: Any, tenant_id: str, size: int, questions: list[st
             assemble(store, spec_for(tenant_id, question), generate.EVALUATION_TIME)
             return store.last_selection
 
-        yield Session(Measurement("assembler", size, tenant_id), assemble_one, lambda: store.round_trips)
+        yield Session(Measurement("assembler", size, tenant_id, target.database), assemble_one,
+                      lambda: store.round_trips)
 
 
 @contextmanager
@@ -185,7 +187,8 @@ def naive_session(target: Any, tenant_id: str, size: int) -> Iterator[Session]:
             naive.assemble(spec_for(tenant_id, question), generate.EVALUATION_TIME)
             return naive.last_selection
 
-        yield Session(Measurement("naive", size, tenant_id), assemble_one, lambda: naive.round_trips)
+        yield Session(Measurement("naive", size, tenant_id, target.database), assemble_one,
+                      lambda: naive.round_trips)
 
 
 def timed(sessions: list[Session], questions: list[str], max_seconds: float, log: Callable[[str], None]
@@ -200,7 +203,8 @@ def timed(sessions: list[Session], questions: list[str], max_seconds: float, log
             break
     for session in sessions:
         r = session.result
-        log(f"{r.tenant_id}: {r.assembler}, {len(r.latencies)} assemblies, p50 {r.p50_ms():.0f} ms")
+        log(f"{r.tenant_id} in {r.database}: {r.assembler}, {len(r.latencies)} assemblies, "
+            f"p50 {r.p50_ms():.0f} ms")
     return [session.result for session in sessions]
 
 

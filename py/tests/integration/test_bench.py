@@ -31,7 +31,7 @@ def figures(pg_target):
     try:
         with redirect_stdout(out):
             code = bench.main(["--database", DATABASE, "--rebuild", "--sizes", "200,400", "--assemblies", "3",
-                               "--token-windows", "2", "--load", "--concurrency", "1,2", "--per-worker", "2",
+                               "--token-windows", "1", "--load", "--concurrency", "1,2", "--per-worker", "2",
                                "--json"])
         assert code == 0
         yield json.loads(out.getvalue())
