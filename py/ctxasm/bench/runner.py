@@ -62,11 +62,11 @@ class SyntheticQuestions:
         for question, literal in zip(questions, synthetic_embedding.literals(self._space.embed(questions))):
             self._embeddings[question] = literal
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+    def select_window(self, tenant_id: str, scope: WindowScope, *args: Any, **kwargs: Any) -> dict[str, Any]:
         if scope.question not in self._embeddings:
             self.prepare([scope.question])
         selection = self._store.select_window(
-            tenant_id, replace(scope, query_embedding=self._embeddings[scope.question]))
+            tenant_id, replace(scope, query_embedding=self._embeddings[scope.question]), *args, **kwargs)
         self.last_selection = selection
         return selection
 
