@@ -136,6 +136,9 @@ _CLAUSE_WORDS = {
     "returning", "log", "partition",
 }
 _SET_OPERATORS = {"union", "minus", "intersect", "except"}
+# SQL operators over a mining or ONNX model: MODEL USING expr AS attribute, ...
+_MODEL_OPERATORS = {"vector_embedding", "prediction", "prediction_probability", "prediction_cost",
+                    "prediction_details", "prediction_set"}
 _COLLECTION_METHODS = {"count", "first", "last", "extend", "delete", "exists", "prior", "next", "trim", "limit"}
 _CURSOR_ATTRIBUTES = {"found", "notfound", "rowcount", "isopen", "bulk_rowcount", "bulk_exceptions", "type",
                       "rowtype"}
@@ -864,6 +867,11 @@ class Resolver:
                 self._type_tokens(tokens, as_at + 1, close, scope)
                 index = close + 1
                 continue
+            if sql is not None and token.text in _MODEL_OPERATORS and index + 1 < stop and _op(tokens[index + 1], "("):
+                close = matching(tokens, index + 1, stop)
+                self._model_operator(tokens, index + 2, close, scope, sql)
+                index = close + 1
+                continue
             if sql is not None and token.text == "returning":
                 index = self._skip_type(tokens, index + 1, stop)
                 continue
@@ -876,6 +884,14 @@ class Resolver:
                 continue
             index = self._chain(tokens, index, stop, scope, sql)
         return None
+
+    def _model_operator(self, tokens: list[Token], start: int, stop: int, scope: Scope, sql: "_SqlScope") -> None:
+        """VECTOR_EMBEDDING(model USING expr AS alias, ...) and PREDICTION(...): the model is a schema object
+        (not checked here) and each alias names a model attribute, not a column."""
+        using = self._word_at_depth(tokens, start, stop, "using")
+        for a, b in split_top_level(tokens, using + 1, stop):
+            as_at = self._word_at_depth(tokens, a, b, "as")
+            self._expression(tokens, a, as_at, scope, sql)
 
     def _skip_type(self, tokens: list[Token], start: int, stop: int) -> int:
         """Past a datatype after RETURNING (name, optional (n [CHAR|BYTE]))."""
