@@ -330,8 +330,8 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (ASSEMBLY_BODY, "order by e.scope_depth desc, e.valid_from desc, e.id",
          "order by e.scope_deph desc, e.valid_from desc, e.id", "WITH query effective has no column scope_deph"),
         # a record field, a package member, a named parameter of a repository routine
-        (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then", "if r_column.column_nam = co_col_tenant_id then",
-         "the record has no field column_nam"),
+        (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then",
+         "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),
         (MEMORY_BODY, "in_code   => ctx_errors.co_memory_not_found,\n         in_detail => 'no active '",
          "in_code   => ctx_errors.co_memory_notfound,\n         in_detail => 'no active '",
          "package ctx_errors declares no co_memory_notfound in its spec"),

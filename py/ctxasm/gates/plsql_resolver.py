@@ -248,11 +248,8 @@ class Resolver:
                 return index
         return len(tokens)
 
-    def _global_scope(self) -> Scope:
-        return Scope(None, {})
-
     def _package_scope(self, package: str | None, with_body: bool = True) -> Scope:
-        scope = Scope(self._global_scope())
+        scope = Scope()
         if package and package in self.packages:
             info = self.packages[package]
             for entity in info.spec.values():
@@ -298,11 +295,11 @@ class Resolver:
         if unit.kind in ("spec", "body"):
             scope = self._package_scope(unit.package, with_body=unit.kind == "body")
             self._declarations(unit.tokens, unit.start, self._package_end(unit), scope, collect_into=None,
-                               check=True, package=unit.package)
+                               check=True)
         elif unit.kind == "block":
-            self._block(unit.tokens, 0, len(unit.tokens), Scope(self._global_scope()))
+            self._block(unit.tokens, 0, len(unit.tokens), Scope())
         else:
-            self._sql_statement(unit.tokens, 0, len(unit.tokens), Scope(self._global_scope()), None)
+            self._sql_statement(unit.tokens, 0, len(unit.tokens), Scope(), None)
 
     def analyse_text(self, path: Path, statements: list[Statement]) -> list[Finding]:
         """Findings for SQL and PL/SQL kept outside the Oracle folders (the SQL the scripts run), resolved
@@ -318,7 +315,7 @@ class Resolver:
     # Declarations
 
     def _declarations(self, tokens: list[Token], start: int, stop: int, scope: Scope, *,
-                      collect_into: dict[str, Entity] | None, check: bool, package: str | None = None) -> int:
+                      collect_into: dict[str, Entity] | None, check: bool) -> int:
         """Declarations from start until BEGIN or stop; returns the index of BEGIN (or stop)."""
         index = start
         while index < stop:
@@ -610,13 +607,13 @@ class Resolver:
                 continue
             then = next(i for i in range(index, end) if tokens[i].is_word("then"))
             for token in tokens[index + 1:then]:
-                if token.kind == IDENT and token.text not in ("or",):
-                    self._exception_name(token, scope, tokens, index)
+                if token.kind == IDENT and token.text != "or":
+                    self._exception_name(token, scope)
             following = self._next_handler(tokens, then + 1, end)
             self._statements(tokens, then + 1, following, scope)
             index = following
 
-    def _exception_name(self, token: Token, scope: Scope, tokens: list[Token], at: int) -> None:
+    def _exception_name(self, token: Token, scope: Scope) -> None:
         if token.text in self.signatures.exceptions:
             return
         entity = scope.lookup(token.text)
@@ -686,9 +683,7 @@ class Resolver:
                 self._expression(tokens, limit + 1, stop, scope)
         elif word == "close":
             self._expression(tokens, start + 1, stop, scope)
-        elif word == "pragma":
-            pass
-        else:
+        elif word != "pragma":
             assign = next((i for i in range(start, stop) if _op(tokens[i], ":=")), None)
             if assign is not None:
                 self._expression(tokens, start, assign, scope)
@@ -883,7 +878,6 @@ class Resolver:
                 index += 1
                 continue
             index = self._chain(tokens, index, stop, scope, sql)
-        return None
 
     def _model_operator(self, tokens: list[Token], start: int, stop: int, scope: Scope, sql: "_SqlScope") -> None:
         """VECTOR_EMBEDDING(model USING expr AS alias, ...) and PREDICTION(...): the model is a schema object
@@ -921,7 +915,7 @@ class Resolver:
         state = self._first(first, tokens, index, stop, scope, sql)
         while index < stop:
             token = tokens[index]
-            if _op(token, "(") :
+            if _op(token, "("):
                 close = matching(tokens, index, stop)
                 state = self._apply(state, tokens, index, close, scope, sql, first)
                 index = close + 1
@@ -1154,8 +1148,9 @@ class Resolver:
                 return
         for argument in named:
             if all(argument.text not in [p.name for p in r.parameters] for r in entity.routines):
+                known = ", ".join(p.name for p in entity.routines[0].parameters)
                 self.report(NAMES, argument, f"{owner}{entity.name} has no parameter {argument.text} "
-                                             f"(parameters: {', '.join(p.name for p in entity.routines[0].parameters)})")
+                                             f"(parameters: {known})")
                 return
         self.report(NAMES, anchor, f"{owner}{entity.name} takes at most "
                                    f"{max(len(r.parameters) for r in entity.routines)} arguments, not {positional}")
@@ -1246,7 +1241,7 @@ class Resolver:
         clauses = self._clauses(tokens, start + 1, stop)
         select_end = min([i for _, i in clauses] + [stop])
         positions = dict((w, i) for w, i in clauses)
-        block = _SqlScope(self, outers, ctes)
+        block = _SqlScope(outers, ctes)
         # FROM first: the select list and the conditions name its sources
         if "from" in positions:
             from_end = min([i for w, i in clauses if i > positions["from"]] + [stop])
@@ -1282,7 +1277,6 @@ class Resolver:
                 self._expression(tokens, at + 1, following, scope, block)
             elif word == "for":
                 pass
-        block.done()
         return columns
 
     def _clauses(self, tokens: list[Token], start: int, stop: int) -> list[tuple[str, int]]:
@@ -1491,7 +1485,7 @@ class Resolver:
         target, index = self._dml_target(tokens, index, stop)
         if target is None:
             return
-        block = _SqlScope(self, [], {})
+        block = _SqlScope([], {})
         block.add(target)
         stop = self._returning(tokens, index, stop, scope, block)
         if index < stop and _op(tokens[index], "("):
@@ -1499,7 +1493,7 @@ class Resolver:
             self._column_list(tokens, index + 1, close, target)
             index = close + 1
         if index < stop and tokens[index].is_word("values"):
-            self._expression(tokens, index + 1, stop, scope, _SqlScope(self, [], {}))
+            self._expression(tokens, index + 1, stop, scope, _SqlScope([], {}))
         elif index < stop:
             self._query(tokens, index, stop, scope, [], {})
 
@@ -1507,7 +1501,7 @@ class Resolver:
         target, index = self._dml_target(tokens, start + 1, stop)
         if target is None:
             return
-        block = _SqlScope(self, [], {})
+        block = _SqlScope([], {})
         block.add(target)
         stop = self._returning(tokens, index, stop, scope, block)
         where = self._word_at_depth(tokens, index, stop, "where")
@@ -1515,7 +1509,6 @@ class Resolver:
             self._assignments(tokens, index + 1, where, scope, block, target)
         if where < stop:
             self._expression(tokens, where + 1, stop, scope, block)
-        block.done()
 
     def _assignments(self, tokens: list[Token], start: int, stop: int, scope: Scope, block: "_SqlScope",
                      target: _Source) -> None:
@@ -1540,12 +1533,11 @@ class Resolver:
         target, index = self._dml_target(tokens, index, stop)
         if target is None:
             return
-        block = _SqlScope(self, [], {})
+        block = _SqlScope([], {})
         block.add(target)
         stop = self._returning(tokens, index, stop, scope, block)
         if index < stop and tokens[index].is_word("where"):
             self._expression(tokens, index + 1, stop, scope, block)
-        block.done()
 
     def _merge(self, tokens: list[Token], start: int, stop: int, scope: Scope) -> None:
         index = start + 1
@@ -1554,7 +1546,7 @@ class Resolver:
         target, index = self._dml_target(tokens, index, stop)
         if target is None:
             return
-        block = _SqlScope(self, [], {})
+        block = _SqlScope([], {})
         block.add(target)
         if tokens[index].is_word("using"):
             index = self._from_item(tokens, index + 1, stop, scope, block, [])
@@ -1578,12 +1570,11 @@ class Resolver:
                     self._column_list(tokens, at + 1, close, target)
                     at = close + 1
                 if tokens[at].is_word("values"):
-                    source_only = _SqlScope(self, [], {})
+                    source_only = _SqlScope([], {})
                     for source in block.sources:
                         if source is not target:
                             source_only.add(source)
                     self._expression(tokens, at + 1, following, scope, source_only)
-        block.done()
 
 
 def _depths(tokens: list[Token], start: int, end: int) -> list[int]:
@@ -1637,8 +1628,7 @@ class _Source:
 class _SqlScope:
     """The sources of one query block, and the blocks around it (correlated subqueries see those)."""
 
-    def __init__(self, resolver: Resolver, outers: list["_SqlScope"], ctes: dict[str, list[str] | None]):
-        self.resolver = resolver
+    def __init__(self, outers: list["_SqlScope"], ctes: dict[str, list[str] | None]):
         self.outers = [o for o in outers if o is not None]
         self.ctes = ctes
         self.sources: list[_Source] = []
@@ -1647,9 +1637,6 @@ class _SqlScope:
 
     def add(self, source: _Source) -> None:
         self.sources.append(source)
-
-    def done(self) -> None:
-        return None
 
     def _chain(self) -> list["_SqlScope"]:
         chain = [self]
