@@ -90,6 +90,8 @@ class WindowScope:
 
 class MemoryStore(Protocol):
     engine: str
+    # True where a bulk load must commit each tenant's rows on their own (Oracle Text under VPD: loader.py)
+    commits_each_tenant: bool
 
     def register_tenant(self, tenant_id: str, display_name: str) -> None: ...
     def purge_tenant(self, tenant_id: str) -> int: ...
@@ -126,6 +128,7 @@ class PostgresStore:
     """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction."""
 
     engine = "postgresql"
+    commits_each_tenant = False
 
     def __init__(self, connection: Any):
         self.connection = connection
@@ -351,6 +354,9 @@ class OracleStore:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
 
     engine = "oracle"
+    # SYNC (ON COMMIT) indexes a transaction's new rows under the committing session's VPD context: rows of a
+    # tenant other than the one set at commit would stay unindexed, so a load commits each tenant on its own.
+    commits_each_tenant = True
 
     def __init__(self, connection: Any):
         self.connection = connection
