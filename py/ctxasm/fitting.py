@@ -9,10 +9,10 @@ excluded with rule "slice_budget" and the next, possibly smaller, candidate stil
 A budget may cap how many seats a tier takes in a slice (`tier_limits`); a candidate past the cap tries the
 next tier. Each seat below full says why: "slice_budget" (the better tier did not fit) or "tier_limit".
 
-Candidates may share a group record (recalled turns of one conversation and date): the first candidate
-seated in a group also pays the group's own cost (its opening and closing lines), later ones only their line.
-A slice can be fitted again with more tokens (the reclaim pass): the groups it already opened and the seats
-it already took per tier carry over.
+Candidates may share records of their own (recalled turns share one section, and a heading line per
+conversation and date): the first candidate seated under such a group also pays the group's cost, later
+ones only their line. A slice can be fitted again with more tokens (the reclaim pass): the groups it already
+opened and the seats it already took per tier carry over.
 """
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ class Candidate:
     required: bool = False
     token_counts: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     ref: Any = None
-    #: the group record this candidate is a line of, and what opening that group costs (paid once)
-    group: str | None = None
-    group_cost: int = 0
+    #: the shared records this candidate's line sits under, outermost first, each with what opening it costs
+    #: (paid once, by the first candidate seated under it)
+    groups: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.tiers) - set(TIERS)
@@ -77,8 +77,13 @@ class Candidate:
         for tier, tokens in self.token_counts.items():
             if tier not in TIERS or isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
                 raise ValueError(f"candidate {self.key!r}: bad token count {tokens!r} for tier {tier!r}")
-        if isinstance(self.group_cost, bool) or not isinstance(self.group_cost, int) or self.group_cost < 0:
-            raise ValueError(f"candidate {self.key!r}: bad group cost {self.group_cost!r}")
+        for group, cost in self.groups:
+            if isinstance(cost, bool) or not isinstance(cost, int) or cost < 0:
+                raise ValueError(f"candidate {self.key!r}: bad cost {cost!r} of group {group!r}")
+
+    def opening(self, open_groups: frozenset[str] | set[str]) -> int:
+        """What seating this candidate costs beyond its own line: the groups it would be the first under."""
+        return sum(cost for group, cost in self.groups if group not in open_groups)
 
     def available_tiers(self) -> tuple[str, ...]:
         """The tiers this candidate may be seated at, best first."""
@@ -153,7 +158,7 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
     groups = set(open_groups)
     # Stable partition: required ones claim their space before any optional candidate can.
     for candidate in [c for c in ordered if c.required] + [c for c in ordered if not c.required]:
-        opening = candidate.group_cost if candidate.group is not None and candidate.group not in groups else 0
+        opening = candidate.opening(groups)
         cost = 0
         degraded_by = None
         for tier in candidate.available_tiers():
@@ -165,8 +170,7 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
                 seated.append(Seated(candidate, tier, cost, len(seated), degraded_by))
                 counts[tier] += 1
                 left -= cost
-                if candidate.group is not None:
-                    groups.add(candidate.group)
+                groups.update(group for group, _ in candidate.groups)
                 break
             degraded_by = degraded_by or SLICE_BUDGET
         else:

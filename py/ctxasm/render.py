@@ -27,7 +27,7 @@ Use historical summaries to explain past decisions; a historical memory may cite
 corrected, and its annotation names the current fact.
 Status: current = an active canonical fact or workflow; historical = an episode summary; unverified = recalled \
 conversation; evidence = a retrieved document.
-Recalled turns are grouped by conversation and date, one turn a line, each line starting with its id.
+Recalled turns are listed by conversation under a date line, one turn a line, each line starting with its id.
 A memory shown as a pointer or a summary has more content: call expand with its id to read it.
 Cite supporting memory IDs in square brackets, e.g. [M0123456789].
 Fetch missing evidence when needed."""
@@ -63,13 +63,14 @@ def render_memory(mid: str, kind: str, status: str, tier: str, text: str,
     return f"<memory {attributes}>{notes}{escape(text)}</memory>"
 
 
-def turn_group_open(kind: str, status: str, date: str | None) -> str:
-    """The first line of a group of recalled turns: one conversation on one date."""
-    when = f" date={quoteattr(date)}" if date else ""
-    return f"<turns{when} type={quoteattr(kind)} status={quoteattr(status)}>"
+#: The section of a window's recalled turns: type and status once for every turn line in it.
+TURN_SECTION_OPEN = '<turns type="conversation" status="unverified">'
+TURN_SECTION_CLOSE = "</turns>"
 
 
-TURN_GROUP_CLOSE = "</turns>"
+def turn_heading(date: str | None) -> str:
+    """The line that starts one conversation's turns of one date inside the turns section."""
+    return f"# {date or 'undated'}"
 
 
 def turn_line(mid: str, role: str | None, text: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
 
@@ -102,7 +102,12 @@ def _turn_date(candidate: Mapping[str, Any]) -> str | None:
     return str(valid_from)[:10] if valid_from else None
 
 
+#: The one section record of a window's recalled turns (a group key no conversation can take).
+_TURN_SECTION = ""
+
+
 def _group_key(candidate: Mapping[str, Any]) -> str:
+    """One heading per conversation and date under the turns section."""
     return f"{candidate.get('thread_id') or ''}|{_turn_date(candidate) or ''}"
 
 
@@ -127,8 +132,6 @@ def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
     }
 
 
-def _group_open(candidate: Mapping[str, Any]) -> str:
-    return render.turn_group_open(candidate["type"], candidate["status"], _turn_date(candidate))
 
 
 def _tail_message(role: str, text: str) -> dict[str, str]:
@@ -157,7 +160,7 @@ def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -
 
 def _candidates(selection: Mapping[str, Any]) -> dict[str, list[Candidate]]:
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
-    group_costs: dict[str, int] = {}
+    section_cost = _priced(render.TURN_SECTION_OPEN) + _priced(render.TURN_SECTION_CLOSE)
     for item in selection["candidates"]:
         if item["slice"] == "volatile_tail":  # native messages: whole or not at all
             message = render.serialize(_tail_message(item["role"], item["tiers"]["full"])) + ","
@@ -169,15 +172,13 @@ def _candidates(selection: Mapping[str, Any]) -> dict[str, list[Candidate]]:
         tiers = _record_tiers(item)
         priced = {tier: _priced(text) for tier, text in tiers.items() if text is not None}
         priced.update(_stored_costs(item, tiers))
-        group, group_cost = None, 0
+        groups: tuple[tuple[str, int], ...] = ()
         if _is_grouped(item):
-            group = _group_key(item)
-            if group not in group_costs:
-                group_costs[group] = _priced(_group_open(item)) + _priced(render.TURN_GROUP_CLOSE)
-            group_cost = group_costs[group]
+            heading = _group_key(item)
+            groups = ((_TURN_SECTION, section_cost), (heading, _priced(render.turn_heading(_turn_date(item)))))
         by_slice[item["slice"]].append(
             Candidate(key=_ref_key(item["ref"]), slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
-                      ref=item, token_counts=priced, group=group, group_cost=group_cost))
+                      ref=item, token_counts=priced, groups=groups))
     return by_slice
 
 
@@ -245,31 +246,27 @@ def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: in
     return seated
 
 
-def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated, str]]:
-    """The memory context's lines in order, each with the seat it belongs to (None for a group's own lines):
-    slices in layout order, records by selection rank; a group of turns at its best-ranked line, its lines in
-    turn order."""
+def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | None, str]]:
+    """The memory context's lines in order, each with the seat it belongs to (None for a shared line): slices
+    in layout order, records by selection rank; the recalled turns in one section after the slice's other
+    records, one heading per conversation and date (in the order of their best-ranked turn), turns in order."""
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
         seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
-        grouped: dict[str, list[Seated]] = {}
-        for seat in seats:
-            if seat.candidate.group is not None:
-                grouped.setdefault(seat.candidate.group, []).append(seat)
-        placed: set[str] = set()
-        for seat in seats:
-            group = seat.candidate.group
-            if group is None:
-                lines.append((seat, seat.candidate.tiers[seat.tier]))
-                continue
-            if group in placed:
-                continue
-            placed.add(group)
-            members = sorted(grouped[group], key=lambda s: (s.candidate.ref.get("turn_index") or 0,
-                                                           s.candidate.ref["valid_from"] or "", s.candidate.key))
-            lines.append((None, _group_open(members[0].candidate.ref)))
-            lines += [(member, member.candidate.tiers[member.tier]) for member in members]
-            lines.append((None, render.TURN_GROUP_CLOSE))
+        lines += [(seat, seat.candidate.tiers[seat.tier]) for seat in seats if not _is_grouped(seat.candidate.ref)]
+        turns = [seat for seat in seats if _is_grouped(seat.candidate.ref)]
+        if not turns:
+            continue
+        headings: dict[str, list[Seated]] = {}
+        for seat in turns:  # best-ranked first: a heading's place is its best turn's
+            headings.setdefault(_group_key(seat.candidate.ref), []).append(seat)
+        lines.append((None, render.TURN_SECTION_OPEN))
+        for members in headings.values():
+            lines.append((None, render.turn_heading(_turn_date(members[0].candidate.ref))))
+            lines += [(member, member.candidate.tiers[member.tier]) for member in sorted(
+                members, key=lambda s: (s.candidate.ref.get("turn_index") or 0, s.candidate.ref["valid_from"] or "",
+                                        s.candidate.key))]
+        lines.append((None, render.TURN_SECTION_CLOSE))
     return lines
 
 
@@ -302,45 +299,42 @@ class _Built:
             for seat in given:
                 state = self.states[seat.candidate.slice]
                 state.seated = [s for s in state.seated if s is not seat]
-                state.used -= seat.tokens
+            for name in {seat.candidate.slice for seat in given}:
+                _reprice(self.states[name])
             self.trimmed += given
             self.rebuild()
-
-
-def _opening_paid(seat: Seated) -> int:
-    """The part of a seat's tokens that opened its group record (0 for a record of its own)."""
-    return seat.tokens - seat.candidate.cost(seat.tier, count_tokens) if seat.candidate.group is not None else 0
 
 
 def _trim_to_limit(states: Mapping[str, _SliceState], counted: int, limit: int) -> list[Seated]:
     """Seats to give back when the complete request still counts more than the limit (what the line prices
     cannot see: message framing, pre-tokenizer joins at the edges): optional memories, lowest priority
-    first, then the thread's oldest turns. A seat that opened a group goes only with the group's last line.
-    Empty when nothing can go."""
+    first, then the thread's oldest turns. Empty when nothing can go."""
     optional = sorted(
         (seat for name in RECORD_SLICES for seat in states[name].seated if not seat.candidate.required),
         key=lambda seat: (seat.candidate.ref["scores"].get("priority", 0), -seat.candidate.ref["selection_rank"]))
     # Then the thread's own turns, oldest first.
     optional += sorted((seat for seat in states["volatile_tail"].seated if not seat.candidate.required),
                        key=lambda seat: seat.candidate.ref.get("turn_index") or 0)
-    members: dict[str, int] = {}
-    for name in RECORD_SLICES:
-        for seat in states[name].seated:
-            if seat.candidate.group is not None:
-                members[seat.candidate.group] = members.get(seat.candidate.group, 0) + 1
     over = counted - limit
     given: list[Seated] = []
     for seat in optional:
         if over <= 0:
             break
-        group = seat.candidate.group
-        if group is not None and _opening_paid(seat) and members[group] > 1:
-            continue
         given.append(seat)
         over -= seat.tokens
-        if group is not None:
-            members[group] -= 1
     return given
+
+
+def _reprice(state: _SliceState) -> None:
+    """After seats were given back: a shared record still open is paid by the first seat left under it."""
+    opened: set[str] = set()
+    repriced = []
+    for seat in state.seated:
+        tokens = seat.candidate.cost(seat.tier, count_tokens) + seat.candidate.opening(opened)
+        opened.update(group for group, _ in seat.candidate.groups)
+        repriced.append(replace(seat, tokens=tokens))
+    state.seated = repriced
+    state.used = sum(seat.tokens for seat in repriced)
 
 
 def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:

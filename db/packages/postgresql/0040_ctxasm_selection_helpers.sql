@@ -17,6 +17,21 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.scope_level(varchar, varchar, varchar);
 
+--changeset ctxasm:pg-sel-hybrid-logit dbms:postgresql runOnChange:true splitStatements:false
+--comment: the hybrid scorer (hybrid-calibrated-1), used when no reranker scores are given: a logit from the
+--comment: cosine similarity of the question and row embeddings (all-MiniLM-L6-v2: unrelated texts sit near
+--comment: 0.2, related ones above 0.5) and the row's BM25 score relative to the best in its slice:
+--comment: 12 (similarity - 0.35) + 1.5 bm25 / best_bm25. Measured on the labelled corpus and the conversation
+--comment: set, it ranks above either signal alone and above reciprocal rank fusion (docs/assembly.md).
+CREATE OR REPLACE FUNCTION ctxasm.hybrid_logit(in_similarity double precision, in_bm25 double precision,
+                                               in_best_bm25 double precision)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT round((12 * (coalesce(in_similarity, 0) - 0.35)
+                  + 1.5 * coalesce(in_bm25, 0) / greatest(coalesce(in_best_bm25, 0), 1e-9))::numeric, 6)
+$$;
+--rollback DROP FUNCTION ctxasm.hybrid_logit(double precision, double precision, double precision);
+
 --changeset ctxasm:pg-sel-normalized-text dbms:postgresql runOnChange:true splitStatements:false
 --comment: the text identity of the dedup step: case and white space do not make a different memory
 CREATE OR REPLACE FUNCTION ctxasm.normalized_text(in_text text) RETURNS text

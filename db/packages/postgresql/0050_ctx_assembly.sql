@@ -43,7 +43,7 @@ SET enable_nestloop = on SET enable_hashjoin = on SET enable_mergejoin = on SET 
 SET enable_partition_pruning = on SET work_mem = '16MB'
 AS $$
 DECLARE
-    co_hybrid_scorer   constant varchar := 'hybrid-rrf-1';
+    co_hybrid_scorer   constant varchar := 'hybrid-calibrated-1';
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
     co_probe_rows      constant integer := 2000;
@@ -71,7 +71,6 @@ DECLARE
     l_idf       double precision[];
     l_lexemes   text[];
     l_df        double precision[];
-    l_signals   integer;
     l_facts_enumerated boolean;
     l_result    jsonb;
 BEGIN
@@ -211,7 +210,6 @@ BEGIN
     SELECT array_agg(t.memory_type), array_agg(t.query), array_agg(t.idf), array_agg(t.lexeme), array_agg(t.df)
       INTO l_types, l_queries, l_idf, l_lexemes, l_df
       FROM ctxasm.question_terms(l_tenant, in_question) AS t;
-    l_signals := (l_lexemes IS NOT NULL)::integer + (l_embedding IS NOT NULL)::integer;
 
     -- Step: sources. Live: what the window enumerates (fixed slices, the thread's tail, few durable facts),
     -- what retrieval finds for each retrieved slice, then what the recalled history cites and the claims of
@@ -242,7 +240,7 @@ BEGIN
                                                          ELSE ARRAY['entity', 'workflow'] END)),
                       co_probe_rows),
                   l_embedding, greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer),
-                  (l_limits ->> x.slice)::integer) AS r
+                  2 * greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer)) AS r
         )
         SELECT coalesce(jsonb_agg(s.item), '[]'::jsonb) INTO l_sources
           FROM (SELECT e.item FROM enumerated AS e
@@ -393,17 +391,17 @@ BEGIN
          WHERE l_require AND note -> 'current' <> 'null'::jsonb
     ),
     -- Step: score. Relevance is the reranker's logit when scores are given, the recorded logit on replay, or
-    -- the hybrid scorer: within its slice, a candidate's rank by BM25 (the question's lexeme weights) and by
-    -- embedding similarity, fused by reciprocal rank (k = 60) and scaled to [0, 1], as the logit 8r - 4.
+    -- the hybrid scorer's (ctxasm.hybrid_logit) from the candidate's embedding similarity and its BM25 score
+    -- within its slice.
     relevance AS (
-        SELECT s.memory_type, s.id, s.version, s.slice, s.matched,
+        SELECT s.memory_type, s.id, s.version, s.slice,
                s.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * s.length / greatest(avg(s.length) OVER (PARTITION BY s.slice), 1)))
                    AS bm25,
                s.similarity
           FROM (SELECT v.memory_type, v.id, v.version, v.slice,
                        length(v.search_text)::double precision AS length,
-                       (SELECT sum(t.idf) FROM unnest(l_types, l_queries, l_idf) AS t(kind, q, idf)
-                         WHERE t.kind = v.memory_type AND v.search_text @@ t.q) AS matched,
+                       coalesce((SELECT sum(t.idf) FROM unnest(l_types, l_queries, l_idf) AS t(kind, q, idf)
+                                  WHERE t.kind = v.memory_type AND v.search_text @@ t.q), 0) AS matched,
                        CASE WHEN l_embedding IS NOT NULL AND v.embedding IS NOT NULL
                             THEN 1 - (v.embedding OPERATOR(public.<=>) l_embedding) END AS similarity
                   FROM survivors AS v
@@ -413,15 +411,8 @@ BEGIN
     hybrid AS (
         SELECT h.memory_type, h.id, h.version, round(h.bm25::numeric, 6) AS bm25,
                round(h.similarity::numeric, 6) AS similarity,
-               round(8 * (coalesce(1.0 / (60 + h.lexical_rank), 0) + coalesce(1.0 / (60 + h.vector_rank), 0))
-                       * 61 / greatest(l_signals, 1) - 4, 6) AS logit
-          FROM (SELECT r.*,
-                       CASE WHEN r.bm25 > 0 THEN rank() OVER (PARTITION BY r.slice ORDER BY r.bm25 DESC NULLS LAST) END
-                           AS lexical_rank,
-                       CASE WHEN r.similarity IS NOT NULL
-                            THEN rank() OVER (PARTITION BY r.slice ORDER BY r.similarity DESC NULLS LAST) END
-                           AS vector_rank
-                  FROM relevance AS r) AS h
+               ctxasm.hybrid_logit(h.similarity, h.bm25, max(h.bm25) OVER (PARTITION BY h.slice)) AS logit
+          FROM relevance AS h
     ),
     step_score AS (
         SELECT s.*, sc.logit, sc.bm25, sc.similarity,

@@ -1,10 +1,11 @@
 """recall@k and nDCG@10 of the retrieval pipeline on the labelled query set.
 
-The database's own retrieval (ctxasm.retrieve_evidence) is run once per query with a large limit, so the same
-call gives all four rankings: lexical only (by lexical rank), vector only (by vector rank), hybrid (by the
-fused reciprocal rank) and hybrid + rerank (the fused candidates reordered by the cross-encoder, when one is
-configured). Metrics are the standard ones: recall@k counts grade >= 1 judgments, nDCG@10 uses the grades
-(gain 2^grade - 1, log2 discount).
+The database's own retrieval (ctxasm.retrieve_for_question over the evidence) is run once per query with a
+large limit, so the same call gives every ranking: lexical only (BM25 rank), vector only (cosine rank), hybrid
+(the retrieval step's reciprocal rank fusion), hybrid-calibrated (the selection step's scorer,
+ctxasm.hybrid_logit, over the retrieved items) and hybrid + rerank (the fused candidates reordered by the
+cross-encoder, when one is configured). Metrics are the standard ones: recall@k counts grade >= 1 judgments,
+nDCG@10 uses the grades (gain 2^grade - 1, log2 discount). Figures are given over all queries and per kind.
 """
 
 from __future__ import annotations
@@ -44,38 +45,54 @@ def rankings_for(items: list[dict[str, Any]]) -> dict[str, list[str]]:
         return [i["ref"][1] for i in ranked]
 
     fused = sorted(items, key=lambda i: (-i["fused"], i["ref"][0], i["ref"][1]))
-    return {"lexical": by("lexical_rank"), "vector": by("vector_rank"),
-            "hybrid": [i["ref"][1] for i in fused]}
+    rankings = {"lexical": by("lexical_rank"), "vector": by("vector_rank"), "hybrid": [i["ref"][1] for i in fused]}
+    if all("logit" in i for i in items):
+        scored = sorted(items, key=lambda i: (-i["logit"], i["ref"][0], i["ref"][1]))
+        rankings["hybrid-calibrated"] = [i["ref"][1] for i in scored]
+    return rankings
 
 
 def evaluate(queries: list[dict[str, Any]], retrieve: Callable[[str], list[dict[str, Any]]],
              texts: dict[str, str], rerank: Callable[[str, list[str]], list[float]] | None = None,
-             on_progress: Callable[[int], None] | None = None) -> dict[str, dict[str, float]]:
-    """Mean metrics per pipeline over the queries."""
-    totals: dict[str, dict[str, float]] = {}
+             on_progress: Callable[[int], None] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """Mean metrics per pipeline over all queries ("all") and over the queries of each kind."""
+    groups: dict[str, list[dict[str, Any]]] = {"all": list(queries)}
     for query in queries:
-        items = retrieve(query["query"])
-        ranked = rankings_for(items)
-        if rerank is not None:
-            head = ranked["hybrid"][:CANDIDATES]
-            scores = rerank(query["query"], [texts[i] for i in head])
-            ranked["hybrid+rerank"] = [doc for _, doc in sorted(zip(scores, head), key=lambda p: (-p[0], p[1]))]
-        for name, ids in ranked.items():
-            row = totals.setdefault(name, {"recall@5": 0.0, "recall@10": 0.0, "recall@20": 0.0, "nDCG@10": 0.0})
-            row["recall@5"] += recall_at(ids, query["relevant"], 5)
-            row["recall@10"] += recall_at(ids, query["relevant"], 10)
-            row["recall@20"] += recall_at(ids, query["relevant"], 20)
-            row["nDCG@10"] += ndcg_at(ids, query["relevant"])
-        if on_progress:
-            on_progress(1)
-    return {name: {k: v / len(queries) for k, v in row.items()} for name, row in totals.items()}
+        groups.setdefault(query.get("kind", "?"), []).append(query)
+    per_query = {id(query): _metrics(query, retrieve, texts, rerank, on_progress) for query in queries}
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for group, members in groups.items():
+        totals: dict[str, dict[str, float]] = {}
+        for query in members:
+            for name, row in per_query[id(query)].items():
+                summed = totals.setdefault(name, dict.fromkeys(row, 0.0))
+                for metric, value in row.items():
+                    summed[metric] += value
+        results[group] = {name: {k: v / len(members) for k, v in row.items()} for name, row in totals.items()}
+    return results
+
+
+def _metrics(query: dict[str, Any], retrieve: Callable[[str], list[dict[str, Any]]], texts: dict[str, str],
+             rerank: Callable[[str, list[str]], list[float]] | None,
+             on_progress: Callable[[int], None] | None) -> dict[str, dict[str, float]]:
+    """Each pipeline's metrics for one query."""
+    ranked = rankings_for(retrieve(query["query"]))
+    if rerank is not None:
+        head = ranked["hybrid"][:CANDIDATES]
+        scores = rerank(query["query"], [texts[i] for i in head])
+        ranked["hybrid+rerank"] = [doc for _, doc in sorted(zip(scores, head), key=lambda p: (-p[0], p[1]))]
+    if on_progress:
+        on_progress(1)
+    return {name: {"recall@5": recall_at(ids, query["relevant"], 5), "recall@10": recall_at(ids, query["relevant"], 10),
+                   "recall@20": recall_at(ids, query["relevant"], 20), "nDCG@10": ndcg_at(ids, query["relevant"])}
+            for name, ids in ranked.items()}
 
 
 def table(results: dict[str, dict[str, float]]) -> str:
     columns = ["recall@5", "recall@10", "recall@20", "nDCG@10"]
-    lines = [f"{'pipeline':<15}" + "".join(f"{c:>11}" for c in columns)]
+    lines = [f"{'pipeline':<18}" + "".join(f"{c:>11}" for c in columns)]
     for name, row in results.items():
-        lines.append(f"{name:<15}" + "".join(f"{row[c]:>11.3f}" for c in columns))
+        lines.append(f"{name:<18}" + "".join(f"{row[c]:>11.3f}" for c in columns))
     return "\n".join(lines)
 
 

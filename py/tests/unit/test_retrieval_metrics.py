@@ -33,3 +33,12 @@ def test_rankings_split_one_retrieval_into_three():
     ]
     ranked = rankings_for(items)
     assert ranked == {"lexical": ["b", "a"], "vector": ["c", "b"], "hybrid": ["b", "c", "a"]}
+
+
+def test_the_hybrid_scorer_ranks_by_its_logit_when_items_carry_one():
+    items = [
+        {"ref": ["kb_chunk", "a", 1], "lexical_rank": 2, "vector_rank": None, "fused": 0.016129, "logit": 1.5},
+        {"ref": ["kb_chunk", "b", 1], "lexical_rank": 1, "vector_rank": 2, "fused": 0.032522, "logit": -0.2},
+        {"ref": ["kb_chunk", "c", 1], "lexical_rank": None, "vector_rank": 1, "fused": 0.016393, "logit": 1.5},
+    ]
+    assert rankings_for(items)["hybrid-calibrated"] == ["a", "c", "b"]
