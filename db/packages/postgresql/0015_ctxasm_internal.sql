@@ -52,15 +52,16 @@ CREATE OR REPLACE FUNCTION ctxasm.check_record(in_memory_type varchar, in_table 
 RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    l_key      text;
-    l_type     text;
+    l_key       text;
+    l_type      text;
+    l_generated boolean;
 BEGIN
     IF in_record IS NULL OR jsonb_typeof(in_record) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX104',
             MESSAGE = format('invalid_field: %s: in_record must be a JSON object', in_memory_type);
     END IF;
     FOR l_key IN SELECT jsonb_object_keys(in_record) LOOP
-        SELECT t.typname INTO l_type
+        SELECT t.typname, a.attgenerated <> '' INTO l_type, l_generated
           FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
          WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
            AND a.attname = l_key AND a.attnum > 0 AND NOT a.attisdropped;
@@ -73,7 +74,7 @@ BEGIN
                     'invalid_field: %s.tenant_id: %s is not the session tenant', in_memory_type,
                     coalesce(quote_literal(in_record ->> 'tenant_id'), 'NULL'));
             END IF;
-        ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid', 'search_text') THEN
+        ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid') OR l_generated THEN
             RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
                 'invalid_field: %s.%s: set by the database, not by the caller', in_memory_type, l_key);
         ELSIF l_type NOT IN ('jsonb', 'vector')

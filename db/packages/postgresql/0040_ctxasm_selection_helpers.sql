@@ -32,14 +32,6 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.hybrid_logit(double precision, double precision, double precision);
 
---changeset ctxasm:pg-sel-normalized-text dbms:postgresql runOnChange:true splitStatements:false
---comment: the text identity of the dedup step: case and white space do not make a different memory
-CREATE OR REPLACE FUNCTION ctxasm.normalized_text(in_text text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT btrim(regexp_replace(lower(in_text), '\s+', ' ', 'g'))
-$$;
---rollback DROP FUNCTION ctxasm.normalized_text(text);
-
 --changeset ctxasm:pg-sel-claim-key dbms:postgresql runOnChange:true splitStatements:false
 --comment: claim identity: subject, predicate and conditions; entity rows carry it in columns, derived rows
 --comment: may declare one in content_json.claim; NULL when a row makes no claim
@@ -66,12 +58,3 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.authority(varchar);
 
---changeset ctxasm:pg-sel-pointer-line dbms:postgresql runOnChange:true splitStatements:false
---comment: the pointer tier's one line: the first sentence, cut at a word boundary to at most 60 characters
-CREATE OR REPLACE FUNCTION ctxasm.pointer_line(in_text text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN length(s.line) <= 60 THEN s.line
-                ELSE regexp_replace(left(s.line, 60), '\s+\S*$', '') || '...' END
-      FROM (SELECT btrim(split_part(regexp_replace(in_text, '\s+', ' ', 'g'), '. ', 1)) AS line) AS s
-$$;
---rollback DROP FUNCTION ctxasm.pointer_line(text);

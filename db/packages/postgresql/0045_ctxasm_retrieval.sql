@@ -6,6 +6,16 @@ DROP FUNCTION IF EXISTS ctxasm.retrieve_evidence(varchar, varchar, varchar, time
                                                  integer);
 --rollback SELECT 1;
 
+--changeset ctxasm:pg-internal-slice-types dbms:postgresql runOnChange:true splitStatements:false
+--comment: the memory types retrieval searches for a slice
+CREATE OR REPLACE FUNCTION ctxasm.slice_types(in_slice varchar) RETURNS varchar[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE in_slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']::varchar[]
+                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']::varchar[]
+                         WHEN 'durable_facts' THEN ARRAY['entity', 'workflow']::varchar[] END
+$$;
+--rollback DROP FUNCTION ctxasm.slice_types(varchar);
+
 --changeset ctxasm:pg-internal-question-terms dbms:postgresql runOnChange:true splitStatements:false
 --comment: the question's English lexemes, each with its inverse document frequency in the tenant's partition of
 --comment: each searchable table, estimated from that partition's own planner statistics (the lexeme
@@ -13,8 +23,10 @@ DROP FUNCTION IF EXISTS ctxasm.retrieve_evidence(varchar, varchar, varchar, time
 --comment: the statistics do not list is rarer than every listed one: df is taken as half the least listed
 --comment: frequency. A partition never analyzed has no statistics: every lexeme gets idf 1 and df NULL.
 --comment: The question is tokenized here once per assembly; selection and retrieval reuse the result.
+DROP FUNCTION IF EXISTS ctxasm.question_terms(varchar, text);
 CREATE OR REPLACE FUNCTION ctxasm.question_terms(in_tenant_id varchar, in_question text)
-RETURNS TABLE (memory_type varchar, lexeme text, query tsquery, idf double precision, df double precision)
+RETURNS TABLE (memory_type varchar, lexeme text, idf double precision, df double precision,
+               row_count double precision)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH words AS (
         SELECT DISTINCT w.lexeme FROM unnest(tsvector_to_array(to_tsvector('english', in_question))) AS w(lexeme)
@@ -25,15 +37,20 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                ('workflow', 'workflow_memory'), ('conversation', 'conversation_memory'),
                ('summary', 'summarization_memory')
     ),
-    partition_stats AS (
-        SELECT t.memory_type, greatest(c.reltuples, 1)::double precision AS row_count,
-               s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
-          FROM searchable AS t
-          LEFT JOIN pg_catalog.pg_class AS c
-            ON c.oid = to_regclass('ctxasm.' || quote_ident(ctxasm.tenant_partition(in_tenant_id, t.table_name)))
-          LEFT JOIN pg_catalog.pg_stats AS s
-            ON s.schemaname = 'ctxasm' AND s.tablename = c.relname AND s.attname = 'search_text'
-           AND NOT s.inherited AND c.reltuples > 0
+    partitions AS (
+        SELECT t.memory_type, ctxasm.tenant_partition(in_tenant_id, t.table_name) AS partition FROM searchable AS t
+    ),
+    -- Each partition's statistics looked up by name (a join to the pg_stats view would read all of it).
+    partition_stats AS MATERIALIZED (
+        SELECT p.memory_type, greatest(c.reltuples, 1)::double precision AS row_count, st.elems, st.freqs
+          FROM partitions AS p
+          LEFT JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass('ctxasm.' || quote_ident(p.partition))
+          LEFT JOIN LATERAL (
+              SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
+                FROM pg_catalog.pg_stats AS s
+               WHERE s.schemaname = 'ctxasm' AND s.tablename = p.partition AND s.attname = 'search_text'
+                 AND NOT s.inherited AND c.reltuples > 0
+          ) AS st ON TRUE
     ),
     estimated AS (
         SELECT p.memory_type, w.lexeme, p.row_count,
@@ -43,36 +60,66 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                         p.freqs[cardinality(p.elems) + 1] / 2) END AS df
           FROM partition_stats AS p CROSS JOIN words AS w
     )
-    SELECT e.memory_type, e.lexeme, quote_literal(e.lexeme)::tsquery,
+    SELECT e.memory_type, e.lexeme,
            CASE WHEN e.df IS NULL THEN 1.0
                 ELSE ln(1 + (e.row_count - e.df + 0.5) / (e.df + 0.5)) END,
-           e.df
+           e.df, e.row_count
       FROM estimated AS e
 $$;
 --rollback DROP FUNCTION ctxasm.question_terms(varchar, text);
 
 --changeset ctxasm:pg-internal-probe-query dbms:postgresql runOnChange:true splitStatements:false
---comment: the lexemes the lexical retriever looks up in the GIN index: the rarest first, while the estimated
---comment: rows they match stay within in_scan_rows (always at least the rarest one). A row matching none of
---comment: them matches only lexemes common in the tenant, whose weights are the smallest, so leaving it out
---comment: bounds the work without losing the rows that rank first. Without statistics every lexeme probes.
-CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[], in_scan_rows integer)
+--comment: what the lexical retriever looks up in the GIN index: single lexemes, the rarest first, while the rows
+--comment: they are estimated to match stay within in_scan_rows; when even the rarest matches more, pairs of
+--comment: the rarest lexemes (rows holding both: estimated df_a * df_b / rows), the least matched first, within
+--comment: the same budget. Always at least one clause. A row matching no clause holds only lexemes common in
+--comment: the tenant, whose weights are the smallest, so leaving it out bounds the work without losing the
+--comment: rows that rank first. Without statistics (df NULL) every lexeme probes.
+DROP FUNCTION IF EXISTS ctxasm.probe_query(text[], double precision[], integer);
+CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[],
+                                              in_row_count double precision, in_scan_rows integer)
 RETURNS tsquery
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH per_lexeme AS (
         SELECT t.lexeme, max(t.df) AS df FROM unnest(in_lexemes, in_df) AS t(lexeme, df) GROUP BY t.lexeme
     ),
-    ordered AS (
-        SELECT p.lexeme, p.df,
-               sum(coalesce(p.df, 0)) OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS running,
-               row_number() OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS position
+    rarest AS (
+        SELECT p.lexeme, p.df, row_number() OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS position
           FROM per_lexeme AS p
+    ),
+    clauses AS (
+        SELECT quote_literal(r.lexeme) AS clause, coalesce(r.df, 0) AS matches, 1 AS kind, r.position AS first,
+               r.df IS NULL AS unknown
+          FROM rarest AS r
+        UNION ALL
+        SELECT '(' || quote_literal(a.lexeme) || ' & ' || quote_literal(b.lexeme) || ')',
+               a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE
+          FROM rarest AS a JOIN rarest AS b ON b.position > a.position
+         WHERE a.position <= 6 AND b.position <= 6 AND a.df IS NOT NULL AND b.df IS NOT NULL
+    ),
+    singles AS (
+        SELECT c.clause, c.unknown,
+               sum(c.matches) OVER (ORDER BY c.matches, c.first) AS running,
+               row_number() OVER (ORDER BY c.matches, c.first) AS position
+          FROM clauses AS c WHERE c.kind = 1
+    ),
+    pairs AS (
+        SELECT c.clause, sum(c.matches) OVER (ORDER BY c.matches, c.clause) AS running,
+               row_number() OVER (ORDER BY c.matches, c.clause) AS position
+          FROM clauses AS c WHERE c.kind = 2
+    ),
+    chosen AS (
+        SELECT s.clause FROM singles AS s
+         WHERE s.unknown OR s.running <= in_scan_rows
+            OR (s.position = 1 AND NOT EXISTS (SELECT 1 FROM pairs))
+        UNION ALL
+        SELECT p.clause FROM pairs AS p
+         WHERE NOT EXISTS (SELECT 1 FROM singles AS s WHERE s.unknown OR s.running <= in_scan_rows)
+           AND (p.running <= in_scan_rows OR p.position = 1)
     )
-    SELECT string_agg(quote_literal(o.lexeme), ' | ' ORDER BY o.lexeme)::tsquery
-      FROM ordered AS o
-     WHERE o.position = 1 OR o.df IS NULL OR o.running <= in_scan_rows
+    SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c
 $$;
---rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], integer);
+--rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], double precision, integer);
 
 --changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
 --comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
@@ -82,6 +129,11 @@ $$;
 --comment: by reciprocal rank (k = 60), the best in_limit kept. Ties break on type, id and version.
 --comment: Recalled history is the user's conversation messages in any thread (the caller removes the turns it
 --comment: shows as the thread's tail) and the summaries in scope.
+DROP FUNCTION IF EXISTS ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], tsquery[],
+                                        double precision[], tsquery, vector, integer, integer);
+-- Reading a vector loads pgvector's library into this session, so the hnsw settings the function pins below
+-- are known settings (a setting of a library not yet loaded may not be pinned by a non-superuser).
+SELECT '[0]'::public.vector;
 CREATE OR REPLACE FUNCTION ctxasm.retrieve(
     in_tenant_id       varchar,
     in_slice           varchar,
@@ -90,7 +142,7 @@ CREATE OR REPLACE FUNCTION ctxasm.retrieve(
     in_thread_id       varchar,
     in_evaluation_time timestamptz,
     in_term_types      varchar[],
-    in_term_queries    tsquery[],
+    in_term_lexemes    text[],
     in_term_idf        double precision[],
     in_probe           tsquery,
     in_query_embedding vector,
@@ -105,18 +157,17 @@ SET hnsw.iterative_scan = strict_order SET hnsw.max_scan_tuples = 40000 SET jit 
 AS $$
 DECLARE
     -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing.
-    co_scan_cap constant integer := 5000;
+    co_scan_cap constant integer := 2000;
 BEGIN
     -- ef_search bounds how many neighbours one HNSW scan yields before it iterates: at least the depth.
     PERFORM set_config('hnsw.ef_search', greatest(40, least(in_depth, 1000))::text, true);
     RETURN QUERY
     WITH lexical_hits AS (
-        SELECT h.memory_type, h.id, h.version, h.matched_idf * 2.2
+        SELECT h.memory_type, h.id, h.version, m.matched_idf * 2.2
                    / (1 + 1.2 * (0.25 + 0.75 * h.length / greatest(avg(h.length) OVER (), 1))) AS score
           FROM (
-              SELECT r.memory_type, r.id, r.version, length(r.search_text)::double precision AS length,
-                     (SELECT sum(t.idf) FROM unnest(in_term_types, in_term_queries, in_term_idf) AS t(kind, q, idf)
-                       WHERE t.kind = r.memory_type AND r.search_text @@ t.q) AS matched_idf
+              SELECT r.memory_type, r.id, r.version, r.search_text,
+                     length(r.search_text)::double precision AS length
                 FROM ctxasm.search_row AS r
                WHERE r.tenant_id = in_tenant_id AND r.slice = in_slice
                  AND in_probe IS NOT NULL AND r.search_text @@ in_probe
@@ -129,6 +180,11 @@ BEGIN
                                AND (r.thread_id IS NULL OR r.thread_id = in_thread_id) END
                LIMIT co_scan_cap
           ) AS h
+          -- The row's lexemes read once (one detoast), matched against the question's.
+          CROSS JOIN LATERAL (SELECT tsvector_to_array(h.search_text) AS lexemes OFFSET 0) AS a
+          CROSS JOIN LATERAL (SELECT coalesce(sum(t.idf), 0) AS matched_idf
+                                FROM unnest(in_term_types, in_term_lexemes, in_term_idf) AS t(kind, lexeme, idf)
+                               WHERE t.kind = h.memory_type AND t.lexeme = ANY (a.lexemes)) AS m
     ),
     lexical AS (
         SELECT l.memory_type, l.id, l.version, l.score,
@@ -166,11 +222,12 @@ BEGIN
      LIMIT in_limit;
 END;
 $$;
---rollback DROP FUNCTION ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], tsquery[], double precision[], tsquery, vector, integer, integer);
+--rollback DROP FUNCTION ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, vector, integer, integer);
 
 --changeset ctxasm:pg-internal-retrieve-for-question dbms:postgresql runOnChange:true splitStatements:false
---comment: ctxasm.retrieve for one question, weights and probe computed here: for callers that retrieve one
---comment: slice and score nothing else (the search_memory tool, the retrieval evaluation)
+--comment: ctxasm.retrieve for one question, weights and probe computed here (the probe budget select_window
+--comment: uses): for callers that retrieve one slice and score nothing else (the search_memory tool, the
+--comment: retrieval evaluation)
 CREATE OR REPLACE FUNCTION ctxasm.retrieve_for_question(
     in_tenant_id       varchar,
     in_slice           varchar,
@@ -187,18 +244,16 @@ RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bi
                lexical_score double precision, vector_distance double precision, fused numeric)
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     WITH terms AS (
-        SELECT array_agg(t.memory_type) AS types, array_agg(t.query) AS queries, array_agg(t.idf) AS idf,
-               array_agg(t.lexeme) AS lexemes, array_agg(t.df) AS df
+        SELECT array_agg(t.memory_type) AS types, array_agg(t.idf) AS idf, array_agg(t.lexeme) AS lexemes,
+               array_agg(t.df) AS df, max(t.row_count) AS row_count
           FROM ctxasm.question_terms(in_tenant_id, in_question) AS t
-         WHERE t.memory_type = ANY (CASE in_slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
-                                                  WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
-                                                  ELSE ARRAY['entity', 'workflow'] END)
+         WHERE t.memory_type = ANY (ctxasm.slice_types(in_slice))
     )
     SELECT r.*
       FROM terms AS t
       CROSS JOIN LATERAL ctxasm.retrieve(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
-                                         in_evaluation_time, t.types, t.queries, t.idf,
-                                         ctxasm.probe_query(t.lexemes, t.df, 2000), in_query_embedding,
+                                         in_evaluation_time, t.types, t.lexemes, t.idf,
+                                         ctxasm.probe_query(t.lexemes, t.df, t.row_count, 500), in_query_embedding,
                                          in_depth, in_limit) AS r
 $$;
 --rollback DROP FUNCTION ctxasm.retrieve_for_question(varchar, varchar, varchar, varchar, varchar, timestamptz, text, vector, integer, integer);

@@ -5,35 +5,60 @@
 -- retrieval, the sources and claims of history); replay gets the list the manifest recorded and reads the same
 -- rows as of the recorded snapshot.
 
---changeset ctxasm:pg-internal-read-rows dbms:postgresql runOnChange:true splitStatements:false
---comment: the rows a source list names, now (NULL snapshot: the live tables) or exactly as they were visible
---comment: in a recorded snapshot (the live row if it was visible then, else the retired version the history
---comment: kept). Every read names the tenant and goes by primary key.
-CREATE OR REPLACE FUNCTION ctxasm.read_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
-RETURNS SETOF ctxasm.memory_row
-LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
-    WITH refs AS (
-        SELECT DISTINCT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
-                        (s.item -> 'ref' ->> 2)::integer AS version
-          FROM jsonb_array_elements(in_sources) AS s(item)
+--changeset ctxasm:pg-internal-merged-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: a source list with one entry per row version: the first origin by precedence (the thread's tail,
+--comment: enumeration, retrieval, a claim, a citation), with the retrieval figures of any entry for it
+CREATE OR REPLACE FUNCTION ctxasm.merged_sources(in_sources jsonb)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, origin varchar, item jsonb)
+LANGUAGE sql IMMUTABLE ROWS 300 AS $$
+    SELECT s.memory_type, s.id, s.version, (array_agg(s.origin ORDER BY s.precedence))[1],
+           (array_agg(s.item ORDER BY s.precedence))[1]
+           || coalesce((array_agg(s.item - 'origin' - 'slice') FILTER (WHERE s.origin = 'retrieval'))[1], '{}')
+      FROM (SELECT e.item -> 'ref' ->> 0 AS memory_type, e.item -> 'ref' ->> 1 AS id,
+                   (e.item -> 'ref' ->> 2)::integer AS version, e.item ->> 'origin' AS origin, e.item,
+                   array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], e.item ->> 'origin')
+                       AS precedence
+              FROM jsonb_array_elements(in_sources) AS e(item)
+             WHERE jsonb_typeof(e.item -> 'ref') = 'array') AS s
+     GROUP BY s.memory_type, s.id, s.version
+$$;
+--rollback DROP FUNCTION ctxasm.merged_sources(jsonb);
+
+--changeset ctxasm:pg-internal-read-rows-dropped dbms:postgresql splitStatements:false
+--comment: ctxasm.source_rows reads the rows of a source list together with where each came from
+DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-internal-source-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the rows a source list names, each with its origin and source entry (one per row version: see
+--comment: merged_sources), now (NULL snapshot: the live tables) or exactly as they were visible in a recorded
+--comment: snapshot (the live row if it was visible then, else the retired version the history kept). Every
+--comment: read names the tenant and goes by primary key.
+CREATE OR REPLACE FUNCTION ctxasm.source_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
+RETURNS TABLE (memory ctxasm.memory_row, origin varchar, source jsonb)
+LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
+    WITH refs AS MATERIALIZED (
+        SELECT m.* FROM ctxasm.merged_sources(in_sources) AS m
     )
-    SELECT r.*
+    SELECT r, f.origin, f.item
       FROM refs AS f
       JOIN ctxasm.memory_row AS r ON r.memory_type = f.memory_type AND r.id = f.id AND r.version = f.version
      WHERE r.tenant_id = in_tenant_id
        AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.status,
-           h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs, h.confidence,
-           h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type, h.extra, h.created_xid,
-           h.content_tokens, h.embedding, h.search_text
+    SELECT ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,
+               h.status, h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs,
+               h.confidence, h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type,
+               h.extra, h.created_xid, h.content_tokens, h.embedding, h.search_text, h.text_key,
+               h.pointer_text)::ctxasm.memory_row,
+           f.origin, f.item
       FROM refs AS f
       JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version
      WHERE in_snapshot IS NOT NULL AND h.tenant_id = in_tenant_id
        AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
        AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
 $$;
---rollback DROP FUNCTION ctxasm.read_rows(varchar, pg_snapshot, jsonb);
+--rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
 
 --changeset ctxasm:pg-internal-source-item dbms:postgresql runOnChange:true splitStatements:false
 --comment: one entry of a source list
@@ -136,16 +161,16 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     cited AS (
         SELECT DISTINCT ref.value ->> 'type' AS memory_type, ref.value ->> 'id' AS id,
                (ref.value ->> 'version')::integer AS version
-          FROM ctxasm.read_rows(in_tenant_id, NULL, (SELECT coalesce(jsonb_agg(h.item), '[]') FROM history AS h)) AS r
-          CROSS JOIN LATERAL jsonb_array_elements(r.source_refs) AS ref(value)
+          FROM ctxasm.source_rows(in_tenant_id, NULL, (SELECT coalesce(jsonb_agg(h.item), '[]') FROM history AS h)) AS x
+          CROSS JOIN LATERAL jsonb_array_elements((x.memory).source_refs) AS ref(value)
          WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
            AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
     ),
     cited_rows AS (
-        SELECT r.* FROM ctxasm.read_rows(in_tenant_id, NULL, (
-            SELECT coalesce(jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version))),
-                            '[]')
-              FROM cited AS c)) AS r
+        SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, (
+            SELECT coalesce(jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version),
+                                                         'origin', 'cited')), '[]')
+              FROM cited AS c)) AS x
     )
     SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', NULL) FROM cited_rows AS r
     UNION

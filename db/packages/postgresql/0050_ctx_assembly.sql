@@ -46,11 +46,11 @@ DECLARE
     co_hybrid_scorer   constant varchar := 'hybrid-calibrated-1';
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
-    co_probe_rows      constant integer := 2000;
+    co_probe_rows      constant integer := 500;
     -- Durable facts are enumerated while the scope holds at most this many row versions of them.
     co_facts_enumerated constant integer := 100;
-    -- A slice's candidate limit by default: room for its estimated allowance at 20 tokens a record, 10..200.
-    co_tokens_per_candidate constant integer := 20;
+    -- A slice's candidate limit by default: 1.25 times the records of 25 tokens its share would hold, 10..200.
+    co_tokens_per_candidate constant integer := 25;
     co_min_candidates  constant integer := 10;
     co_max_candidates  constant integer := 200;
     co_dynamic_slices  constant varchar[] := ARRAY['durable_facts', 'evidence', 'recalled_history', 'volatile_tail'];
@@ -67,10 +67,10 @@ DECLARE
     l_limit     integer;
     l_sources   jsonb;
     l_types     varchar[];
-    l_queries   tsquery[];
     l_idf       double precision[];
     l_lexemes   text[];
     l_df        double precision[];
+    l_rows      double precision[];
     l_facts_enumerated boolean;
     l_result    jsonb;
 BEGIN
@@ -198,7 +198,7 @@ BEGIN
         l_limit := coalesce(
             (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer,
             least(co_max_candidates, greatest(co_min_candidates, ceil(
-                1.5 * l_available * coalesce(CASE WHEN jsonb_typeof(l_budget.content_json -> 'shares' -> in_intent
+                1.25 * l_available * coalesce(CASE WHEN jsonb_typeof(l_budget.content_json -> 'shares' -> in_intent
                                                                      -> l_slice) = 'number'
                                                   THEN (l_budget.content_json -> 'shares' -> in_intent ->> l_slice)
                                                        ::numeric END, 0)
@@ -207,8 +207,8 @@ BEGIN
     END LOOP;
 
     -- The question's lexemes and their weights in this tenant: computed once, used by retrieval and scoring.
-    SELECT array_agg(t.memory_type), array_agg(t.query), array_agg(t.idf), array_agg(t.lexeme), array_agg(t.df)
-      INTO l_types, l_queries, l_idf, l_lexemes, l_df
+    SELECT array_agg(t.memory_type), array_agg(t.idf), array_agg(t.lexeme), array_agg(t.df), array_agg(t.row_count)
+      INTO l_types, l_idf, l_lexemes, l_df, l_rows
       FROM ctxasm.question_terms(l_tenant, in_question) AS t;
 
     -- Step: sources. Live: what the window enumerates (fixed slices, the thread's tail, few durable facts),
@@ -228,16 +228,14 @@ BEGIN
                                ELSE ARRAY['evidence', 'recalled_history', 'durable_facts'] END) AS x(slice)
               CROSS JOIN LATERAL ctxasm.retrieve(
                   l_tenant, x.slice, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
-                  l_types, l_queries, l_idf,
+                  l_types, l_lexemes, l_idf,
                   ctxasm.probe_query(
                       (SELECT array_agg(t.lexeme) FROM unnest(l_types, l_lexemes) AS t(kind, lexeme)
-                        WHERE t.kind = ANY (CASE x.slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
-                                                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
-                                                         ELSE ARRAY['entity', 'workflow'] END)),
+                        WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
                       (SELECT array_agg(t.df) FROM unnest(l_types, l_df) AS t(kind, df)
-                        WHERE t.kind = ANY (CASE x.slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']
-                                                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']
-                                                         ELSE ARRAY['entity', 'workflow'] END)),
+                        WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
+                      (SELECT max(t.row_count) FROM unnest(l_types, l_rows) AS t(kind, row_count)
+                        WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
                       co_probe_rows),
                   l_embedding, greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer),
                   2 * greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer)) AS r
@@ -261,47 +259,29 @@ BEGIN
     END IF;
 
     WITH
-    source_list AS (
-        SELECT s.item, s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
-               (s.item -> 'ref' ->> 2)::integer AS version, s.item ->> 'origin' AS origin
-          FROM jsonb_array_elements(l_sources) AS s(item)
-         WHERE jsonb_typeof(s.item -> 'ref') = 'array'
-    ),
-    -- One source per row version: the first origin by precedence, the retrieval figures of any.
-    sources AS (
-        SELECT DISTINCT ON (s.memory_type, s.id, s.version)
-               s.memory_type, s.id, s.version, s.origin,
-               s.item || coalesce(rt.item - 'origin' - 'slice', '{}'::jsonb) AS item
-          FROM source_list AS s
-          LEFT JOIN source_list AS rt
-            ON rt.origin = 'retrieval' AND rt.memory_type = s.memory_type AND rt.id = s.id AND rt.version = s.version
-         ORDER BY s.memory_type, s.id, s.version,
-                  array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text)
-    ),
     -- Step: scope. Other tenants are invisible (the tenant's partition, RLS); user, agent and thread must match
     -- or be NULL (wider); a user's turns in other threads are recalled history; events are not memory. Checked
     -- again here because replay takes its source list from the caller.
     step_scope AS (
-        SELECT r.*, s.origin, s.item AS source,
-               ctxasm.scope_level(r.user_id, r.agent_id, r.thread_id) AS scope_level,
-               ctxasm.authority(r.memory_type) AS authority,
-               CASE r.memory_type
+        SELECT (x.memory).*, x.origin, x.source,
+               ctxasm.scope_level((x.memory).user_id, (x.memory).agent_id, (x.memory).thread_id) AS scope_level,
+               ctxasm.authority((x.memory).memory_type) AS authority,
+               CASE (x.memory).memory_type
                    WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
                    WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
                    WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
                    WHEN 'summary' THEN 'recalled_history'
-                   WHEN 'conversation' THEN CASE WHEN s.origin = 'tail' THEN 'volatile_tail'
+                   WHEN 'conversation' THEN CASE WHEN x.origin = 'tail' THEN 'volatile_tail'
                                                  ELSE 'recalled_history' END
                END AS slice
-          FROM ctxasm.read_rows(l_tenant, l_snapshot, l_sources) AS r
-          JOIN sources AS s ON s.memory_type = r.memory_type AND s.id = r.id AND s.version = r.version
-         WHERE (r.user_id IS NULL OR r.user_id = in_user_id)
-           AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
-           AND (r.thread_id IS NULL OR r.thread_id = in_thread_id
-                OR (r.memory_type = 'conversation' AND r.user_id = in_user_id))
-           AND (r.memory_type <> 'conversation' OR r.event_type = 'message')
-           AND r.memory_type NOT IN ('compression', 'source_ref')
-           AND NOT (r.memory_type = 'guideline' AND r.key_name = 'context_budget')
+          FROM ctxasm.source_rows(l_tenant, l_snapshot, l_sources) AS x
+         WHERE ((x.memory).user_id IS NULL OR (x.memory).user_id = in_user_id)
+           AND ((x.memory).agent_id IS NULL OR (x.memory).agent_id = in_agent_id)
+           AND ((x.memory).thread_id IS NULL OR (x.memory).thread_id = in_thread_id
+                OR ((x.memory).memory_type = 'conversation' AND (x.memory).user_id = in_user_id))
+           AND ((x.memory).memory_type <> 'conversation' OR (x.memory).event_type = 'message')
+           AND (x.memory).memory_type NOT IN ('compression', 'source_ref')
+           AND NOT ((x.memory).memory_type = 'guideline' AND (x.memory).key_name = 'context_budget')
     ),
     -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
     step_lifecycle AS (
@@ -317,9 +297,7 @@ BEGIN
     ),
     -- A row cited by history only competes when it is in effect; otherwise it is the annotation's source.
     effective AS (
-        SELECT l.*, ctxasm.normalized_text(l.content) AS norm_text
-          FROM step_lifecycle AS l
-         WHERE l.lifecycle_reason IS NULL
+        SELECT l.* FROM step_lifecycle AS l WHERE l.lifecycle_reason IS NULL
     ),
     -- Fixed slices: per (type, key) the narrowest scope wins; the rest are excluded as conflicts.
     fixed_ranked AS (
@@ -333,17 +311,18 @@ BEGIN
         SELECT e.* FROM effective AS e WHERE e.slice NOT IN ('guidelines', 'persona', 'tools')
     ),
     -- Step: dedup. Identical normalized text keeps the most authoritative copy, where claim identities agree.
-    dedup_keeper AS (
-        SELECT DISTINCT ON (d.norm_text) d.norm_text, d.memory_type, d.id, d.version, d.claim_key
-          FROM dynamic AS d
-         ORDER BY d.norm_text, d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id
-    ),
     step_dedup AS (
         SELECT d.*,
-               CASE WHEN (d.memory_type, d.id, d.version) <> (k.memory_type, k.id, k.version)
-                         AND (d.claim_key IS NULL OR k.claim_key IS NULL OR d.claim_key = k.claim_key)
-                    THEN jsonb_build_array(k.memory_type, k.id, k.version) END AS duplicate_of
-          FROM dynamic AS d JOIN dedup_keeper AS k ON k.norm_text = d.norm_text
+               CASE WHEN (d.memory_type, d.id, d.version) <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
+                         AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
+                    THEN d.keeper END AS duplicate_of
+          FROM (SELECT y.*,
+                       first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text AS keeper,
+                       first_value(y.claim_key) OVER same_text AS keeper_claim
+                  FROM dynamic AS y
+                WINDOW same_text AS (PARTITION BY y.text_key
+                                     ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC, y.table_name, y.id))
+                   AS d
     ),
     -- Step: conflicts. Within a claim, canonical facts beat derived claims and the narrower scope wins.
     step_conflict AS (
@@ -392,46 +371,46 @@ BEGIN
     ),
     -- Step: score. Relevance is the reranker's logit when scores are given, the recorded logit on replay, or
     -- the hybrid scorer's (ctxasm.hybrid_logit) from the candidate's embedding similarity and its BM25 score
-    -- within its slice.
-    relevance AS (
-        SELECT s.memory_type, s.id, s.version, s.slice,
-               s.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * s.length / greatest(avg(s.length) OVER (PARTITION BY s.slice), 1)))
-                   AS bm25,
-               s.similarity
-          FROM (SELECT v.memory_type, v.id, v.version, v.slice,
-                       length(v.search_text)::double precision AS length,
-                       coalesce((SELECT sum(t.idf) FROM unnest(l_types, l_queries, l_idf) AS t(kind, q, idf)
-                                  WHERE t.kind = v.memory_type AND v.search_text @@ t.q), 0) AS matched,
-                       CASE WHEN l_embedding IS NOT NULL AND v.embedding IS NOT NULL
-                            THEN 1 - (v.embedding OPERATOR(public.<=>) l_embedding) END AS similarity
-                  FROM survivors AS v
-                 WHERE in_scores IS NULL AND in_sources IS NULL
-                   AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')) AS s
+    -- within its slice. Each candidate's lexemes are read once; the slice figures are window aggregates.
+    signals AS (
+        SELECT v.*,
+               CASE WHEN live.scoring THEN
+                   m.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
+                                                  / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
+                   AS bm25_raw,
+               CASE WHEN live.scoring AND l_embedding IS NOT NULL AND v.embedding IS NOT NULL
+                    THEN 1 - (v.embedding OPERATOR(public.<=>) l_embedding) END AS similarity_raw
+          FROM survivors AS v
+          CROSS JOIN (SELECT in_scores IS NULL AND in_sources IS NULL AS scoring) AS live
+          CROSS JOIN LATERAL (SELECT CASE WHEN live.scoring THEN tsvector_to_array(v.search_text) END AS lexemes
+                               OFFSET 0) AS a
+          LEFT JOIN LATERAL (
+              SELECT coalesce(sum(t.idf), 0) AS matched
+                FROM unnest(l_types, l_lexemes, l_idf) AS t(kind, lexeme, idf)
+               WHERE v.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                 AND t.kind = v.memory_type AND t.lexeme = ANY (a.lexemes)
+          ) AS m ON TRUE
+        WINDOW by_slice AS (PARTITION BY v.slice)
     ),
-    hybrid AS (
-        SELECT h.memory_type, h.id, h.version, round(h.bm25::numeric, 6) AS bm25,
-               round(h.similarity::numeric, 6) AS similarity,
-               ctxasm.hybrid_logit(h.similarity, h.bm25, max(h.bm25) OVER (PARTITION BY h.slice)) AS logit
-          FROM relevance AS h
-    ),
+    -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
     step_score AS (
-        SELECT s.*, sc.logit, sc.bm25, sc.similarity,
-               CASE WHEN sc.logit IS NULL THEN 0 ELSE round(1 / (1 + exp(-sc.logit)), 6) END AS rerank,
-               round(coalesce(s.confidence, 0.5), 6) AS confidence_score,
-               round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - s.valid_from) / 86400.0
+        SELECT x.*,
+               CASE WHEN x.logit IS NULL THEN 0 ELSE round(1 / (1 + exp(-x.logit)), 6) END AS rerank,
+               round(coalesce(x.confidence, 0.5), 6) AS confidence_score,
+               round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - x.valid_from) / 86400.0
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
-          FROM survivors AS s
-          LEFT JOIN hybrid AS h ON h.memory_type = s.memory_type AND h.id = s.id AND h.version = s.version
-          -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
-          CROSS JOIN LATERAL (
-              SELECT CASE WHEN in_scores IS NOT NULL
-                          THEN (in_scores ->> (s.memory_type || ':' || s.id || ':' || s.version))::numeric
-                          WHEN in_sources IS NOT NULL THEN (s.source ->> 'logit')::numeric
-                          ELSE h.logit END AS logit,
-                     CASE WHEN in_sources IS NOT NULL THEN (s.source ->> 'bm25')::numeric ELSE h.bm25 END AS bm25,
-                     CASE WHEN in_sources IS NOT NULL THEN (s.source ->> 'similarity')::numeric ELSE h.similarity END
-                         AS similarity
-          ) AS sc
+          FROM (SELECT g.*,
+                       CASE WHEN in_scores IS NOT NULL
+                            THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
+                            WHEN in_sources IS NOT NULL THEN (g.source ->> 'logit')::numeric
+                            WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                            THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
+                                                     max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS logit,
+                       CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'bm25')::numeric
+                            ELSE round(g.bm25_raw::numeric, 6) END AS bm25,
+                       CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'similarity')::numeric
+                            ELSE round(g.similarity_raw::numeric, 6) END AS similarity
+                  FROM signals AS g) AS x
     ),
     prioritized AS (
         SELECT p.*,
@@ -482,7 +461,7 @@ BEGIN
                    'tiers', jsonb_build_object(
                        'full', o.content,
                        'summary', CASE WHEN cm.fresh THEN cm.content END,
-                       'pointer', ctxasm.pointer_line(o.content)),
+                       'pointer', o.pointer_text),
                    'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
                    -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
                    'content_tokens', o.content_tokens,
@@ -553,15 +532,23 @@ BEGIN
           ) AS x
     ),
     -- The source list as the manifest records it: one entry per row version, with the figures it was scored by.
+    scored_figures AS MATERIALIZED (
+        SELECT jsonb_object_agg(p.memory_type || ':' || p.id || ':' || p.version,
+                                jsonb_strip_nulls(jsonb_build_object('logit', p.logit, 'bm25', p.bm25,
+                                                                     'similarity', p.similarity))) AS figures
+          FROM prioritized AS p
+    ),
     recorded_sources AS (
-        SELECT jsonb_agg((s.item - 'logit' - 'bm25' - 'similarity')
-                         || jsonb_strip_nulls(jsonb_build_object('logit', p.logit, 'bm25', p.bm25,
-                                                                        'similarity', p.similarity))
-                         ORDER BY array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text),
-                                  s.item ->> 'slice', (s.item ->> 'fused')::numeric DESC NULLS LAST,
-                                  s.memory_type, s.id, s.version) AS items
-          FROM sources AS s
-          LEFT JOIN prioritized AS p ON p.memory_type = s.memory_type AND p.id = s.id AND p.version = s.version
+        SELECT jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id, r.version)
+                   AS items
+          FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity')
+                       || coalesce((SELECT f.figures FROM scored_figures AS f)
+                                   -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
+                       array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text)
+                           AS precedence,
+                       s.item ->> 'slice' AS slice, (s.item ->> 'fused')::numeric AS fused,
+                       s.memory_type, s.id, s.version
+                  FROM ctxasm.merged_sources(l_sources) AS s) AS r
     )
     SELECT jsonb_build_object(
                'engine', 'postgresql',

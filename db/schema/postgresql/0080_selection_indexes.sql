@@ -32,6 +32,43 @@ END;
 $$;
 --rollback ALTER TABLE ctxasm.entity_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.workflow_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.conversation_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.summarization_memory DROP COLUMN search_text, DROP COLUMN embedding;
 
+--changeset ctxasm:pg-0080-text-functions dbms:postgresql splitStatements:false
+--comment: the text identity of the dedup step (case and white space do not make a different memory) and the
+--comment: pointer tier's one line (the first sentence, cut at a word boundary to at most 60 characters): computed
+--comment: once when a row is written (the stored columns below), never per assembly. Changing either means
+--comment: recomputing those columns.
+CREATE OR REPLACE FUNCTION ctxasm.normalized_text(in_text text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT btrim(regexp_replace(lower(in_text), '\s+', ' ', 'g'))
+$$;
+CREATE OR REPLACE FUNCTION ctxasm.pointer_line(in_text text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN length(s.line) <= 60 THEN s.line
+                ELSE regexp_replace(left(s.line, 60), '\s+\S*$', '') || '...' END
+      FROM (SELECT btrim(split_part(regexp_replace(in_text, '\s+', ' ', 'g'), '. ', 1)) AS line) AS s
+$$;
+--rollback DROP FUNCTION ctxasm.pointer_line(text); DROP FUNCTION ctxasm.normalized_text(text);
+
+--changeset ctxasm:pg-0080-text-columns dbms:postgresql splitStatements:false
+--comment: the stored text identity (md5 of the normalized text) and pointer line of every row selection can
+--comment: render; the history tables keep them too, so a replay reads them as they were
+DO $$
+DECLARE
+    l_table text;
+BEGIN
+    FOR l_table IN SELECT unnest(ARRAY['entity_memory', 'workflow_memory', 'knowledge_base_document',
+                                       'knowledge_base_chunk', 'conversation_memory', 'summarization_memory']) LOOP
+        EXECUTE format('ALTER TABLE ctxasm.%I ADD COLUMN text_key char(32) '
+                       'GENERATED ALWAYS AS (md5(ctxasm.normalized_text(content))) STORED', l_table);
+        EXECUTE format('ALTER TABLE ctxasm.%I ADD COLUMN pointer_text text '
+                       'GENERATED ALWAYS AS (ctxasm.pointer_line(content)) STORED', l_table);
+        EXECUTE format('ALTER TABLE ctxasm.%I ADD COLUMN text_key char(32), ADD COLUMN pointer_text text',
+                       l_table || '_history');
+    END LOOP;
+END;
+$$;
+--rollback DO $$ DECLARE l_table text; BEGIN FOR l_table IN SELECT unnest(ARRAY['entity_memory', 'workflow_memory', 'knowledge_base_document', 'knowledge_base_chunk', 'conversation_memory', 'summarization_memory']) LOOP EXECUTE format('ALTER TABLE ctxasm.%I DROP COLUMN text_key, DROP COLUMN pointer_text', l_table); EXECUTE format('ALTER TABLE ctxasm.%I DROP COLUMN text_key, DROP COLUMN pointer_text', l_table || '_history'); END LOOP; END; $$;
+
 --changeset ctxasm:pg-0080-search-indexes dbms:postgresql
 --comment: GIN over the tsvector and HNSW over the embedding, per tenant partition
 CREATE INDEX entity_memory_search ON ctxasm.entity_memory USING gin (search_text);

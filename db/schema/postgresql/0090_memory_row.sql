@@ -31,7 +31,9 @@ SELECT
     created_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.guideline_memory
 UNION ALL
 SELECT
@@ -62,7 +64,9 @@ SELECT
     created_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.persona_memory
 UNION ALL
 SELECT
@@ -96,7 +100,9 @@ SELECT
     created_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.toolbox_memory
 UNION ALL
 SELECT
@@ -127,7 +133,9 @@ SELECT
     created_xid,
     content_tokens,
     embedding AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.entity_memory
 UNION ALL
 SELECT
@@ -158,7 +166,9 @@ SELECT
     created_xid,
     content_tokens,
     embedding AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.workflow_memory
 UNION ALL
 SELECT
@@ -189,7 +199,9 @@ SELECT
     created_xid,
     content_tokens,
     NULL::vector AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.knowledge_base_document
 UNION ALL
 SELECT
@@ -220,7 +232,9 @@ SELECT
     created_xid,
     content_tokens,
     embedding AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.knowledge_base_chunk
 UNION ALL
 SELECT
@@ -251,7 +265,9 @@ SELECT
     created_xid,
     content_tokens,
     embedding AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.conversation_memory
 UNION ALL
 SELECT
@@ -282,7 +298,9 @@ SELECT
     created_xid,
     content_tokens,
     embedding AS embedding,
-    search_text AS search_text
+    search_text AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.summarization_memory;
 --rollback DROP VIEW ctxasm.memory_row;
 
@@ -318,7 +336,9 @@ SELECT
     retired_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.guideline_memory_history
 UNION ALL
 SELECT
@@ -350,7 +370,9 @@ SELECT
     retired_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.persona_memory_history
 UNION ALL
 SELECT
@@ -385,7 +407,9 @@ SELECT
     retired_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    NULL::char(32) AS text_key,
+    NULL::text AS pointer_text
 FROM ctxasm.toolbox_memory_history
 UNION ALL
 SELECT
@@ -417,7 +441,9 @@ SELECT
     retired_xid,
     content_tokens,
     embedding AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.entity_memory_history
 UNION ALL
 SELECT
@@ -449,7 +475,9 @@ SELECT
     retired_xid,
     content_tokens,
     embedding AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.workflow_memory_history
 UNION ALL
 SELECT
@@ -481,7 +509,9 @@ SELECT
     retired_xid,
     content_tokens,
     NULL::vector AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.knowledge_base_document_history
 UNION ALL
 SELECT
@@ -513,7 +543,9 @@ SELECT
     retired_xid,
     content_tokens,
     embedding AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.knowledge_base_chunk_history
 UNION ALL
 SELECT
@@ -545,7 +577,9 @@ SELECT
     retired_xid,
     content_tokens,
     embedding AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.conversation_memory_history
 UNION ALL
 SELECT
@@ -577,7 +611,9 @@ SELECT
     retired_xid,
     content_tokens,
     embedding AS embedding,
-    NULL::tsvector AS search_text
+    NULL::tsvector AS search_text,
+    text_key,
+    pointer_text
 FROM ctxasm.summarization_memory_history;
 --rollback DROP VIEW ctxasm.memory_row_history;
 
@@ -617,7 +653,9 @@ LANGUAGE sql STABLE AS $$
         h.created_xid,
         h.content_tokens,
         h.embedding,
-        h.search_text
+        h.search_text,
+        h.text_key,
+        h.pointer_text
     FROM ctxasm.memory_row_history AS h
     WHERE
         in_snapshot IS NOT NULL
