@@ -121,10 +121,72 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], double precision, integer);
 
+--changeset ctxasm:pg-internal-lexical-candidates dbms:postgresql runOnChange:true splitStatements:false
+--comment: the rows of one slice that match the lexical probe, with the summed idf of the question's lexemes each
+--comment: holds and its length in lexemes: at most in_scan_rows rows, in scope and in effect. Read from the
+--comment: tenant's own partitions, named here: the probe (tsvector @@ tsquery) is not a leakproof operator, so
+--comment: through the parent table row level security would keep it from the GIN index and scan the whole
+--comment: partition instead. The partition holds this tenant's rows and no other (its LIST bound), and every
+--comment: predicate names the tenant too.
+CREATE OR REPLACE FUNCTION ctxasm.lexical_candidates(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_term_types      varchar[],
+    in_term_lexemes    text[],
+    in_term_idf        double precision[],
+    in_probe           tsquery,
+    in_scan_rows       integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, matched_idf double precision, length integer)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_type      varchar;
+    l_partition text;
+    l_scope     text;
+    l_branches  text[] := '{}';
+BEGIN
+    IF in_probe IS NULL THEN
+        RETURN;
+    END IF;
+    FOREACH l_type IN ARRAY ctxasm.slice_types(in_slice) LOOP
+        l_partition := ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(l_type));
+        CONTINUE WHEN to_regclass(format('ctxasm.%I', l_partition)) IS NULL;
+        l_scope := CASE WHEN l_type = 'conversation'
+                        THEN 'r.user_id = $3 AND r.event_type = ''message'''
+                        ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END;
+        l_branches := l_branches || format(
+            'SELECT %L::varchar AS memory_type, r.id, r.version, r.search_text FROM ctxasm.%I AS r '
+            'WHERE r.tenant_id = $1 AND r.search_text @@ $2 AND r.status <> ''erased'' AND r.deleted_at IS NULL '
+            'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
+            'AND (r.agent_id IS NULL OR r.agent_id = $4) AND %s',
+            l_type, l_partition, l_scope);
+    END LOOP;
+    IF cardinality(l_branches) = 0 THEN
+        RETURN;
+    END IF;
+    -- Each row's lexemes read once (one detoast) and matched against the question's.
+    RETURN QUERY EXECUTE format(
+        'SELECT h.memory_type, h.id, h.version, m.matched_idf, length(h.search_text) '
+        '  FROM (%s LIMIT $10) AS h '
+        ' CROSS JOIN LATERAL (SELECT tsvector_to_array(h.search_text) AS lexemes OFFSET 0) AS a '
+        ' CROSS JOIN LATERAL (SELECT coalesce(sum(t.idf), 0)::double precision AS matched_idf '
+        '                       FROM unnest($7, $8, $9) AS t(kind, lexeme, idf) '
+        '                      WHERE t.kind = h.memory_type AND t.lexeme = ANY (a.lexemes)) AS m',
+        array_to_string(l_branches, ' UNION ALL '))
+        USING in_tenant_id, in_probe, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+              in_term_types, in_term_lexemes, in_term_idf, in_scan_rows;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.lexical_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, integer);
+
 --changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
 --comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
 --comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe
---comment: lexemes and the best in_depth by cosine distance (HNSW; iterative scan in strict order, so a scope
+--comment: lexemes (lexical_candidates) and the best in_depth by cosine distance (HNSW; iterative scan in strict order, so a scope
 --comment: filter cannot leave fewer than in_depth), both in scope and in effect at the evaluation time, fused
 --comment: by reciprocal rank (k = 60), the best in_limit kept. Ties break on type, id and version.
 --comment: Recalled history is the user's conversation messages in any thread (the caller removes the turns it
@@ -163,28 +225,11 @@ BEGIN
     PERFORM set_config('hnsw.ef_search', greatest(40, least(in_depth, 1000))::text, true);
     RETURN QUERY
     WITH lexical_hits AS (
-        SELECT h.memory_type, h.id, h.version, m.matched_idf * 2.2
-                   / (1 + 1.2 * (0.25 + 0.75 * h.length / greatest(avg(h.length) OVER (), 1))) AS score
-          FROM (
-              SELECT r.memory_type, r.id, r.version, r.search_text,
-                     length(r.search_text)::double precision AS length
-                FROM ctxasm.search_row AS r
-               WHERE r.tenant_id = in_tenant_id AND r.slice = in_slice
-                 AND in_probe IS NOT NULL AND r.search_text @@ in_probe
-                 AND r.status <> 'erased' AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
-                 AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
-                 AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
-                 AND CASE WHEN r.memory_type = 'conversation'
-                          THEN r.user_id = in_user_id AND r.event_type = 'message'
-                          ELSE (r.user_id IS NULL OR r.user_id = in_user_id)
-                               AND (r.thread_id IS NULL OR r.thread_id = in_thread_id) END
-               LIMIT co_scan_cap
-          ) AS h
-          -- The row's lexemes read once (one detoast), matched against the question's.
-          CROSS JOIN LATERAL (SELECT tsvector_to_array(h.search_text) AS lexemes OFFSET 0) AS a
-          CROSS JOIN LATERAL (SELECT coalesce(sum(t.idf), 0) AS matched_idf
-                                FROM unnest(in_term_types, in_term_lexemes, in_term_idf) AS t(kind, lexeme, idf)
-                               WHERE t.kind = h.memory_type AND t.lexeme = ANY (a.lexemes)) AS m
+        SELECT h.memory_type, h.id, h.version,
+               h.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * h.length / greatest(avg(h.length) OVER (), 1))) AS score
+          FROM ctxasm.lexical_candidates(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, in_term_types, in_term_lexemes, in_term_idf, in_probe,
+                                         co_scan_cap) AS h
     ),
     lexical AS (
         SELECT l.memory_type, l.id, l.version, l.score,

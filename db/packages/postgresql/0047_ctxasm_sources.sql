@@ -40,11 +40,42 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
     WITH refs AS MATERIALIZED (
         SELECT m.* FROM ctxasm.merged_sources(in_sources) AS m
     )
-    SELECT r, f.origin, f.item
-      FROM refs AS f
-      JOIN ctxasm.memory_row AS r ON r.memory_type = f.memory_type AND r.id = f.id AND r.version = f.version
-     WHERE r.tenant_id = in_tenant_id
-       AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    -- One branch per type, so each reference probes only its own table's primary key.
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'guideline' AND r.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'persona' AND r.memory_type = 'persona' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'toolbox' AND r.memory_type = 'toolbox' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'entity' AND r.memory_type = 'entity' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'workflow' AND r.memory_type = 'workflow' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'kb_document' AND r.memory_type = 'kb_document' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'kb_chunk' AND r.memory_type = 'kb_chunk' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'conversation' AND r.memory_type = 'conversation' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
+        ON f.memory_type = 'summary' AND r.memory_type = 'summary' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
     SELECT ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,
                h.status, h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs,
@@ -155,14 +186,28 @@ CREATE OR REPLACE FUNCTION ctxasm.claim_sources(
 RETURNS SETOF jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     WITH history AS (
-        SELECT s.item FROM jsonb_array_elements(in_sources) AS s(item)
+        SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
+               (s.item -> 'ref' ->> 2)::integer AS version
+          FROM jsonb_array_elements(in_sources) AS s(item)
          WHERE s.item -> 'ref' ->> 0 IN ('summary', 'conversation')
+    ),
+    -- The citations of the history rows, read from their two tables by primary key.
+    citing AS (
+        SELECT m.source_refs FROM history AS h
+          JOIN ctxasm.summarization_memory AS m
+            ON h.memory_type = 'summary' AND m.tenant_id = in_tenant_id AND m.id = h.id AND m.version = h.version
+         WHERE m.source_refs <> '[]'::jsonb
+        UNION ALL
+        SELECT c.source_refs FROM history AS h
+          JOIN ctxasm.conversation_memory AS c
+            ON h.memory_type = 'conversation' AND c.tenant_id = in_tenant_id AND c.id = h.id AND c.version = h.version
+         WHERE c.source_refs <> '[]'::jsonb
     ),
     cited AS (
         SELECT DISTINCT ref.value ->> 'type' AS memory_type, ref.value ->> 'id' AS id,
                (ref.value ->> 'version')::integer AS version
-          FROM ctxasm.source_rows(in_tenant_id, NULL, (SELECT coalesce(jsonb_agg(h.item), '[]') FROM history AS h)) AS x
-          CROSS JOIN LATERAL jsonb_array_elements((x.memory).source_refs) AS ref(value)
+          FROM citing AS x
+          CROSS JOIN LATERAL jsonb_array_elements(x.source_refs) AS ref(value)
          WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
            AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
     ),
