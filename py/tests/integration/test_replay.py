@@ -112,24 +112,6 @@ def test_a_window_of_the_previous_selection_is_unavailable_naming_the_version(de
     assert "selection version context-selection-1 is not the running context-selection-2" in result.reason
 
 
-def test_a_reranked_window_with_candidates_cut_by_its_limit_replays(demo_target):
-    """The reranker's second pass scores only the candidates the first pass kept; those its limit cut rank
-    after every scored one. The recorded sources carry exactly that, so replay rebuilds the same window."""
-    class ByLength:
-        name = "test-reranker:length"
-
-        def logits(self, question, texts):
-            return [round(len(text) / 100.0, 6) for text in texts]
-
-    spec = jane()
-    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
-        window = assemble(PostgresStore(connection), spec, parse_time(AT), reranker=ByLength())
-    assert window.manifest["scorer"] == ByLength.name
-    assert any(cut["slice"] == "evidence" and cut["rows"] > 0 for cut in window.manifest["candidate_cuts"])
-    result = replay_of(demo_target, window.manifest_id)
-    assert result.status == "match", result.reason
-
-
 def test_other_code_is_unavailable(demo_target):
     window = window_for(demo_target)
     tamper(demo_target, window.manifest_id, lambda m: m.update(code_hash="f" * 64))
