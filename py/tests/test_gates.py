@@ -385,3 +385,42 @@ def test_the_signature_table_cites_the_documentation_of_every_entry(tmp_path: Pa
     copy.write_text(json.dumps(broken), encoding="utf-8")
     assert oracle_catalog.check_signature_table(signatures, copy) == \
         ["signatures.json: dbms_lob.getlength cites no documentation section"]
+
+
+# --- tenant_indexes -------------------------------------------------------------------------------------
+
+
+def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
+    from ctxasm.gates import tenant_indexes
+
+    tables = tenant_indexes.memory_tables(REPO)
+    assert {"entity_memory", "entity_memory_history", "context_source_ref_history"} <= tables
+    assert len(tables) == 22
+
+
+@pytest.mark.parametrize("path, old, new, reported", [
+    ("db/schema/postgresql/0080_selection_indexes.sql",
+     "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (tenant_id, subject, predicate);",
+     "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (subject, predicate, tenant_id);",
+     "index on entity_memory (subject, predicate, tenant_id): does not lead with tenant_id"),
+    ("db/schema/postgresql/0020_memory_tables.sql",
+     "CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)",
+     "CONSTRAINT entity_memory_pk PRIMARY KEY (id, tenant_id, version)",
+     "PRIMARY KEY of entity_memory leads with id, not tenant_id"),
+    ("db/schema/postgresql/0030_row_history.sql",
+     "'CREATE INDEX %I ON ctxasm.%I (tenant_id, id, version)'",
+     "'CREATE INDEX %I ON ctxasm.%I (id, version)'",
+     "index on every memory table (id, version): does not lead with tenant_id"),
+    ("db/schema/postgresql/0020_memory_tables.sql",
+     "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n) PARTITION BY LIST (tenant_id);",
+     "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n);",
+     "index on summarization_memory (search_text): a gin index on a table not partitioned by tenant_id"),
+])
+def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(repo_copy: Path, capsys, path: str,
+                                                                            old: str, new: str,
+                                                                            reported: str) -> None:
+    from ctxasm.gates import tenant_indexes
+
+    _edit(repo_copy / path, old, new)
+    assert tenant_indexes.main(["--repo", str(repo_copy)]) == 1
+    assert reported in capsys.readouterr().out
