@@ -224,11 +224,11 @@ def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -
 
 
 def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0010_ctx_session.sql",
-          "MESSAGE = 'invalid_argument: in_tenant_id must not be empty'",
-          "MESSAGE = 'unknown_tenant: in_tenant_id must not be empty'")
+    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+          "MESSAGE = 'invalid_argument: in_display_name must not be empty'",
+          "MESSAGE = 'invalid_claim: in_display_name must not be empty'")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "CX108 raised with message 'unknown_tenant: ...'" in capsys.readouterr().out
+    assert "CX108 raised with message 'invalid_claim: ...'" in capsys.readouterr().out
 
 
 def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:

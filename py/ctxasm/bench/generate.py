@@ -170,7 +170,7 @@ def _move(connection: Any, tenant_id: str, kind: str, rows: list[tuple[Any, ...]
     """One batch: COPY into staging, one INSERT ... SELECT, then the UPDATEs that retire versions."""
     table, columns, expressions = _TARGETS[kind]
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        PostgresStore(connection).set_tenant(tenant_id)
         connection.execute(_STAGE_DDL)
         connection.execute("TRUNCATE bench_stage")
         with connection.cursor().copy(f"COPY bench_stage ({', '.join(_STAGE)}) FROM STDIN") as copy:
@@ -335,7 +335,7 @@ def build_tenant(connection: Any, plan_: TenantPlan, log: Callable[[str], None])
         connection.commit()
         log(f"{plan_.tenant_id}: HNSW index rebuilt in {time.perf_counter() - index_started:.0f} s")
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (plan_.tenant_id,))
+        store.set_tenant(plan_.tenant_id)
         report.history_rows = sum(connection.execute(
             f"SELECT count(*) FROM ctxasm.{table}_history").fetchone()[0] for table, _, _ in _TARGETS.values())
     connection.execute("ANALYZE")

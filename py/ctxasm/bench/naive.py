@@ -1,7 +1,7 @@
 """The naive baseline the benchmark compares the assembler with, written for that comparison only.
 
-It reads every memory row of the tenant into Python (one SELECT on the memory_row view, row-level security
-keeping it to the tenant), then does in Python what select_window does in the database: scope and
+It reads every memory row of the tenant into Python (one SELECT on the memory_row view, as the owner: the
+application role may read no table; row-level security keeps it to the tenant), then does in Python what select_window does in the database: scope and
 lifecycle filters, dedup on normalised text, narrowest fixed rows per key, a simple lexical-overlap score,
 sort. Every knowledge-base row in scope is an evidence candidate (there is no retrieval index to bound
 them). It then hands a selection of the same shape to the project's own `window.compose` (same budget,
@@ -17,7 +17,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..store import PostgresStore
+from ..store import SET_TENANT, PostgresStore
 from ..timing import phase
 from ..window import WindowSpec, compose
 
@@ -61,7 +61,7 @@ class NaiveAssembler:
 
     def _read_all(self, tenant_id: str) -> list[tuple[Any, ...]]:
         with self.connection.pipeline():
-            self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+            self.connection.execute(SET_TENANT, (self.store.claims.claim_for(tenant_id),))
             cursor = self.connection.execute(f"SELECT {_COLUMNS} FROM ctxasm.memory_row")
         self.round_trips += 1
         return cursor.fetchall()

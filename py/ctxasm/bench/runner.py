@@ -101,7 +101,8 @@ def run_assembler(target: Any, tenant_id: str, size: int, questions: list[str], 
 
 def run_naive(target: Any, tenant_id: str, size: int, questions: list[str], max_seconds: float,
               log: Callable[[str], None]) -> Measurement:
-    with pgconn.connect(target, pgconn.app_login()) as connection:
+    # The naive baseline reads the tables themselves, which only the owner may (RLS still applies to it).
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
         naive = NaiveAssembler(connection)
 
         def assemble_one(question: str) -> dict[str, Any]:
@@ -116,9 +117,10 @@ def peak_memory(target: Any, tenant_id: str, question: str) -> dict[str, float]:
     """Peak Python heap (tracemalloc) of one assembly with each assembler, measured apart from the latency
     runs because tracing slows Python down. The rows a driver holds are Python objects, so they count."""
     peaks: dict[str, float] = {}
-    with pgconn.connect(target, pgconn.app_login()) as connection:
+    with pgconn.connect(target, pgconn.app_login()) as connection, \
+            pgconn.connect(target, pgconn.owner_login()) as owner_connection:
         store = PostgresStore(connection)
-        naive = NaiveAssembler(connection)
+        naive = NaiveAssembler(owner_connection)
         query_embedding(question)  # load the embedding model before tracing: it is not per-assembly memory
         for name, run in (("assembler", lambda: assemble(store, spec_for(tenant_id, question),
                                                          generate.EVALUATION_TIME)),

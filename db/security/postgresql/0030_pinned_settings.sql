@@ -1,0 +1,47 @@
+--liquibase formatted sql
+
+--changeset ctxasm:pg-sec-0030-pin-definer-settings dbms:postgresql runAlways:true splitStatements:false
+--comment: A SECURITY DEFINER function runs with the caller's settings unless it sets its own. The caller could
+--comment: then change what a contract routine returns: a tiny hnsw.ef_search or enable_indexscan = off changes
+--comment: which vector hits come back (and turns the shared HNSW index into a probe of other tenants' rows).
+--comment: So every definer routine that reads memory pins every planner setting (the "Query Tuning" group:
+--comment: enable_*, costs, GEQO, join limits, JIT) and work_mem to the deployment's values, pgvector's scan
+--comment: settings to ours, and row_security, TimeZone and the text search configuration; ctx_session's two
+--comment: definer functions read only the key table and pin only search_path. Run on every deployment, after
+--comment: the packages: CREATE OR REPLACE of a routine drops the settings ALTER FUNCTION added.
+DO $$
+DECLARE
+    l_function regprocedure;
+    l_actions  text;
+BEGIN
+    -- Load pgvector in this session, so its hnsw.* settings are known (and user-settable), not placeholders.
+    PERFORM '[0]'::public.vector;
+    SELECT string_agg(a.action, ' ' ORDER BY a.action) INTO l_actions
+      FROM (
+          SELECT format('SET %s FROM CURRENT', s.name) AS action
+            FROM pg_catalog.pg_settings AS s
+           WHERE (s.category LIKE 'Query Tuning%' OR s.name IN ('work_mem', 'hash_mem_multiplier'))
+             AND s.context = 'user'
+          UNION ALL
+          SELECT v.action
+            FROM (VALUES
+                ('SET hnsw.ef_search = 100'),
+                ('SET hnsw.iterative_scan = strict_order'),
+                ('SET hnsw.max_scan_tuples = 20000'),
+                ('SET hnsw.scan_mem_multiplier = 1'),
+                ('SET row_security = on'),
+                ('SET "TimeZone" = ''UTC'''),
+                ('SET default_text_search_config = ''pg_catalog.english''')
+            ) AS v (action)
+      ) AS a;
+    FOR l_function IN
+        SELECT p.oid::regprocedure
+          FROM pg_catalog.pg_proc AS p
+          JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+         WHERE p.prosecdef AND n.nspname IN ('ctx_memory', 'ctx_assembly', 'ctx_tools')
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s %s', l_function, l_actions);
+    END LOOP;
+END;
+$$;
+--rollback SELECT 1;
