@@ -155,7 +155,9 @@ def _mcp(args: argparse.Namespace) -> int:
     from . import pgconn
     from .assembler import parse_time
     from .manager import Caller, MemoryManager
-    from .mcp_server import build_server
+    import anyio
+
+    from .mcp_server import build_server, serve_stdio
     from .store import PostgresStore
 
     claims = _claims(args, scoped=True)
@@ -167,7 +169,7 @@ def _mcp(args: argparse.Namespace) -> int:
     manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
     _log(f"ctxasm mcp: serving tenant {args.tenant} on stdio; current window {manifest_id or '(none yet)'}")
     try:
-        build_server(manager).run(transport="stdio", show_banner=False)
+        anyio.run(serve_stdio, build_server(manager))
     finally:
         connection.close()
     return 0

@@ -159,6 +159,15 @@ def shortened(value: object, limit: int = 200) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
+def brief_message(message: str, value: object, limit: int = 200) -> str:
+    """A validator's message with the bad value it quotes cut to `limit` characters (jsonschema quotes the
+    whole instance: a 100,000-character argument would come back whole)."""
+    full = repr(value)
+    if len(full) > limit and full in message:
+        message = message.replace(full, shortened(value, limit))
+    return message if len(message) <= 2 * limit + 200 else message[:2 * limit + 200] + "..."
+
+
 _SQLSTATE = re.compile(r"^CX(\d{3})$")
 _ORA = re.compile(r"ORA-20(\d{3})")
 

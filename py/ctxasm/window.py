@@ -115,7 +115,8 @@ def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -
         if stored is None or not text or record is None:
             continue
         if item["slice"] not in RECORD_SLICES:
-            costs[tier] = stored
+            if item.get("role") in render.TAIL_ROLES:  # a quoted turn costs its record, not its bare text
+                costs[tier] = stored
         elif len(text) >= JOIN_MIN_CHARS and render.escape(text) == text and record.endswith(text + _CONTENT_END):
             costs[tier] = count_joined(record[:len(record) - len(text) - len(_CONTENT_END)], text, _CONTENT_END,
                                        stored)
@@ -127,8 +128,8 @@ def _fit_candidates(selection: Mapping[str, Any], budget: budgets.Budget, alloca
                     ) -> tuple[dict[str, SliceFit], dict[str, dict[str, int]]]:
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
     for item in selection["candidates"]:
-        tiers = (_record_tiers(item) if item["slice"] in RECORD_SLICES
-                 else {"full": item["tiers"]["full"]})  # turns are native messages: whole or not at all
+        tiers = (_record_tiers(item) if item["slice"] in RECORD_SLICES  # turns: whole or not at all
+                 else {"full": render.tail_turn(render.memory_id(item["ref"]), item["role"], item["tiers"]["full"])[1]})
         by_slice[item["slice"]].append(
             Candidate(key=_ref_key(item["ref"]), slice=item["slice"], tiers=tiers,
                       required=bool(item.get("required")), ref=item,
@@ -173,7 +174,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         fits, slice_report = _fit_candidates(selection, budget, allocation)
 
     tail_seated = sorted(fits["volatile_tail"].seated, key=lambda s: (s.candidate.ref["turn_index"] or 0))
-    tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in tail_seated]
+    tail = [render.tail_turn(render.memory_id(s.candidate.ref["ref"]), s.candidate.ref["role"],
+                             s.candidate.ref["tiers"]["full"]) for s in tail_seated]
     records = [(name, seat) for name in RECORD_SLICES
                for seat in sorted(fits[name].seated, key=lambda s: s.candidate.ref["selection_rank"])]
     user = render.user_message([seat.candidate.tiers[seat.tier] for _, seat in records], spec.question)

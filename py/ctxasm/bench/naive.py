@@ -1,12 +1,13 @@
 """The naive baseline the benchmark compares the assembler with, written for that comparison only.
 
 It reads every memory row of the tenant into Python (one SELECT on the memory_row view, as the owner: the
-application role may read no table; row-level security keeps it to the tenant), then does in Python what select_window does in the database: scope and
-lifecycle filters, dedup on normalised text, narrowest fixed rows per key, a simple lexical-overlap score,
-sort. Every knowledge-base row in scope is an evidence candidate (there is no retrieval index to bound
-them). It then hands a selection of the same shape to the project's own `window.compose` (same budget,
-fitting, rendering and token counting, without stored counts) and records the manifest with the same
-`record_manifest`, so the two assemblers differ only in where and how the rows are selected.
+application role may read no table; row-level security keeps it to the tenant), then does in Python what
+select_window does in the database: scope and lifecycle filters, dedup on normalised text, narrowest fixed
+rows per key, a simple lexical-overlap score, sort. Every knowledge-base row in scope is an evidence
+candidate (there is no retrieval index to bound them). It then hands a selection of the same shape to the
+project's own `window.compose` (same budget, fitting, rendering and token counting, without stored counts)
+and records the manifest with the same `record_manifest`, so the two assemblers differ only in where and how
+the rows are selected.
 Not a product path: no conflicts, no annotations, no required facts, no reranker.
 """
 
