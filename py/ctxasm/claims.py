@@ -190,7 +190,7 @@ def ensure_key() -> str:
         return key
     path = key_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(32) + secrets.token_urlsafe(16)
+    key = secrets.token_urlsafe(32)  # 43 characters, 256 random bits
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(key + "\n")

@@ -58,11 +58,12 @@ CREATE OR REPLACE FUNCTION ctx_admin.set_claim_key(in_key varchar) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     co_min_length constant integer := 32;
+    co_max_length constant integer := 256;  -- the Oracle twin keeps the key in a raw(256)
     l_pads record;
 BEGIN
-    IF in_key IS NULL OR octet_length(in_key) < co_min_length THEN
+    IF in_key IS NULL OR octet_length(in_key) NOT BETWEEN co_min_length AND co_max_length THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
-            'invalid_argument: in_key must be at least %s bytes of secret text', co_min_length);
+            'invalid_argument: in_key must be %s to %s bytes of secret text', co_min_length, co_max_length);
     END IF;
     l_pads := ctxasm.hmac_pads(convert_to(in_key, 'UTF8'));
     UPDATE ctxasm.ctx_hmac_key AS k

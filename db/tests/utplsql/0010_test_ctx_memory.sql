@@ -60,8 +60,8 @@ create or replace package test_ctx_memory authid definer is
    --%test(erase scrubs the text of every version and returns the number of versions)
    procedure erase_scrubs_every_version;
 
-   --%test(set_tenant of an unregistered tenant raises unknown_tenant and leaves no tenant set)
-   procedure set_tenant_rejects_unknown_tenant;
+   --%test(set_tenant with a claim for an unregistered tenant raises invalid_claim and leaves no tenant set)
+   procedure set_tenant_rejects_an_unregistered_tenant;
 
    --%test(VPD: another tenant, or no tenant, sees none of the rows)
    procedure other_tenant_sees_nothing;
@@ -166,7 +166,7 @@ create or replace package body test_ctx_memory is
       l_status  varchar2(16);
       l_tenant  varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_1', 'First fact.'));
       l_expect := ut.expect(l_id);
       l_expect.to_equal('ut_put_1');
@@ -192,7 +192,7 @@ create or replace package body test_ctx_memory is
    procedure put_memory_rejects_unknown_type is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => 'rumour', in_record => fact_json('ut_put_3', 'Unknown type.'));
    end put_memory_rejects_unknown_type;
 
@@ -201,7 +201,7 @@ create or replace package body test_ctx_memory is
       l_id      varchar2(128);
       l_message varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       begin
          l_id := ctx_memory.put_memory(
                     in_memory_type => co_entity,
@@ -224,7 +224,7 @@ create or replace package body test_ctx_memory is
    procedure put_memory_rejects_duplicate_id is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Once.'));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Twice.'));
    end put_memory_rejects_duplicate_id;
@@ -238,7 +238,7 @@ create or replace package body test_ctx_memory is
       l_old_until   timestamp with time zone;
       l_new_from    timestamp with time zone;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_sup_1', 'Scores 0.92.'));
       l_new_version := ctx_memory.supersede(
                           in_memory_type => co_entity,
@@ -265,7 +265,7 @@ create or replace package body test_ctx_memory is
    procedure supersede_needs_an_active_version is
       l_version number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => 'ut_never_written',
                                         in_record => '{"content": "Nothing to replace."}');
    end supersede_needs_an_active_version;
@@ -276,7 +276,7 @@ create or replace package body test_ctx_memory is
       l_status  varchar2(16);
       l_deleted timestamp with time zone;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_del_1', 'To delete.'));
       ctx_memory.delete_memory(in_memory_type => co_entity, in_id => l_id);
       select e.status, e.deleted_at into l_status, l_deleted from entity_memory e where e.id = l_id;
@@ -293,7 +293,7 @@ create or replace package body test_ctx_memory is
       l_erased  number;
       l_kept    number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_1', 'Secret v1.'));
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
                                         in_record => '{"content": "Secret v2."}');
@@ -306,16 +306,16 @@ create or replace package body test_ctx_memory is
       l_expect.to_equal(0);
    end erase_scrubs_every_version;
 
-   procedure set_tenant_rejects_unknown_tenant is
+   procedure set_tenant_rejects_an_unregistered_tenant is
       l_expect ut_expectation;
       l_raised boolean := false;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       begin
-         ctx_session.set_tenant(in_tenant_id => 'ut-memory-nobody');
+         ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => 'ut-memory-nobody'));
       exception
          when others then
-            if sqlcode <> ctx_errors.co_unknown_tenant then
+            if sqlcode <> ctx_errors.co_invalid_claim then
                raise;
             end if;
             l_raised := true;
@@ -325,17 +325,17 @@ create or replace package body test_ctx_memory is
       -- the context is cleared first, so a failed call never leaves tenant A in place
       l_expect := ut.expect(ctx_session.current_tenant());
       l_expect.to_be_null();
-   end set_tenant_rejects_unknown_tenant;
+   end set_tenant_rejects_an_unregistered_tenant;
 
    procedure other_tenant_sees_nothing is
       l_expect ut_expectation;
       l_id     varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_vpd_1', 'Tenant A only.'));
       l_expect := ut.expect(visible_versions(l_id));
       l_expect.to_equal(1);
-      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_b));
       l_expect := ut.expect(visible_versions(l_id));
       l_expect.to_equal(0);
       ctx_session.clear_tenant;
@@ -349,15 +349,19 @@ create or replace package body test_ctx_memory is
       l_version  number;
       l_snapshot varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_1', 'Scores 0.92.'));
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_snapshot := ctx_memory.capture_snapshot();
       l_expect := ut.expect(l_snapshot);
       l_expect.to_match('^[0-9]+$');
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
                                         in_record => '{"content": "Scores 0.78."}');
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_equal('1:active');
       l_expect := ut.expect(versions_at(ctx_memory.capture_snapshot(), l_id));
@@ -369,14 +373,16 @@ create or replace package body test_ctx_memory is
       l_id       varchar2(128);
       l_snapshot varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_2', 'Tenant A.'));
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_snapshot := ctx_memory.capture_snapshot();
-      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_b));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_be_null();
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_equal('1:active');
    end rows_as_of_is_tenant_scoped;
@@ -384,7 +390,7 @@ create or replace package body test_ctx_memory is
    procedure rows_as_of_rejects_bad_snapshot is
       l_rows sys_refcursor;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => 'not-an-scn');
    end rows_as_of_rejects_bad_snapshot;
 end test_ctx_memory;

@@ -251,7 +251,7 @@ create or replace package body test_ctx_assembly is
       ctx_admin.register_tenant(in_tenant_id => co_other_tenant, in_display_name => 'utPLSQL other tenant');
       ctx_admin.register_tenant(in_tenant_id => co_empty_tenant, in_display_name => 'utPLSQL tenant, no budget');
 
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'persona',
@@ -303,7 +303,7 @@ create or replace package body test_ctx_assembly is
                                              'Helios-RAG answers in 400 ms at the median.')
               );
 
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'entity',
@@ -340,7 +340,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_scorer   varchar2(200);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.engine'), json_value(l_window, '$.tenant_id'),
              json_value(l_window, '$.snapshot'), json_value(l_window, '$.scorer')
@@ -361,7 +361,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 2));
       l_expect.to_equal('current:true');
@@ -377,7 +377,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'summary', 'ut_s_july', 1));
       l_expect.to_equal('historical:false');
@@ -389,7 +389,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_before);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 1));
       l_expect.to_equal('current:false');
@@ -403,7 +403,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_expired', 1));
       l_expect.to_equal('lifecycle:expired');
@@ -417,11 +417,11 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(0);
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(1);
@@ -435,7 +435,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_version  number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.snapshot') into l_snapshot from dual;
       l_version := ctx_memory.supersede(
@@ -445,6 +445,8 @@ create or replace package body test_ctx_assembly is
                                         || '"content": "Helios-RAG answers in 350 ms at the median (re-run)."}'
                    );
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_expect := ut.expect(l_version);
       l_expect.to_equal(2);
       -- now: version 2 is the fact and version 1 is excluded as superseded
@@ -471,28 +473,28 @@ create or replace package body test_ctx_assembly is
    procedure window_needs_a_budget is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_empty_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_empty_tenant));
       l_window := window_at(co_after);
    end window_needs_a_budget;
 
    procedure window_rejects_unknown_intent is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_intent => 'small_talk');
    end window_rejects_unknown_intent;
 
    procedure window_rejects_empty_question is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_question => ' ');
    end window_rejects_empty_question;
 
    procedure window_rejects_bad_snapshot is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_snapshot => 'yesterday');
    end window_rejects_bad_snapshot;
 
@@ -503,7 +505,7 @@ create or replace package body test_ctx_assembly is
       l_events   number;
       l_refs     varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_manifest := '{"mode": "live", "request_hash": "' || co_hash || '", '
                     || '"scope": {"user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_main"}, '
                     || '"budget_ref": ["guideline", "ut_budget", 1], '
@@ -534,7 +536,7 @@ create or replace package body test_ctx_assembly is
    procedure manifest_needs_a_request_hash is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_assembly.record_manifest(
                  in_manifest => to_clob('{"request_hash": "not-a-hash", "budget_ref": ["guideline", "ut_budget", 1], '
                                         || '"memories": [], "excluded": [], "required_refs": []}')

@@ -922,5 +922,145 @@ create or replace package body ctx_memory is
       end;
       return l_rows;
    end rows_as_of;
+
+   function read_event(in_event_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_event     clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_object('event_type' value m.event_type, 'content' value m.content,
+                         'content_json' value m.content_json null on null returning clob)
+        into l_event
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_event_id
+         and m.role = 'event'
+         and m.status = co_active;
+      return l_event;
+   exception
+      when no_data_found then
+         return null;
+   end read_event;
+
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
+      co_max_refs constant pls_integer := 10000;
+      co_bad_refs constant varchar2(200) :=
+         'in_refs must be a JSON array of at most 10000 [type, id, version] references';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_element   json_element_t;
+      l_refs      json_array_t;
+      l_ref       json_array_t;
+      l_result    json_object_t := json_object_t();
+      l_pair      json_array_t;
+      l_table     user_tab_columns.table_name%type;
+      l_id        varchar2(4000);
+      l_version   number;
+      l_now       varchar2(16);
+      l_then      varchar2(16);
+      l_scn       number;
+      l_member    json_element_t;
+      l_last      pls_integer;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_snapshot,
+            in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN from capture_snapshot'
+         );
+      end if;
+      l_scn := to_number(in_snapshot);
+      begin
+         l_element := json_element_t.parse(in_refs);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end;
+      if l_element is null or not l_element.is_array() then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_refs := treat(l_element as json_array_t);
+      if l_refs.get_size() > co_max_refs then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_member := l_refs.get(i);
+         if not l_member.is_array() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_ref := treat(l_member as json_array_t);
+         if l_ref.get_size() <> 3 then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_member := l_ref.get(2);
+         if not l_member.is_number() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_table := table_for_type(in_memory_type => l_ref.get_string(0));
+         l_id := l_ref.get_string(1);
+         l_version := l_ref.get_number(2);
+         begin
+            execute immediate 'select t.status from ' || l_table || ' t'
+                              || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+               into l_now
+               using l_tenant_id, l_id, l_version;
+         exception
+            when no_data_found then
+               l_now := null;
+         end;
+         if l_now is not null then
+            begin
+               execute immediate 'select t.status from ' || l_table || ' as of scn :b_scn t'
+                                 || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+                  into l_then
+                  using l_scn, l_tenant_id, l_id, l_version;
+            exception
+               when no_data_found or e_invalid_scn or e_snapshot_not_found then
+                  -- not readable at the snapshot (written later, or the undo no longer reaches it)
+                  l_then := null;
+            end;
+            l_pair := json_array_t();
+            l_pair.append(l_now);
+            if l_then is null then
+               l_pair.append_null();
+            else
+               l_pair.append(l_then);
+            end if;
+            l_result.put(l_ref.get_string(0) || ':' || l_id || ':' || to_char(l_version), l_pair);
+         end if;
+      end loop;
+      return l_result.to_clob();
+   end row_states;
+
+   function inventory return clob is
+      type t_type_tab is table of varchar2(32);
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_types     t_type_tab := t_type_tab('guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
+                                           'kb_chunk', 'conversation', 'summary', 'compression', 'source_ref');
+      l_counts    sys_refcursor;
+      l_status    varchar2(16);
+      l_rows      number;
+      l_entry     json_object_t;
+      l_result    json_array_t := json_array_t();
+      l_sql       varchar2(400);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      for i in 1 .. l_types.count loop
+         l_sql := 'select t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
+                  || ' t where t.tenant_id = :b_tenant_id group by t.status order by t.status';
+         open l_counts for l_sql using l_tenant_id;
+         loop
+            fetch l_counts into l_status, l_rows;
+            exit when l_counts%notfound;
+            l_entry := json_object_t();
+            l_entry.put('memory_type', l_types(i));
+            l_entry.put('status', l_status);
+            l_entry.put('rows', l_rows);
+            l_result.append(l_entry);
+         end loop;
+         close l_counts;
+      end loop;
+      return l_result.to_clob();
+   end inventory;
 end ctx_memory;
 /

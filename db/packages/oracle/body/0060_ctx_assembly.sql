@@ -8,6 +8,8 @@ create or replace package body ctx_assembly is
    -- exceptions: VECTOR_EMBEDDING and PREDICTION name their model in the SQL text, so those calls are dynamic
    -- (question_embedding, reranker_scores) and the package compiles and runs without the models.
 
+   -- characters; bounds the work one call can ask for
+   co_max_question constant pls_integer := 8000;
    co_engine            constant varchar2(30) := 'oracle';
    co_selection_version constant varchar2(30) := 'context-selection-1';
    co_lexical_scorer    constant varchar2(30) := 'lexical-overlap-1';
@@ -801,9 +803,16 @@ create or replace package body ctx_assembly is
       l_require        pls_integer;
       l_result         clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_question, in_detail => 'the question must not be empty');
+      end if;
+      if length(in_question) > co_max_question then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_question,
+            in_detail => 'in_question is ' || to_char(length(in_question)) || ' characters long, at most '
+                         || to_char(co_max_question) || ' are allowed'
+         );
       end if;
       if in_evaluation_time is null then
          ctx_errors.raise_error(
@@ -1644,6 +1653,8 @@ create or replace package body ctx_assembly is
    procedure insert_source_ref(
       in_manifest_id in varchar2,
       in_number      in pls_integer,
+      in_user_id     in varchar2,
+      in_agent_id    in varchar2,
       in_thread_id   in varchar2,
       in_ref         in json_array_t,
       in_relation    in varchar2
@@ -1652,6 +1663,17 @@ create or replace package body ctx_assembly is
       l_id     context_source_ref.id%type;
    begin
       l_record.put('id', in_manifest_id || ':' || to_char(in_number));
+      -- the manifest's scope, so a session whose claim names a user and agent writes rows it may write
+      if in_user_id is null then
+         l_record.put_null('user_id');
+      else
+         l_record.put('user_id', in_user_id);
+      end if;
+      if in_agent_id is null then
+         l_record.put_null('agent_id');
+      else
+         l_record.put('agent_id', in_agent_id);
+      end if;
       if in_thread_id is null then
          l_record.put_null('thread_id');
       else
@@ -1736,6 +1758,7 @@ create or replace package body ctx_assembly is
          l_agent_id := member_text(in_object => l_scope, in_key => 'agent_id');
          l_thread_id := member_text(in_object => l_scope, in_key => 'thread_id');
       end if;
+      l_tenant_id := ctx_session.require_scope(in_user_id => l_user_id, in_agent_id => l_agent_id);
 
       -- The context_manifest event.
       l_record.put('id', l_id);
@@ -1773,6 +1796,8 @@ create or replace package body ctx_assembly is
          insert_source_ref(
             in_manifest_id => l_id,
             in_number      => l_count,
+            in_user_id     => l_user_id,
+            in_agent_id    => l_agent_id,
             in_thread_id   => l_thread_id,
             in_ref         => checked_ref(
                                  in_ref      => object_member(in_value => l_value, in_key => 'ref'),
@@ -1788,6 +1813,8 @@ create or replace package body ctx_assembly is
             insert_source_ref(
                in_manifest_id => l_id,
                in_number      => l_count,
+               in_user_id     => l_user_id,
+               in_agent_id    => l_agent_id,
                in_thread_id   => l_thread_id,
                in_ref         => checked_ref(in_ref => l_value, in_relation => 'compression'),
                in_relation    => 'compression'
@@ -1811,6 +1838,8 @@ create or replace package body ctx_assembly is
                insert_source_ref(
                   in_manifest_id => l_id,
                   in_number      => l_count,
+                  in_user_id     => l_user_id,
+                  in_agent_id    => l_agent_id,
                   in_thread_id   => l_thread_id,
                   in_ref         => checked_ref(
                                        in_ref      => object_member(in_value => l_value, in_key => 'source'),
@@ -1828,6 +1857,8 @@ create or replace package body ctx_assembly is
          insert_source_ref(
             in_manifest_id => l_id,
             in_number      => l_count,
+            in_user_id     => l_user_id,
+            in_agent_id    => l_agent_id,
             in_thread_id   => l_thread_id,
             in_ref         => checked_ref(
                                  in_ref      => object_member(in_value => l_value, in_key => 'ref'),
@@ -1840,11 +1871,57 @@ create or replace package body ctx_assembly is
       insert_source_ref(
          in_manifest_id => l_id,
          in_number      => l_count,
+         in_user_id     => l_user_id,
+         in_agent_id    => l_agent_id,
          in_thread_id   => l_thread_id,
          in_ref         => l_budget_ref,
          in_relation    => 'budget'
       );
       return l_id;
    end record_manifest;
+
+   function read_manifest(in_manifest_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_manifest  clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_serialize(m.content_json returning clob)
+        into l_manifest
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_manifest_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active';
+      return l_manifest;
+   exception
+      when no_data_found then
+         return null;
+   end read_manifest;
+
+   function latest_manifest_id(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return varchar2 is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_id        conversation_memory.id%type;
+   begin
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
+      select m.id
+        into l_id
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active'
+         and decode(m.user_id, in_user_id, 1, 0) = 1
+         and decode(m.agent_id, in_agent_id, 1, 0) = 1
+         and decode(m.thread_id, in_thread_id, 1, 0) = 1
+       order by m.created_at desc, m.id desc
+       fetch first 1 row only;
+      return l_id;
+   exception
+      when no_data_found then
+         return null;
+   end latest_manifest_id;
 end ctx_assembly;
 /

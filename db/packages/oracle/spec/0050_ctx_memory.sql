@@ -93,5 +93,35 @@ create or replace package ctx_memory authid definer is
     *         -20107 invalid_snapshot when in_snapshot is not an SCN or Oracle rejects it (ORA-08180/08181)
     */
    function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor;
+
+   /**
+    * One active conversation event of the session's tenant (a tool result, a recorded request).
+    * Reads CONVERSATION_MEMORY; writes nothing.
+    * @param in_event_id the event's id
+    * @return a CLOB holding {"event_type", "content", "content_json"}, or NULL when there is no such event
+    * @throws -20102 tenant_not_set
+    */
+   function read_event(in_event_id in conversation_memory.id%type) return clob;
+
+   /**
+    * For each [type, id, version] of in_refs: the row version's status now and at the snapshot (AS OF SCN),
+    * for replay to check before it selects again. Versions the session cannot see now are left out.
+    * Reads the types' tables now and AS OF SCN; writes nothing.
+    * @param in_refs a JSON array of at most 10,000 [type, id, version] references
+    * @param in_snapshot a value returned by capture_snapshot
+    * @return a CLOB holding {"type:id:version": [status now, status then or null]}
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type, -20107 invalid_snapshot,
+    *         -20108 invalid_argument when in_refs is not such an array
+    */
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob;
+
+   /**
+    * The session's row versions counted per memory type and status.
+    * Reads every memory table; writes nothing.
+    * @return a CLOB holding [{"memory_type", "status", "rows"}], by type (the order of the memory types) and
+    *         status
+    * @throws -20102 tenant_not_set
+    */
+   function inventory return clob;
 end ctx_memory;
 /
