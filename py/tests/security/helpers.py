@@ -19,6 +19,14 @@ def admin_session(target) -> psycopg.Connection:
     return psycopg.connect(target.conninfo(target.admin), autocommit=True)
 
 
+def become(connection: psycopg.Connection, tenant: str) -> None:
+    """Scope the connection's transaction to `tenant` the way the application does (PostgresStore.set_tenant: a
+    claim minted with the deployment's key)."""
+    from ctxasm.store import PostgresStore
+
+    PostgresStore(connection).set_tenant(tenant)
+
+
 def claim(tenant: str, user: str | None = None, agent: str | None = None, **options) -> str:
     from ctxasm import claims
 

@@ -21,7 +21,7 @@ import pytest
 from ctxasm import pgconn
 
 from ..conftest import TEST_DATABASE
-from .helpers import QUESTION, admin_session, app_session, claim, refusal
+from .helpers import QUESTION, admin_session, app_session, become, claim, refusal
 
 
 def _b64(data: dict | bytes) -> str:
@@ -75,7 +75,7 @@ def test_every_bad_claim_gets_the_same_error_naming_no_tenant(demo_target):
 
 def test_a_valid_claim_scopes_the_transaction_to_its_tenant_only(demo_target):
     with app_session(demo_target) as app:
-        app.execute("SELECT ctx_session.set_tenant(%s)", (claim("acme"),))
+        become(app, "acme")
         assert app.execute("SELECT ctx_session.current_tenant()").fetchone()[0] == "acme"
         counted = app.execute("SELECT ctx_memory.inventory()").fetchone()[0]
         app.commit()

@@ -22,7 +22,7 @@ from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
 from ..conftest import REPO, SCENARIOS
-from .helpers import app_session, claim, refusal
+from .helpers import app_session, become, refusal
 
 AT = parse_time("2026-09-28T12:00:00")
 LONG = "helios " * 1500  # 10,500 characters
@@ -37,7 +37,7 @@ def test_a_question_over_8000_characters_is_refused_in_python_naming_it(demo_tar
 
 def test_select_window_refuses_a_question_over_8000_characters(demo_target):
     with app_session(demo_target) as app:
-        app.execute("SELECT ctx_session.set_tenant(%s)", (claim("acme"),))
+        become(app, "acme")
         answer = refusal(app, "SELECT ctx_assembly.select_window('jane', 'research-assistant', NULL, 'fact_check', "
                               "%s, %s)", (AT, LONG))
     assert answer is not None and answer[0] == "CX113" and "in_question" in answer[1] and len(answer[1]) < 200
@@ -115,10 +115,10 @@ def test_the_manager_refuses_a_stored_tool_whose_schema_leaves_a_string_unbounde
 
 def test_the_database_bounds_lookup_arguments_and_quotes_little(demo_target):
     with app_session(demo_target) as app:
-        app.execute("SELECT ctx_session.set_tenant(%s)", (claim("acme"),))
+        become(app, "acme")
         answer = refusal(app, "SELECT ctx_tools.lookup_entity('jane', 'research-assistant', %s, %s, 'p')",
                          (AT, "s" * 100_000))
         assert answer is not None and answer[0] == "CX108" and "in_subject" in answer[1] and len(answer[1]) < 200
-        app.execute("SELECT ctx_session.set_tenant(%s)", (claim("acme"),))
+        become(app, "acme")
         answer = refusal(app, "SELECT ctx_memory.supersede('entity', %s, '{}'::jsonb)", ("i" * 100_000,))
         assert answer is not None and answer[0] == "CX106" and len(answer[1]) < 400
