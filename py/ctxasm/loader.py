@@ -1,7 +1,10 @@
 """`ctxasm load FILE.json`: validate a scenario file, then load it through the write API in one transaction.
 
 Nothing is written unless the whole file is valid and every row is accepted by the database: any error rolls
-the transaction back and names the file, the JSON path and what is wrong.
+the transaction back and names the file, the JSON path and what is wrong. On Oracle the load commits once
+per tenant instead (a store's `commits_each_tenant`): Oracle Text indexes new rows at commit under the
+committing session's VPD context, so one transaction holds one tenant's rows (docs/oracle.md). A database
+error there leaves the tenants before it loaded and rolls back the rest.
 """
 
 from __future__ import annotations
@@ -119,6 +122,7 @@ class LoadReport:
 def load_document(store: MemoryStore, document: dict[str, Any], name: str,
                   on_progress: ProgressCallback | None = None) -> LoadReport:
     """Write every tenant and memory of a validated document, then commit; roll back on any error.
+    A store that `commits_each_tenant` (Oracle) commits after each tenant's rows, while that tenant is set.
     `on_progress` is called once per memory written."""
     report = LoadReport(path=name)
     started = time.perf_counter()
@@ -144,6 +148,8 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
                 report.rows[(tenant_id, kind)] += 1
                 if on_progress is not None:
                     on_progress(1)
+            if store.commits_each_tenant:
+                store.commit()
         store.commit()
     except BaseException:
         store.rollback()

@@ -96,6 +96,8 @@ class MemoryStore(Protocol):
     tenant (ctxasm.claims): the database, not this layer, decides whether the claim holds."""
 
     engine: str
+    # True where a bulk load must commit each tenant's rows on their own (Oracle Text under VPD: loader.py)
+    commits_each_tenant: bool
 
     def register_tenant(self, tenant_id: str, display_name: str) -> None: ...
     def purge_tenant(self, tenant_id: str) -> int: ...
@@ -142,6 +144,7 @@ class PostgresStore:
     in a process launched for one tenant; by default the process's launch configuration (ctxasm.claims)."""
 
     engine = "postgresql"
+    commits_each_tenant = False
 
     def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection
@@ -354,6 +357,9 @@ class OracleStore:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
 
     engine = "oracle"
+    # SYNC (ON COMMIT) indexes a transaction's new rows under the committing session's VPD context: rows of a
+    # tenant other than the one set at commit would stay unindexed, so a load commits each tenant on its own.
+    commits_each_tenant = True
 
     def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection

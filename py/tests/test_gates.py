@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from ctxasm.gates import contract_check, formatted_sql, liquibase_render, oracle_parse
+from ctxasm.gates import contract_check, formatted_sql, liquibase_render, oracle_api, oracle_catalog, oracle_names, \
+    oracle_parse, plsql_resolver
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_BODY = "db/packages/oracle/body/0050_ctx_memory.sql"
+ASSEMBLY_BODY = "db/packages/oracle/body/0060_ctx_assembly.sql"
 PG_MEMORY = "db/packages/postgresql/0030_ctx_memory.sql"
 
 
@@ -246,3 +249,139 @@ def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys
     spec.write_text(text.replace("in_evidence", "in_evidence_items"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     assert "ctx_assembly.select_window differs" in capsys.readouterr().out
+
+
+# --- oracle_api and oracle_names ---------------------------------------------------------------------------
+
+
+def _line_of(path: Path, text: str) -> int:
+    return path.read_text(encoding="utf-8").split(text)[0].count("\n") + 1
+
+
+def test_oracle_api_passes_on_the_repository(capsys) -> None:
+    assert oracle_api.main(["--repo", str(REPO)]) == 0
+    assert "oracle_api: OK" in capsys.readouterr().out
+
+
+def test_oracle_names_passes_on_the_repository(capsys) -> None:
+    assert oracle_names.main(["--repo", str(REPO)]) == 0
+    out = capsys.readouterr().out
+    assert "oracle_names: OK" in out
+    # every package spec and body, the anonymous blocks and the suites were read, not skipped
+    resolver = plsql_resolver.Resolver(REPO)
+    resolver.load()
+    kinds = {(unit.kind, unit.package) for unit in resolver.units}
+    for package in ("ctx_errors", "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly", "ctx_tools",
+                    "test_ctx_memory", "test_ctx_assembly"):
+        assert ("spec", package) in kinds and ("body", package) in kinds, package
+    assert sum(1 for unit in resolver.units if unit.kind == "block") >= 14
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # the reviewed mistakes, put back: PL/JSON's parameter names on Oracle's JSON types
+        ("json_object_t.parse(jsn => r_version.manifest_json)", "json_object_t.parse(jtext => r_version.manifest_json)",
+         "call to json_object_t.parse(jsn) with (0 positional, jtext =>) matches no overload (no parameter jtext)"),
+        ("l_marks.append(val => l_mark);", "l_marks.append(elem => l_mark);",
+         "call to json_array_t.append(val) with (0 positional, elem =>) matches no overload (no parameter elem)"),
+        # DBMS_LOB: the duration parameter of CREATETEMPORARY is dur
+        ("cache => true, dur => sys.dbms_lob.call", "cache => true, duration => sys.dbms_lob.call",
+         "dbms_lob.createtemporary(lob_loc, cache, dur?) with (0 positional, lob_loc =>, cache =>, duration =>)"),
+        # a member Oracle does not have, and a required parameter left out
+        ("sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sh256)",
+         "sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sha256)",
+         "dbms_crypto.hash_sha256 is not a member of dbms_crypto"),
+        ("sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sh256)",
+         "sys.dbms_crypto.hash(src => l_bytes)", "required typ not given"),
+    ],
+)
+def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
+                                                        expected: str) -> None:
+    path = repo_copy / (MEMORY_BODY if "l_marks" in old or "r_version" in old else ASSEMBLY_BODY)
+    _edit(path, old, new)
+    line = _line_of(path, new)
+    assert oracle_api.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert expected in out, out
+    relative = path.relative_to(repo_copy).as_posix()
+    assert f"{relative}:{line}:" in out or f"{relative}:{line + 1}:" in out, out
+
+
+def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
+    path = repo_copy / "db/security/oracle/0020_vpd_policies.sql"
+    _edit(path, "--rollback begin sys.dbms_rls.drop_policy(object_schema =>",
+          "--rollback begin sys.dbms_rls.drop_policy(schema_name =>")
+    assert oracle_api.main(["--repo", str(repo_copy)]) == 1
+    assert "0020_vpd_policies.sql:23: call to dbms_rls.drop_policy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "expected"),
+    [
+        # a misspelled local variable
+        (MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);",
+         "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd, in_id => in_id);",
+         "l_tenant_idd is not declared in scope"),
+        # a misspelled column of a table, and of a WITH query
+        (MEMORY_BODY, "          where c.tenant_id = l_tenant_id\n            and c.source_type = in_memory_type",
+         "          where c.tenant_id = l_tenant_id\n            and c.source_typ = in_memory_type",
+         "table context_compression has no column source_typ"),
+        (ASSEMBLY_BODY, "order by e.scope_depth desc, e.valid_from desc, e.id",
+         "order by e.scope_deph desc, e.valid_from desc, e.id", "WITH query effective has no column scope_deph"),
+        # a record field, a package member, a named parameter of a repository routine
+        (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then",
+         "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),
+        (MEMORY_BODY, "in_code   => ctx_errors.co_memory_not_found,\n         in_detail => 'no active '",
+         "in_code   => ctx_errors.co_memory_notfound,\n         in_detail => 'no active '",
+         "package ctx_errors declares no co_memory_notfound in its spec"),
+        (MEMORY_BODY, "mark_manifest(\n            in_tenant_id   => l_tenant_id,",
+         "mark_manifest(\n            in_tenant      => l_tenant_id,",
+         "mark_manifest has no parameter in_tenant"),
+        # an anchored type and a table that do not exist
+        (MEMORY_BODY, "      column_name    user_tab_columns.column_name%type,",
+         "      column_name    user_tab_columns.columns_name%type,",
+         "user_tab_columns.columns_name%TYPE: table user_tab_columns has no column columns_name"),
+    ],
+)
+def test_oracle_names_fails_on_a_name_that_resolves_to_nothing(repo_copy: Path, capsys, path: str, old: str,
+                                                               new: str, expected: str) -> None:
+    file = repo_copy / path
+    _edit(file, old, new)
+    assert oracle_names.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert expected in out, out
+    assert f"{path}:" in out
+
+
+def test_oracle_names_fails_when_a_spec_and_its_body_disagree(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/oracle/spec/0040_ctx_policy.sql",
+          "function tenant_predicate(in_schema in varchar2, in_object in varchar2) return varchar2;",
+          "function tenant_predicate(in_owner in varchar2, in_object in varchar2) return varchar2;")
+    assert oracle_names.main(["--repo", str(repo_copy)]) == 1
+    assert "ctx_policy.tenant_predicate(in_owner, in_object) is declared in the spec but not defined in the body " \
+           "with these parameters; the body defines (in_schema, in_object)" in capsys.readouterr().out
+
+
+def test_oracle_names_only_reports_the_files_asked_for(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id,",
+          "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd,")
+    other = repo_copy / ASSEMBLY_BODY
+    assert oracle_names.main(["--repo", str(repo_copy), str(other)]) == 0
+    assert oracle_names.main(["--repo", str(repo_copy), str(repo_copy / MEMORY_BODY)]) == 1
+    assert "l_tenant_idd" in capsys.readouterr().out
+
+
+def test_the_signature_table_cites_the_documentation_of_every_entry(tmp_path: Path) -> None:
+    signatures = oracle_catalog.load_signatures()
+    assert oracle_catalog.check_signature_table(signatures) == []
+    # the JSON types carry Oracle's parameter names, not PL/JSON's
+    assert [p.name for p in signatures.types["json_object_t"].static["parse"].overloads[0]] == ["jsn"]
+    assert [p.name for p in signatures.type_member("json_array_t", "append").overloads[0]] == ["val"]
+    assert signatures.type_member("json_object_t", "is_object") is not None   # inherited from JSON_ELEMENT_T
+    broken = json.loads(oracle_catalog.SIGNATURES.read_text(encoding="utf-8"))
+    del broken["packages"]["dbms_lob"]["members"]["getlength"]["doc"]
+    copy = tmp_path / "signatures.json"
+    copy.write_text(json.dumps(broken), encoding="utf-8")
+    assert oracle_catalog.check_signature_table(signatures, copy) == \
+        ["signatures.json: dbms_lob.getlength cites no documentation section"]

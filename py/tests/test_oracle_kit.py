@@ -1,8 +1,11 @@
-"""The Oracle delivery kit, checked without a database: the utPLSQL suites, their changelog, scripts/oracle-dev
-and the GitHub Actions workflow (docs/oracle.md). What needs a real Oracle runs in that workflow."""
+"""The Oracle delivery kit, checked without an Oracle database: the utPLSQL suites, their changelog,
+scripts/oracle-dev (against a stand-in for the container's SQL*Plus), the SQL the scripts run, the GitHub Actions
+workflow and the loader's one-commit-per-tenant on Oracle (docs/oracle.md). What needs a real Oracle runs in
+that workflow."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -12,12 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxasm.gates import formatted_sql, liquibase_render, oracle_parse
+from ctxasm.gates import formatted_sql, liquibase_render, oracle_parse, plsql_resolver
 
 REPO = Path(__file__).resolve().parents[2]
 UTPLSQL = REPO / "db" / "tests" / "utplsql"
 WORKFLOW = REPO / ".github" / "workflows" / "oracle.yml"
 ORACLE_DEV = REPO / "scripts" / "oracle-dev"
+LOAD_MODELS = REPO / "scripts" / "oracle-load-models"
 _PACKAGE = re.compile(r"create\s+or\s+replace\s+package\s+(?P<body>body\s+)?(?P<name>\w+)", re.IGNORECASE)
 _PROCEDURE_ANNOTATIONS = ("--%test", "--%throws", "--%beforeall", "--%afterall", "--%beforeeach", "--%aftereach",
                           "--%disabled", "--%tags", "--%displayname")
@@ -190,7 +194,188 @@ def test_oracle_dev_up_with_an_engine_that_does_not_answer(tmp_path: Path) -> No
 def test_oracle_dev_rejects_an_unknown_command() -> None:
     result = _oracle_dev(os.environ.get("PATH", ""), "upp")
     assert result.returncode == 2
-    assert "expected up, setup, utplsql, conformance, env, status or down, got upp" in result.stderr
+    assert "expected up, setup, deploy, seed, compiled, utplsql, conformance, env, status or down, got upp" \
+        in result.stderr
+
+
+# A stand-in for the container engine: it answers what scripts/oracle-dev asks the database in the
+# container (SQL*Plus on stdin) from files in $STUB_DIR, and logs the owner's SQL. Nothing else is faked:
+# the script, its checks and its messages are the real ones.
+_STUB_DOCKER = r'''#!/bin/sh
+case "$1" in
+    info) exit 0 ;;
+    inspect) echo running; exit 0 ;;
+    exec) ;;
+    *) exit 0 ;;
+esac
+shift
+[ "$1" = "-i" ] && shift
+shift
+case "$*" in
+    healthcheck.sh*) exit 0 ;;
+    *"as sysdba"*)
+        input="$(cat)"
+        case "$input" in
+            *vector_memory_size*) echo 268435456 ;;
+            *'v$option'*) echo vpd=TRUE; echo text=VALID ;;
+            *"object_name = 'UT'"*) echo 1 ;;
+        esac ;;
+    *"/nolog"*)
+        input="$(cat)"
+        printf '%s\n' "$input" >> "$STUB_DIR/owner_sql.log"
+        case "$input" in
+            *user_errors*) cat "$STUB_DIR/user_errors" ;;
+            *ctx_user_pending*) cat "$STUB_DIR/text_index" ;;
+        esac ;;
+esac
+exit 0
+'''
+# ... and for Liquibase: it logs the changelog it was asked to apply and succeeds, as Liquibase does when the
+# JDBC driver reports a body that did not compile as a success.
+_STUB_LIQUIBASE = ("#!/bin/sh\nfor arg; do case \"$arg\" in --changelog-file=*) "
+                   "echo \"${arg#*=}\" >> \"$STUB_DIR/liquibase.log\" ;; esac; done\n")
+
+
+def _stubbed_oracle_dev(tmp_path: Path, *args: str, user_errors: str = "", text_index: str = "",
+                        **env: str) -> subprocess.CompletedProcess[str]:
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "user_errors").write_text(user_errors)
+    (stubs / "text_index").write_text(text_index)
+    (stubs / "ojdbc11.jar").write_text("not a jar: the stub Liquibase never opens it")
+    liquibase = stubs / "liquibase"
+    liquibase.write_text(_STUB_LIQUIBASE)
+    liquibase.chmod(0o755)
+    path = _path_without(tmp_path, "docker", "podman", extra={"docker": _STUB_DOCKER})
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("CTXASM_CONTAINER", "CTXASM_ORACLE", "GITHUB_"))}
+    environment.update(PATH=path, STUB_DIR=str(stubs), CTXASM_HOME=str(tmp_path / "home"),
+                       CTXASM_LIQUIBASE=str(liquibase), CTXASM_OJDBC_JAR=str(stubs / "ojdbc11.jar"),
+                       CTXASM_ORACLE_OWNER_PASSWORD="CtxOwnerTest1", CTXASM_ORACLE_APP_PASSWORD="CtxAppTest12",
+                       CTXASM_ORACLE_PASSWORD="CtxSysTest123", CTXASM_CONTAINER_ENGINE="docker", **env)
+    return subprocess.run([str(ORACLE_DEV), *args], env=environment, capture_output=True, text=True, timeout=300)
+
+
+def _stub_log(tmp_path: Path, name: str) -> list[str]:
+    log = tmp_path / "stubs" / name
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_path: Path) -> None:
+    # what USER_ERRORS held when the JSON calls used PL/JSON's parameter names: the changeset "ran"
+    user_errors = ("ERROR|PACKAGE BODY|CTX_MEMORY|801|31|PLS-00306: wrong number or types of arguments in call to "
+                   "'PARSE'\n"
+                   "ERROR|PACKAGE BODY|CTX_MEMORY|807|7|PLS-00306: wrong number or types of arguments in call to "
+                   "'APPEND'\n"
+                   "INVALID|PACKAGE BODY|CTX_MEMORY\n")
+    result = _stubbed_oracle_dev(tmp_path, "deploy", user_errors=user_errors, GITHUB_ACTIONS="true")
+    assert result.returncode == 1, result.stderr
+    body = "db/packages/oracle/body/0050_ctx_memory.sql"
+    create_line = (REPO / body).read_text().split("\n").index(
+        "create or replace package body ctx_memory is") + 1
+    assert "compile errors after liquibase/changelog-master.yaml (USER_ERRORS of ctxasm_owner)" in result.stderr
+    assert ("PACKAGE BODY CTX_MEMORY line 801, column 31: PLS-00306: wrong number or types of arguments in call to "
+            f"'PARSE'  [{body}:{create_line + 800}]") in result.stderr
+    assert "PACKAGE BODY CTX_MEMORY line 807, column 7: PLS-00306" in result.stderr
+    assert "INVALID: PACKAGE BODY CTX_MEMORY" in result.stderr
+    assert "1 object(s) are INVALID" in result.stderr
+    # annotated on the file in GitHub Actions
+    assert f"::error file={body},line={create_line + 800},title=PACKAGE BODY CTX_MEMORY does not compile::" \
+           "PLS-00306" in result.stdout
+    # it stopped: the utPLSQL changelog was never applied on top of an invalid body
+    assert _stub_log(tmp_path, "liquibase.log") == ["liquibase/changelog-master.yaml"]
+    owner_sql = "\n".join(_stub_log(tmp_path, "owner_sql.log"))
+    assert "dbms_utility.compile_schema(schema => user, compile_all => false)" in owner_sql
+    assert "from user_errors e" in owner_sql and "where o.status = 'INVALID'" in owner_sql
+    assert "CtxOwnerTest1" in owner_sql, "the owner's password goes to SQL*Plus on stdin"
+
+
+def test_oracle_dev_deploy_checks_after_each_changelog_and_goes_on_when_all_compiles(tmp_path: Path) -> None:
+    result = _stubbed_oracle_dev(tmp_path, "deploy")
+    assert result.returncode == 0, result.stderr
+    assert _stub_log(tmp_path, "liquibase.log") == ["liquibase/changelog-master.yaml",
+                                                    "liquibase/changelog-utplsql.yaml"]
+    for changelog in ("changelog-master.yaml", "changelog-utplsql.yaml"):
+        assert f"compile check after liquibase/{changelog}: no INVALID object, USER_ERRORS is empty" in result.stderr
+    assert "deployed: both changelogs applied, every object compiled" in result.stderr
+
+
+def test_oracle_dev_seed_stops_when_oracle_text_left_rows_unindexed(tmp_path: Path) -> None:
+    result = _stubbed_oracle_dev(tmp_path, "seed", text_index="PENDING|KNOWLEDGE_BASE_CHUNK_TEXT_IX|3\n",
+                                 CTXASM_ORACLE_SEED="0")
+    assert result.returncode == 1, result.stderr
+    assert "PENDING|KNOWLEDGE_BASE_CHUNK_TEXT_IX|3" in result.stderr
+    assert "CTX_USER_PENDING or CTX_USER_INDEX_ERRORS is not empty after loading" in result.stderr
+    again = tmp_path / "again"
+    again.mkdir()
+    result = _stubbed_oracle_dev(again, "seed", CTXASM_ORACLE_SEED="0")
+    assert result.returncode == 0, result.stderr
+    assert "Oracle Text: CTX_USER_PENDING and CTX_USER_INDEX_ERRORS are empty" in result.stderr
+
+
+def _heredoc(function: str) -> str:
+    """The SQL of the first <<'SQL' here-document in one shell function of scripts/oracle-dev."""
+    match = re.search(r"<<'SQL'\n(.*?)^SQL$", _function(function), re.MULTILINE | re.DOTALL)
+    assert match, f"{function} has no <<'SQL' here-document"
+    return match[1]
+
+
+def _statements(sql: str) -> list[formatted_sql.Statement]:
+    """The PL/SQL blocks (ended by a lone '/') and SQL statements (ended by ';') of a SQL*Plus script."""
+    statements: list[formatted_sql.Statement] = []
+    lines = sql.split("\n")
+    block: list[str] | None = None
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip().lower()
+        if block is not None:
+            if stripped == "/":
+                statements.append(formatted_sql.Statement("\n".join(block), number - len(block)))
+                block = None
+            else:
+                block.append(line)
+        elif stripped.startswith(("begin", "declare")):
+            block = [line]
+        elif stripped.startswith("select"):
+            end = next(i for i in range(number - 1, len(lines)) if lines[i].rstrip().endswith(";"))
+            statements.append(formatted_sql.Statement("\n".join(lines[number - 1:end + 1]).rstrip().rstrip(";"),
+                                                      number))
+    return statements
+
+
+def test_the_sql_the_scripts_run_passes_the_oracle_gates(tmp_path: Path) -> None:
+    resolver = plsql_resolver.Resolver(REPO)
+    resolver.load()
+    assert resolver.analyse() == []
+    scripts = {"compile_report": _heredoc("compile_report"), "check_text_index": _heredoc("check_text_index")}
+    (tmp_path / "embedding.onnx").write_bytes(b"onnx")
+    (tmp_path / "reranker.onnx").write_bytes(b"onnx")
+    printed = subprocess.run([str(LOAD_MODELS), "--embedding", str(tmp_path / "embedding.onnx"), "--reranker",
+                              str(tmp_path / "reranker.onnx"), "--replace", "--print"],
+                             capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    scripts["oracle-load-models"] = printed.stdout
+    for name, sql in scripts.items():
+        statements = _statements(sql)
+        assert statements, f"no SQL found in {name}"
+        findings = resolver.analyse_text(Path(name), statements)
+        assert findings == [], "\n".join(f.render(REPO) for f in findings)
+    # and a wrong parameter there is caught: DROP_ONNX_MODEL's is force, not forced
+    wrong = _statements(printed.stdout.replace("force => true", "forced => true"))
+    findings = resolver.analyse_text(Path("oracle-load-models"), wrong)
+    # one finding for each of the two models' DROP_ONNX_MODEL calls
+    assert [f.gate for f in findings] == ["api", "api"]
+    assert all("no parameter forced" in f.message for f in findings)
+
+
+def test_oracle_load_models_maps_the_reranker_pipeline_as_oracle_documents_it(tmp_path: Path) -> None:
+    (tmp_path / "reranker.onnx").write_bytes(b"onnx")
+    printed = subprocess.run([str(LOAD_MODELS), "--reranker", str(tmp_path / "reranker.onnx"), "--print"],
+                             capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    metadata = json.loads(re.search(r"metadata   => json\('(.*?)'\)", printed.stdout)[1])
+    assert metadata == {"function": "regression", "regressionOutput": "output",
+                        "input": {"first_input": ["FIRST_INPUT"], "second_input": ["SECOND_INPUT"]}}
+    assert "prediction(BGE_RERANKER using 'what is memory eviction?' as first_input" in printed.stdout
 
 
 def test_oracle_dev_deploys_both_changelogs_in_order_with_ojdbc_on_the_classpath() -> None:
@@ -231,15 +416,22 @@ def test_the_workflow_runs_oracle_free_with_oracle_text_as_a_service() -> None:
     assert "slim" not in service["image"], "the slim images have no Oracle Text"
     assert "--health-cmd healthcheck.sh" in service["options"]
     assert service["env"]["ORACLE_PASSWORD"]
-    setup = _run_of("scripts/oracle-dev setup")
-    assert setup["env"]["CTXASM_ORACLE_CONTAINER"] == "${{ job.services.oracle.id }}"
+    for command in ("scripts/oracle-dev deploy", "scripts/oracle-dev seed"):
+        assert _run_of(command)["env"]["CTXASM_ORACLE_CONTAINER"] == "${{ job.services.oracle.id }}"
     assert "CTXASM_ORACLE_CONTAINER" not in job["env"], "the job context is not available in a job's env"
 
 
 def test_the_workflow_sets_up_and_deploys_through_oracle_dev() -> None:
-    assert "scripts/oracle-dev setup" in _run_of("scripts/oracle-dev setup")["run"]
-    _run_of("ctxasm.gates.oracle_parse")
-    _run_of("ctxasm.gates.liquibase_render")
+    deploy = _run_of("scripts/oracle-dev deploy")
+    assert deploy["id"] == "deploy"
+    # it deploys even when a static gate failed (what Oracle says is worth having then), and the demo data
+    # are loaded only on a database where everything compiled
+    assert deploy["if"] == "${{ !cancelled() }}"
+    assert _run_of("scripts/oracle-dev seed")["if"] == "${{ steps.deploy.outcome == 'success' }}"
+    for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names"):
+        _run_of(f"ctxasm.gates.{gate}")
+    # the check after each changelog is part of deploy (tested above with a stub of the database)
+    assert "check_compiled \"$changelog\"" in _function("liquibase_update")
     uses = [step.get("uses", "") for step in _steps()]
     assert any(use.startswith("actions/checkout@") for use in uses)
     assert any(use.startswith("actions/setup-python@") for use in uses)
@@ -254,7 +446,10 @@ def _function(name: str) -> str:
 
 
 def test_the_workflow_runs_utplsql_with_junit_and_coverage_reporters() -> None:
-    assert _run_of("scripts/oracle-dev utplsql")["run"].strip() == "scripts/oracle-dev utplsql"
+    step = _run_of("scripts/oracle-dev utplsql")
+    assert step["run"].strip() == "scripts/oracle-dev utplsql"
+    # whenever the deployment compiled, even when the demo data (a later step) failed to load
+    assert step["if"] == "${{ !cancelled() && steps.deploy.outcome == 'success' }}"
     run = _function("run_utplsql")
     assert re.search(r'"\$cli" run "\$OWNER/\$OWNER_PASSWORD@//localhost:\$PORT/\$SERVICE"', run)
     assert re.search(r'-f=ut_junit_reporter -o="\$REPORTS/junit\.xml"', run)
@@ -267,6 +462,8 @@ def test_the_workflow_runs_utplsql_with_junit_and_coverage_reporters() -> None:
 def test_the_workflow_runs_the_conformance_suite_on_oracle() -> None:
     job = _workflow()["jobs"]["oracle"]
     step = _run_of("scripts/oracle-dev conformance")
+    # never on a half-deployed database
+    assert step["if"] == "${{ !cancelled() && steps.deploy.outcome == 'success' }}"
     env = {**job.get("env", {}), **step.get("env", {})}
     assert env.get("CTXASM_ORACLE_DSN") and env.get("CTXASM_ORACLE_OWNER_DSN")
     run = _function("run_conformance")
@@ -282,3 +479,50 @@ def test_the_workflow_keeps_the_reports_even_when_tests_fail() -> None:
     upload = next(step for step in _steps() if step.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "${{ always() }}"
     assert "reports" in upload["with"]["path"]
+
+
+# --- the loader on Oracle: one commit per tenant ------------------------------------------------------------
+
+
+def _two_tenant_document(second_confidence: float) -> dict:
+    def tenant(tenant_id: str, confidence: float) -> dict:
+        return {"tenant_id": tenant_id, "display_name": tenant_id,
+                "memories": [{"type": "entity", "id": f"{tenant_id}_fact", "subject": "model:x", "predicate": "p",
+                              "confidence": confidence, "content": "A fact."}]}
+    return {"tenants": [tenant("kit-one", 0.5), tenant("kit-two", second_confidence)]}
+
+
+def _entity_rows(target) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(target.conninfo(target.admin)) as admin:
+        return dict(admin.execute("SELECT tenant_id, count(*) FROM ctxasm.entity_memory GROUP BY tenant_id").fetchall())
+
+
+def test_an_oracle_load_commits_each_tenant_while_it_is_set(clean_db) -> None:
+    """Oracle Text indexes at commit under the committing session's VPD tenant, so a store that
+    commits_each_tenant (OracleStore) gets one transaction per tenant. Shown on the real PostgreSQL store with
+    the same flag: a failure in the second tenant keeps the first, where one transaction keeps nothing."""
+    from ctxasm import loader, pgconn
+    from ctxasm.errors import ScenarioError
+    from ctxasm.store import OracleStore, PostgresStore
+
+    class PerTenantPostgresStore(PostgresStore):
+        commits_each_tenant = True
+
+    assert OracleStore.commits_each_tenant and not PostgresStore.commits_each_tenant
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        with pytest.raises(ScenarioError, match=r"tenants\[1\].memories\[0\]"):
+            loader.load_document(PostgresStore(connection), _two_tenant_document(7.0), "two.json")
+    assert _entity_rows(clean_db) == {}
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        with pytest.raises(ScenarioError, match=r"tenants\[1\].memories\[0\]"):
+            loader.load_document(PerTenantPostgresStore(connection), _two_tenant_document(7.0), "two.json")
+    assert _entity_rows(clean_db) == {"kit-one": 1}
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PerTenantPostgresStore(connection)
+        store.purge_tenant("kit-one")
+        store.commit()
+        report = loader.load_document(store, _two_tenant_document(0.9), "two.json")
+    assert sum(report.rows.values()) == 2
+    assert _entity_rows(clean_db) == {"kit-one": 1, "kit-two": 1}

@@ -29,7 +29,6 @@ end test_claims;
 --changeset ctxasm:ora-test-0005-02-test-claims-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body test_claims is
    co_header constant varchar2(40) := '{"alg":"HS256","typ":"JWT"}';
-   co_epoch  constant timestamp with time zone := timestamp '1970-01-01 00:00:00 +00:00';
 
    function base64url(in_bytes in raw) return varchar2 is
    begin
@@ -50,14 +49,11 @@ create or replace package body test_claims is
       in_key            in raw default null
    ) return varchar2 is
       l_payload json_object_t := json_object_t();
-      l_elapsed interval day(9) to second(6);
       l_now     number;
       l_key     raw(256);
       l_input   varchar2(4000);
    begin
-      l_elapsed := systimestamp - co_epoch;
-      l_now := extract(day from l_elapsed) * 86400 + extract(hour from l_elapsed) * 3600
-               + extract(minute from l_elapsed) * 60 + trunc(extract(second from l_elapsed));
+      l_now := round((cast(sys_extract_utc(systimestamp) as date) - to_date('1970-01-01', 'YYYY-MM-DD')) * 86400);
       l_payload.put('tenant', in_tenant_id);
       if in_user_id is not null then
          l_payload.put('user', in_user_id);

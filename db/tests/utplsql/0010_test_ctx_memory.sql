@@ -60,6 +60,18 @@ create or replace package test_ctx_memory authid definer is
    --%test(erase scrubs the text of every version and returns the number of versions)
    procedure erase_scrubs_every_version;
 
+   --%test(erase follows a manifest: every manifest version is marked and loses a question holding the text)
+   procedure erase_marks_every_manifest_version;
+
+   --%test(erase compares the whole text with the question: a question holding only a prefix stays)
+   procedure erase_keeps_a_question_with_a_prefix;
+
+   --%test(erase scrubs each derived id once and counts its versions once)
+   procedure erase_counts_derived_ids_once;
+
+   --%test(erase writes NULL into nullable columns and [erased] into required ones, as PostgreSQL)
+   procedure erase_nulls_nullable_columns;
+
    --%test(set_tenant with a claim for an unregistered tenant raises invalid_claim and leaves no tenant set)
    procedure set_tenant_rejects_an_unregistered_tenant;
 
@@ -75,12 +87,18 @@ create or replace package test_ctx_memory authid definer is
    --%test(rows_as_of of a value that is not an SCN raises invalid_snapshot)
    --%throws(-20107)
    procedure rows_as_of_rejects_bad_snapshot;
+
+   --%test(rows_as_of of an SCN Oracle cannot read raises invalid_snapshot)
+   --%throws(-20107)
+   procedure rows_as_of_rejects_future_scn;
 end test_ctx_memory;
 /
 
 --changeset ctxasm:ora-test-0010-02-test-ctx-memory-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body test_ctx_memory is
    co_entity constant varchar2(16) := 'entity';
+   co_hash   constant varchar2(64) := '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+   co_erased constant varchar2(8) := '[erased]';
 
    -- A fact record for entity_memory as the JSON CTX_MEMORY takes.
    function fact_json(in_id in varchar2, in_content in varchar2) return clob is
@@ -132,6 +150,70 @@ create or replace package body test_ctx_memory is
       l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => in_snapshot);
       return versions_in(in_rows => l_rows, in_id => in_id);
    end versions_at;
+
+   -- A row as the JSON CTX_MEMORY takes, from up to five key/value pairs (NULL keys are left out).
+   function record_json(
+      in_key_1 in varchar2, in_value_1 in varchar2,
+      in_key_2 in varchar2 default null, in_value_2 in varchar2 default null,
+      in_key_3 in varchar2 default null, in_value_3 in varchar2 default null,
+      in_key_4 in varchar2 default null, in_value_4 in varchar2 default null,
+      in_key_5 in varchar2 default null, in_value_5 in varchar2 default null
+   ) return json_object_t is
+      l_record json_object_t := json_object_t();
+   begin
+      l_record.put(key => in_key_1, val => in_value_1);
+      if in_key_2 is not null then
+         l_record.put(key => in_key_2, val => in_value_2);
+      end if;
+      if in_key_3 is not null then
+         l_record.put(key => in_key_3, val => in_value_3);
+      end if;
+      if in_key_4 is not null then
+         l_record.put(key => in_key_4, val => in_value_4);
+      end if;
+      if in_key_5 is not null then
+         l_record.put(key => in_key_5, val => in_value_5);
+      end if;
+      return l_record;
+   end record_json;
+
+   -- A context_manifest event whose question is in_question, and the source ref saying it rendered in_source_id.
+   procedure put_manifest(in_manifest_id in varchar2, in_question in varchar2, in_source_id in varchar2) is
+      l_event   json_object_t;
+      l_payload json_object_t := json_object_t();
+      l_ref     json_object_t;
+      l_id      varchar2(128);
+   begin
+      l_payload.put(key => 'question', val => in_question);
+      l_payload.put(key => 'request_hash', val => co_hash);
+      l_event := record_json('id', in_manifest_id, 'role', 'event', 'event_type', 'context_manifest',
+                             'content', 'context manifest for the erase tests');
+      l_event.put(key => 'content_json', val => l_payload);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_event.to_clob());
+      l_ref := record_json('id', in_manifest_id || ':1', 'derived_type', 'manifest', 'derived_id', in_manifest_id,
+                           'source_type', co_entity, 'source_id', in_source_id);
+      l_ref.put(key => 'derived_version', val => 1);
+      l_ref.put(key => 'source_version', val => 1);
+      l_ref.put(key => 'relation', val => 'rendered');
+      l_ref.put(key => 'content', val => 'manifest ' || in_manifest_id || ' rendered ' || in_source_id);
+      l_id := ctx_memory.put_memory(in_memory_type => 'source_ref', in_record => l_ref.to_clob());
+   end put_manifest;
+
+   -- How many versions of a manifest carry [entity, in_source_id] in erased_dependencies and a question of
+   -- in_question_length characters (8 for '[erased]').
+   function marked_versions(in_manifest_id in varchar2, in_source_id in varchar2, in_question_length in number)
+      return number is
+      l_count number;
+   begin
+      select count(*)
+        into l_count
+        from conversation_memory m
+       where m.id = in_manifest_id
+         and json_value(m.content_json, '$.erased_dependencies[0][0]') = co_entity
+         and json_value(m.content_json, '$.erased_dependencies[0][1]') = in_source_id
+         and dbms_lob.getlength(json_value(m.content_json, '$.question' returning clob)) = in_question_length;
+      return l_count;
+   end marked_versions;
 
    procedure setup_tenants is
    begin
@@ -306,6 +388,128 @@ create or replace package body test_ctx_memory is
       l_expect.to_equal(0);
    end erase_scrubs_every_version;
 
+   procedure erase_marks_every_manifest_version is
+      l_expect   ut_expectation;
+      l_id       varchar2(128);
+      l_version  number;
+      l_erased   number;
+      -- 4,500 two-byte characters: more than a VARCHAR2(4000) of bytes, and more than a 4,000-character prefix
+      l_secret   varchar2(32767) := rpad('é', 4500, 'é') || ' secret tail';
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_q', l_secret));
+      put_manifest(in_manifest_id => 'ut_manifest_q', in_question => 'Is it true that ' || l_secret || '?',
+                   in_source_id => 'ut_erase_q');
+      -- a second version of the manifest row (content_json inherited): both versions must be marked
+      l_version := ctx_memory.supersede(in_memory_type => 'conversation', in_id => 'ut_manifest_q',
+                                        in_record => '{"content": "context manifest, second version"}');
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => 'ut_erase_q');
+      l_expect := ut.expect(l_erased);
+      l_expect.to_equal(1);
+      l_expect := ut.expect(marked_versions('ut_manifest_q', 'ut_erase_q', length(co_erased)));
+      l_expect.to_equal(2);
+   end erase_marks_every_manifest_version;
+
+   procedure erase_keeps_a_question_with_a_prefix is
+      l_expect ut_expectation;
+      l_id     varchar2(128);
+      l_erased number;
+      l_text   varchar2(32767) := rpad('x', 5000, 'x') || ' end of the text';
+      l_prefix varchar2(4000) := substr(rpad('x', 5000, 'x'), 1, 4000);
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_p', l_text));
+      put_manifest(in_manifest_id => 'ut_manifest_p', in_question => l_prefix, in_source_id => 'ut_erase_p');
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => 'ut_erase_p');
+      -- marked, but the question holds only the first 4,000 characters of the text: it stays
+      l_expect := ut.expect(marked_versions('ut_manifest_p', 'ut_erase_p', 4000));
+      l_expect.to_equal(1);
+   end erase_keeps_a_question_with_a_prefix;
+
+   procedure erase_counts_derived_ids_once is
+      l_expect    ut_expectation;
+      l_id        varchar2(128);
+      l_version   number;
+      l_erased    number;
+      l_record    json_object_t;
+      l_payload   json_object_t := json_object_t();
+      l_remaining number;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_d', 'Derived from.'));
+      put_manifest(in_manifest_id => 'ut_manifest_d', in_question => 'What is derived?', in_source_id => 'ut_erase_d');
+      -- a compression of the memory with two versions
+      l_record := record_json('id', 'ut_erase_cmp', 'source_type', co_entity, 'source_id', 'ut_erase_d',
+                              'source_hash', co_hash, 'generating_model', 'ut-model');
+      l_record.put(key => 'source_version', val => 1);
+      l_record.put(key => 'prompt_version', val => 'ut-prompt');
+      l_record.put(key => 'content', val => 'Derived (summary).');
+      l_id := ctx_memory.put_memory(in_memory_type => 'compression', in_record => l_record.to_clob());
+      l_version := ctx_memory.supersede(in_memory_type => 'compression', in_id => 'ut_erase_cmp',
+                                        in_record => '{"content": "Derived (summary, second version)."}');
+      -- a recorded provider request of the window, with two versions
+      l_payload.put(key => 'manifest_id', val => 'ut_manifest_d');
+      l_record := record_json('id', 'ut_erase_req', 'role', 'event', 'event_type', 'provider_request',
+                              'content', 'The request that carried: Derived from.');
+      l_record.put(key => 'content_json', val => l_payload);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+      l_version := ctx_memory.supersede(in_memory_type => 'conversation', in_id => 'ut_erase_req',
+                                        in_record => '{"content": "The request again: Derived from."}');
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => 'ut_erase_d');
+      -- 1 version of the memory, 2 of the compression, 2 of the request; each id scrubbed once
+      l_expect := ut.expect(l_erased);
+      l_expect.to_equal(5);
+      select count(*) into l_remaining from context_compression c
+       where c.id = 'ut_erase_cmp' and (c.status <> 'erased' or dbms_lob.instr(c.content, 'Derived') > 0);
+      l_expect := ut.expect(l_remaining);
+      l_expect.to_equal(0);
+      select count(*) into l_remaining from conversation_memory m
+       where m.id = 'ut_erase_req' and (m.status <> 'erased' or m.content_json is not null);
+      l_expect := ut.expect(l_remaining);
+      l_expect.to_equal(0);
+   end erase_counts_derived_ids_once;
+
+   procedure erase_nulls_nullable_columns is
+      l_expect     ut_expectation;
+      l_id         varchar2(128);
+      l_erased     number;
+      l_record     json_object_t;
+      l_payload    json_object_t := json_object_t();
+      l_title      varchar2(512);
+      l_content    varchar2(100);
+      l_json_null  number;
+      l_refs       varchar2(100);
+      l_doc_title  varchar2(512);
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_payload.put(key => 'section', val => 'intro');
+      l_record := record_json('id', 'ut_erase_doc', 'title', 'A document title', 'content', 'Document text.');
+      l_id := ctx_memory.put_memory(in_memory_type => 'kb_document', in_record => l_record.to_clob());
+      l_record := record_json('id', 'ut_erase_chunk', 'document_id', 'ut_erase_doc', 'title', 'A chunk title',
+                              'content', 'Chunk text.');
+      l_record.put(key => 'chunk_index', val => 0);
+      l_record.put(key => 'content_json', val => l_payload);
+      l_id := ctx_memory.put_memory(in_memory_type => 'kb_chunk', in_record => l_record.to_clob());
+      l_erased := ctx_memory.erase(in_memory_type => 'kb_chunk', in_id => 'ut_erase_chunk');
+      l_erased := ctx_memory.erase(in_memory_type => 'kb_document', in_id => 'ut_erase_doc');
+      select c.title, to_char(c.content), nvl2(c.content_json, 0, 1), json_serialize(c.source_refs)
+        into l_title, l_content, l_json_null, l_refs
+        from knowledge_base_chunk c
+       where c.id = 'ut_erase_chunk';
+      select d.title into l_doc_title from knowledge_base_document d where d.id = 'ut_erase_doc';
+      -- knowledge_base_chunk.title is nullable: NULL; knowledge_base_document.title is required: [erased]
+      l_expect := ut.expect(l_title);
+      l_expect.to_be_null();
+      l_expect := ut.expect(l_doc_title);
+      l_expect.to_equal(co_erased);
+      l_expect := ut.expect(l_content);
+      l_expect.to_equal(co_erased);
+      l_expect := ut.expect(l_json_null);
+      l_expect.to_equal(1);
+      l_expect := ut.expect(l_refs);
+      l_expect.to_equal('[]');
+   end erase_nulls_nullable_columns;
+
    procedure set_tenant_rejects_an_unregistered_tenant is
       l_expect ut_expectation;
       l_raised boolean := false;
@@ -393,5 +597,13 @@ create or replace package body test_ctx_memory is
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => 'not-an-scn');
    end rows_as_of_rejects_bad_snapshot;
+
+   procedure rows_as_of_rejects_future_scn is
+      l_rows sys_refcursor;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      -- well formed, but far beyond the current SCN (ORA-08181), mapped like ORA-08180 and ORA-01466
+      l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => '999999999999999999999');
+   end rows_as_of_rejects_future_scn;
 end test_ctx_memory;
 /

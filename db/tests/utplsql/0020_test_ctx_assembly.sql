@@ -6,10 +6,12 @@
 -- Deployed only by liquibase/changelog-utplsql.yaml, after the main changelog.
 --
 -- Transactions: select_window reads AS OF SCN, and Flashback Query sees committed rows only, so the fixture
--- is committed in seed_fixture and the suite is --%rollback(manual). purge_fixture removes the three
--- fixture tenants and everything under them (CTX_ADMIN.purge_tenant) and commits; undo_uncommitted rolls
--- back what each test left uncommitted (record_manifest's rows). Only snapshot_replays_the_past commits a
--- change, to a fact of its own (ut_f_replay), so the other tests do not depend on the order they run in.
+-- is committed in seed_fixture and the suite is --%rollback(manual). Each tenant's rows are committed while
+-- that tenant is set: Oracle Text syncs a CONTEXT index on commit under the committing session's VPD
+-- context (docs/oracle.md). purge_fixture removes the three fixture tenants and everything under them
+-- (CTX_ADMIN.purge_tenant) and commits; undo_uncommitted rolls back what each test left uncommitted
+-- (record_manifest's rows). snapshot_replays_the_past and text_index_sees_each_tenant commit rows of their
+-- own (ut_f_replay, ut_text_*), so the other tests do not depend on the order they run in.
 --
 -- sqlfluff 4.5 (the parse gate) cannot parse a method call on a call result, so the chained form
 -- ut.expect(x).to_equal(y) is written as l_expect := ut.expect(x); l_expect.to_equal(y); (same matcher,
@@ -81,6 +83,12 @@ create or replace package test_ctx_assembly authid definer is
    --%test(record_manifest with a request_hash that is not 64 hex digits raises invalid_manifest)
    --%throws(-20114)
    procedure manifest_needs_a_request_hash;
+
+   --%test(the lexical helpers read texts longer than 32 KB to their end)
+   procedure lexical_helpers_read_long_texts;
+
+   --%test(Oracle Text indexes each tenant's documents when each tenant commits its own rows)
+   procedure text_index_sees_each_tenant;
 end test_ctx_assembly;
 /
 
@@ -241,6 +249,31 @@ create or replace package body test_ctx_assembly is
       return l_count;
    end mentions_of;
 
+   -- How often search_memory's result lists an id.
+   function hits_of(in_result in clob, in_id in varchar2) return number is
+      l_count number;
+   begin
+      select count(*)
+        into l_count
+        from json_table(in_result, '$.items[*]' columns (ref_id varchar2(128) path '$.ref[1]')) h
+       where h.ref_id = in_id;
+      return l_count;
+   end hits_of;
+
+   -- search_memory for the session's tenant, lexical unless the schema has the embedding model.
+   function search(in_query in varchar2) return clob is
+   begin
+      return ctx_tools.search_memory(
+                in_user_id         => null,
+                in_agent_id        => null,
+                in_thread_id       => null,
+                in_evaluation_time => systimestamp,
+                in_query           => to_clob(in_query),
+                in_query_embedding => null,
+                in_limit           => 5
+             );
+   end search;
+
    procedure seed_fixture is
       l_id      varchar2(128);
       l_version number;
@@ -302,6 +335,8 @@ create or replace package body test_ctx_assembly is
                  in_record      => fact_json('ut_f_replay', 'latency_p50', '2026-04-01T00:00:00Z',
                                              'Helios-RAG answers in 400 ms at the median.')
               );
+      -- one tenant's rows per commit (Oracle Text syncs on commit under the session's VPD context)
+      commit;
 
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
@@ -310,8 +345,8 @@ create or replace package body test_ctx_assembly is
                  in_record      => fact_json('ut_f_other_tenant', 'beir_ndcg10', '2026-05-01T00:00:00Z',
                                              'Helios-RAG scores 0.99 nDCG@10 on BEIR (another tenant).')
               );
-      ctx_session.clear_tenant;
       commit;
+      ctx_session.clear_tenant;
    end seed_fixture;
 
    procedure purge_fixture is
@@ -542,5 +577,63 @@ create or replace package body test_ctx_assembly is
                                         || '"memories": [], "excluded": [], "required_refs": []}')
               );
    end manifest_needs_a_request_hash;
+
+   procedure lexical_helpers_read_long_texts is
+      l_expect     ut_expectation;
+      l_text       clob;
+      l_normalized clob;
+      l_length     integer;
+   begin
+      -- 32,000 + 9,000 characters of filler before the words: past what TRANSLATE converts in PL/SQL
+      l_text := to_clob(rpad('Filler ', 32000, 'Filler '));
+      l_text := l_text || to_clob(rpad(' ', 9000, ' ')) || to_clob('ZEBRA Quantum');
+      l_expect := ut.expect(ctx_assembly.lexical_logit(in_query => to_clob('zebra quantum'), in_text => l_text));
+      l_expect.to_equal(4);
+      l_normalized := ctx_assembly.normalized_text(in_text => l_text);
+      l_length := dbms_lob.getlength(l_normalized);
+      l_expect := ut.expect(dbms_lob.substr(l_normalized, 14, l_length - 13));
+      l_expect.to_equal(' zebra quantum');
+   end lexical_helpers_read_long_texts;
+
+   procedure text_index_sees_each_tenant is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_pending number;
+      l_result  clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'kb_document',
+                 in_record      => '{"id": "ut_text_a", "title": "Tenant A notes", '
+                                   || '"content": "Xylophonic resonance measured by tenant A."}'
+              );
+      commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'kb_document',
+                 in_record      => '{"id": "ut_text_b", "title": "Tenant B notes", '
+                                   || '"content": "Xylophonic resonance measured by tenant B."}'
+              );
+      commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
+      select count(*)
+        into l_pending
+        from ctx_user_pending p
+       where p.pnd_index_name in ('KNOWLEDGE_BASE_DOCUMENT_TEXT_IX', 'KNOWLEDGE_BASE_CHUNK_TEXT_IX');
+      l_expect := ut.expect(l_pending);
+      l_expect.to_equal(0);
+      l_result := search('xylophonic resonance');
+      l_expect := ut.expect(hits_of(l_result, 'ut_text_b'));
+      l_expect.to_equal(1);
+      l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
+      l_expect.to_equal(0);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      l_result := search('xylophonic resonance');
+      l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
+      l_expect.to_equal(1);
+   end text_index_sees_each_tenant;
 end test_ctx_assembly;
 /

@@ -1,13 +1,13 @@
 """The naive baseline the benchmark compares the assembler with, written for that comparison only.
 
-It reads every memory row of the tenant into Python (one SELECT on the memory_row view, as the owner: the
-application role may read no table; row-level security keeps it to the tenant), then does in Python what
-select_window does in the database: scope and lifecycle filters, dedup on normalised text, narrowest fixed
-rows per key, a simple lexical-overlap score, sort. Every knowledge-base row in scope is an evidence
-candidate (there is no retrieval index to bound them). It then hands a selection of the same shape to the
-project's own `window.compose` (same budget, fitting, rendering and token counting, without stored counts)
-and records the manifest with the same `record_manifest`, so the two assemblers differ only in where and how
-the rows are selected.
+It reads every memory row of the tenant into Python (one SELECT per memory table, naming the tenant, in one
+round trip, as the owner: the application role may read no table; row-level security keeps the owner to the
+tenant too), then does in Python what select_window does in the database: scope and lifecycle filters, dedup
+on normalised text, narrowest fixed rows per key, a simple lexical-overlap score, sort. Every knowledge-base
+row in scope is an evidence candidate (there is no retrieval index to bound them). It then hands a selection
+of the same shape to the project's own `window.compose` (same budget, fitting, rendering and token counting,
+without stored counts) and records the manifest with the same `record_manifest`, so the two assemblers differ
+only in where and how the rows are selected.
 Not a product path: no conflicts, no annotations, no required facts, no reranker.
 """
 
@@ -22,9 +22,28 @@ from ..store import SET_TENANT, PostgresStore
 from ..timing import phase
 from ..window import WindowSpec, compose
 
-_COLUMNS = ("memory_type, table_name, id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, "
-            "deleted_at, content, content_json, confidence, key_name, subject, title, turn_index, role, event_type, "
-            "extra")
+#: per memory type: its table and the expressions of the columns the baseline reads that differ by table
+#: (key_name, confidence, subject, title, turn_index, role, event_type, extra), after the _COMMON ones
+_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "guideline": ("guideline_memory", ("guideline_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
+    "persona": ("persona_memory", ("persona_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
+    "toolbox": ("toolbox_memory", ("tool_name", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
+                                   "jsonb_build_object('tool_schema', tool_schema, 'usage_notes', usage_notes, "
+                                   "'tool_handler', tool_handler, 'access_policy', access_policy)")),
+    "entity": ("entity_memory", ("NULL", "confidence", "subject", "NULL", "NULL", "NULL", "NULL", "NULL")),
+    "workflow": ("workflow_memory", ("workflow_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
+    "kb_document": ("knowledge_base_document",
+                    ("collection", "NULL", "NULL", "title", "NULL", "NULL", "NULL",
+                     "jsonb_build_object('source_uri', source_uri, 'published_at', published_at)")),
+    "kb_chunk": ("knowledge_base_chunk", ("document_id", "NULL", "NULL", "title", "chunk_index", "NULL", "NULL",
+                                          "jsonb_build_object('document_version', document_version)")),
+    "conversation": ("conversation_memory", ("NULL", "NULL", "NULL", "NULL", "turn_index", "role", "event_type",
+                                             "NULL")),
+    "summary": ("summarization_memory", ("summary_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
+                                         "jsonb_build_object('period_start', period_start, 'period_end', period_end)")),
+}
+_COMMON = ("id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, "
+           "content_json")
 _WORD = re.compile(r"[^\W_]+")
 _SLICES = {"guideline": "guidelines", "persona": "persona", "toolbox": "tools", "entity": "durable_facts",
            "workflow": "durable_facts", "kb_document": "evidence", "kb_chunk": "evidence",
@@ -41,12 +60,14 @@ class NaiveAssembler:
         self.store = PostgresStore(connection)
         self.round_trips = 0
         self.last_manifest: dict[str, Any] = {}
+        self.last_selection: dict[str, Any] = {}
 
     def assemble(self, spec: WindowSpec, at: datetime) -> str:
         with phase("database_selection"):
             rows = self._read_all(spec.tenant_id)
         with phase("python_selection"):
             selection = select_in_python(rows, spec, at)
+        self.last_selection = selection
         with phase("rendering"):
             window = compose(selection, spec)
         # Recorded: what it rendered and its lifecycle/dedup exclusions, not the candidates the fitter left
@@ -61,11 +82,15 @@ class NaiveAssembler:
         return manifest_id
 
     def _read_all(self, tenant_id: str) -> list[tuple[Any, ...]]:
+        """Every row of the tenant in every memory table the selection reads, one pipelined round trip."""
         with self.connection.pipeline():
             self.connection.execute(SET_TENANT, (self.store.claims.claim_for(tenant_id),))
-            cursor = self.connection.execute(f"SELECT {_COLUMNS} FROM ctxasm.memory_row")
+            cursors = [self.connection.execute(
+                f"SELECT %s::text, %s::text, {_COMMON}, {', '.join(columns)} FROM ctxasm.{table} "
+                "WHERE tenant_id = %s", (kind, table, tenant_id))
+                for kind, (table, columns) in _TABLES.items()]
         self.round_trips += 1
-        return cursor.fetchall()
+        return [row for cursor in cursors for row in cursor.fetchall()]
 
 
 def _words(text: str) -> set[str]:
@@ -85,7 +110,7 @@ def select_in_python(rows: list[tuple[Any, ...]], spec: WindowSpec, at: datetime
     dynamic: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     for (kind, table, row_id, version, user, agent, thread, status, valid_from, valid_until, deleted_at, content,
-         content_json, confidence, key_name, subject, title, turn_index, role, event_type, extra) in rows:
+         content_json, key_name, confidence, subject, title, turn_index, role, event_type, extra) in rows:
         # scope
         if user is not None and user != spec.user_id or agent is not None and agent != spec.agent_id:
             continue

@@ -16,7 +16,6 @@ create or replace package body ctx_session is
    co_clock_skew       constant pls_integer   := 300;
    co_claim_shape      constant varchar2(100) := '^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$';
    co_refused          constant varchar2(100) := 'the tenant claim was refused';
-   co_epoch            constant timestamp with time zone := timestamp '1970-01-01 00:00:00 +00:00';
 
    -- base64url (RFC 4648 section 5) without padding, as JWTs write it
    function base64url_decode(in_text in varchar2) return raw is
@@ -38,12 +37,10 @@ create or replace package body ctx_session is
                 '=');
    end base64url_encode;
 
+   -- Seconds since 1970-01-01 UTC, to the second (a claim's iat and exp are whole seconds).
    function epoch_seconds return number is
-      l_elapsed interval day(9) to second(6);
    begin
-      l_elapsed := systimestamp - co_epoch;
-      return extract(day from l_elapsed) * 86400 + extract(hour from l_elapsed) * 3600
-             + extract(minute from l_elapsed) * 60 + extract(second from l_elapsed);
+      return round((cast(sys_extract_utc(systimestamp) as date) - to_date('1970-01-01', 'YYYY-MM-DD')) * 86400);
    end epoch_seconds;
 
    function sha256(in_text in varchar2) return raw is

@@ -53,9 +53,12 @@ create or replace package body ctx_memory is
       data_type      user_tab_columns.data_type%type,
       char_length    user_tab_columns.char_length%type,
       data_precision user_tab_columns.data_precision%type,
-      data_scale     user_tab_columns.data_scale%type
+      data_scale     user_tab_columns.data_scale%type,
+      nullable       user_tab_columns.nullable%type
    );
    type t_column_tab is table of t_column_rec;
+   -- whole texts (CLOB): erase compares them with a manifest's question in full, never a prefix
+   type t_text_tab is table of clob;
 
    -- one key of in_record, checked and converted for its column
    type t_field_rec is record (
@@ -79,6 +82,9 @@ create or replace package body ctx_memory is
    pragma exception_init(e_invalid_scn, -8181);
    e_snapshot_not_found exception;
    pragma exception_init(e_snapshot_not_found, -8180);
+   -- ORA-01466: the table's definition changed after the SCN (Flashback Query cannot read across DDL)
+   e_table_changed exception;
+   pragma exception_init(e_table_changed, -1466);
    -- TO_TIMESTAMP_TZ rejecting a well-formed but impossible timestamp
    e_bad_year exception;
    pragma exception_init(e_bad_year, -1841);
@@ -144,7 +150,7 @@ create or replace package body ctx_memory is
    function table_columns(in_table in varchar2) return t_column_tab is
       l_columns t_column_tab;
    begin
-      select c.column_name, c.data_type, c.char_length, c.data_precision, c.data_scale
+      select c.column_name, c.data_type, c.char_length, c.data_precision, c.data_scale, c.nullable
         bulk collect into l_columns
         from user_tab_columns c
        where c.table_name = in_table
@@ -739,10 +745,12 @@ create or replace package body ctx_memory is
       end if;
    end delete_memory;
 
-   -- Every version of one row, scrubbed: free text and payloads go, keys and scope stay.
+   -- Every version of one row, scrubbed: free text and payloads go, keys and scope stay. As the PostgreSQL twin
+   -- (ctxasm.scrub_row): a text column that must hold a value gets '[erased]', a JSON column that must hold
+   -- one gets an empty array (source_refs) or object, everything else of those kinds becomes NULL.
    function scrub_row(in_table in varchar2, in_tenant_id in varchar2, in_id in varchar2) return number is
-      -- the SQL literal '[erased]', for the SET list
       co_erased_literal constant varchar2(12) := '''[erased]''';
+      co_not_nullable   constant varchar2(1) := 'N';
       l_columns t_column_tab;
       r_column  t_column_rec;
       l_name    varchar2(128);
@@ -759,15 +767,14 @@ create or replace package body ctx_memory is
                        'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
                        'document_id', 'source_hash') then
             l_value := null;
-         elsif l_name = 'source_refs' then
-            l_value := 'json(''[]'')';
          elsif r_column.data_type = co_type_json then
-            l_value := case when l_name = 'tool_schema' then 'json(''{}'')' else 'null' end;
+            l_value := case
+                          when r_column.nullable <> co_not_nullable then 'null'
+                          when l_name = 'source_refs' then 'json(''[]'')'
+                          else 'json(''{}'')'
+                       end;
          elsif r_column.data_type in (co_type_varchar2, co_type_clob) then
-            l_value := case when l_name in ('content', 'subject', 'predicate', 'usage_notes', 'tool_name',
-                                            'tool_handler', 'title', 'guideline_key', 'persona_key',
-                                            'workflow_key', 'generating_model', 'prompt_version')
-                                 then co_erased_literal else 'null' end;
+            l_value := case when r_column.nullable = co_not_nullable then co_erased_literal else 'null' end;
          elsif r_column.data_type = co_type_vector or l_name = 'confidence' then
             l_value := 'null';
          end if;
@@ -782,67 +789,84 @@ create or replace package body ctx_memory is
       return sql%rowcount;
    end scrub_row;
 
-   -- A manifest that rendered an erased memory: mark it, and drop its question if it held the erased text.
+   -- A manifest that rendered an erased memory: every version of it gets [type, id] in erased_dependencies,
+   -- and loses its question when the question holds one of the erased texts in full (PostgreSQL: position()).
    procedure mark_manifest(
+      in_tenant_id   in varchar2,
       in_manifest_id in varchar2,
-      in_erased      in json_array_t,
-      in_contents    in sys.odcivarchar2list
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_contents    in t_text_tab
    ) is
-      l_stored   clob;
+      co_marks_key    constant varchar2(30) := 'erased_dependencies';
+      co_question_key constant varchar2(30) := 'question';
       l_manifest json_object_t;
+      l_existing json_array_t;
       l_marks    json_array_t;
+      l_mark     json_array_t;
       l_question clob;
-      l_content  varchar2(4000);
+      l_content  clob;
+      l_stored   clob;
    begin
-      select json_serialize(m.content_json returning clob)
-        into l_stored
-        from conversation_memory m
-       where m.id = in_manifest_id and m.event_type = 'context_manifest';
-      l_manifest := json_object_t.parse(jtext => l_stored);
-      if l_manifest.has(key => 'erased_dependencies') then
-         l_marks := l_manifest.get_array(key => 'erased_dependencies');
-      else
-         l_marks := json_array_t();
-      end if;
-      l_marks.append(elem => in_erased);
-      l_manifest.put(key => 'erased_dependencies', val => l_marks);
-      l_question := l_manifest.get_clob(key => 'question');
-      for i in 1 .. in_contents.count loop
-         l_content := in_contents(i);
-         if l_content is not null and dbms_lob.instr(l_question, l_content) > 0 then
-            l_manifest.put(key => 'question', val => '[erased]');
+      for r_version in (
+         select m.version, json_serialize(m.content_json returning clob) as manifest_json
+           from conversation_memory m
+          where m.tenant_id = in_tenant_id
+            and m.id = in_manifest_id
+            and m.event_type = 'context_manifest'
+      ) loop
+         l_manifest := json_object_t.parse(jsn => r_version.manifest_json);
+         -- a detached copy of the marks so far, whether get_array hands out a reference or a copy
+         if l_manifest.has(key => co_marks_key) then
+            l_existing := l_manifest.get_array(key => co_marks_key);
+            l_marks := json_array_t.parse(jsn => l_existing.to_clob());
+         else
+            l_marks := json_array_t();
          end if;
+         l_mark := json_array_t();
+         l_mark.append(val => in_memory_type);
+         l_mark.append(val => in_id);
+         l_marks.append(val => l_mark);
+         l_manifest.put(key => co_marks_key, val => l_marks);
+         l_question := l_manifest.get_clob(key => co_question_key);
+         for i in 1 .. in_contents.count loop
+            l_content := in_contents(i);
+            -- INSTR on two CLOBs compares whole texts of any length (SQL semantics for LOBs)
+            if l_question is not null and l_content is not null and instr(l_question, l_content) > 0 then
+               l_manifest.put(key => co_question_key, val => '[erased]');
+            end if;
+         end loop;
+         l_stored := l_manifest.to_clob();
+         update conversation_memory m
+            set m.content_json = json(l_stored)
+          where m.tenant_id = in_tenant_id
+            and m.id = in_manifest_id
+            and m.version = r_version.version;
       end loop;
-      l_stored := l_manifest.to_clob();
-      update conversation_memory m
-         set m.content_json = json(l_stored)
-       where m.id = in_manifest_id;
-   exception
-      when no_data_found then
-         -- the manifest was itself erased or purged: nothing left to mark
-         null;
    end mark_manifest;
 
    function erase(in_memory_type in varchar2, in_id in varchar2) return number is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
       l_total     number;
-      l_contents  sys.odcivarchar2list := sys.odcivarchar2list();
+      l_contents  t_text_tab := t_text_tab();
       l_manifests sys.odcivarchar2list := sys.odcivarchar2list();
       l_manifest  varchar2(128);
-      l_erased    json_array_t := json_array_t();
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
-      -- The text of every version, to find it in the manifests' questions once the rows are scrubbed.
-      execute immediate 'select dbms_lob.substr(content, 4000, 1) from ' || l_table
-                        || ' where tenant_id = :b_tenant_id and id = :b_id'
+      -- The whole text of every version (CLOBs: no prefix, no byte limit), to find it in the manifests'
+      -- questions once the rows are scrubbed.
+      execute immediate 'select content from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id'
          bulk collect into l_contents using l_tenant_id, in_id;
       -- References first: the manifests that rendered this memory, captured before anything changes.
       select distinct r.derived_id
         bulk collect into l_manifests
         from context_source_ref r
-       where r.source_type = in_memory_type and r.source_id = in_id and r.derived_type = 'manifest';
+       where r.tenant_id = l_tenant_id
+         and r.source_type = in_memory_type
+         and r.source_id = in_id
+         and r.derived_type = 'manifest';
       l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);
       if l_total = 0 then
          ctx_errors.raise_error(
@@ -850,25 +874,33 @@ create or replace package body ctx_memory is
             in_detail => 'no ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id) || ' to erase'
          );
       end if;
-      for r_compression in (
-         select c.id from context_compression c where c.source_type = in_memory_type and c.source_id = in_id
+      -- Derived text, each derived id once (scrub_row scrubs all of an id's versions): compressions of this
+      -- memory, and recorded provider requests of the windows that rendered it (PostgreSQL: UNION).
+      for r_derived in (
+         select cast('CONTEXT_COMPRESSION' as varchar2(30)) as table_name, c.id
+           from context_compression c
+          where c.tenant_id = l_tenant_id
+            and c.source_type = in_memory_type
+            and c.source_id = in_id
+         union
+         select cast('CONVERSATION_MEMORY' as varchar2(30)), m.id
+           from conversation_memory m
+          where m.tenant_id = l_tenant_id
+            and m.event_type = 'provider_request'
+            and json_value(m.content_json, '$.manifest_id') in (select column_value from table(l_manifests))
       ) loop
-         l_total := l_total + scrub_row(in_table => 'CONTEXT_COMPRESSION', in_tenant_id => l_tenant_id,
-                                        in_id => r_compression.id);
+         l_total := l_total + scrub_row(in_table => r_derived.table_name, in_tenant_id => l_tenant_id,
+                                        in_id => r_derived.id);
       end loop;
-      l_erased.append(elem => in_memory_type);
-      l_erased.append(elem => in_id);
       for i in 1 .. l_manifests.count loop
          l_manifest := l_manifests(i);
-         for r_request in (
-            select m.id
-              from conversation_memory m
-             where m.event_type = 'provider_request' and json_value(m.content_json, '$.manifest_id') = l_manifest
-         ) loop
-            l_total := l_total + scrub_row(in_table => 'CONVERSATION_MEMORY', in_tenant_id => l_tenant_id,
-                                           in_id => r_request.id);
-         end loop;
-         mark_manifest(in_manifest_id => l_manifest, in_erased => l_erased, in_contents => l_contents);
+         mark_manifest(
+            in_tenant_id   => l_tenant_id,
+            in_manifest_id => l_manifest,
+            in_memory_type => in_memory_type,
+            in_id          => in_id,
+            in_contents    => l_contents
+         );
       end loop;
       return l_total;
    end erase;
@@ -914,7 +946,7 @@ create or replace package body ctx_memory is
       begin
          open l_rows for l_sql using l_scn, l_tenant_id;
       exception
-         when e_invalid_scn or e_snapshot_not_found then
+         when e_invalid_scn or e_snapshot_not_found or e_table_changed then
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_invalid_snapshot,
                in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm

@@ -116,6 +116,28 @@ create or replace package body ctx_assembly is
       return false;
    end is_listed;
 
+   -- ASCII letters lower-cased, the rest kept, for a text of any length. TRANSLATE on a CLOB converts it to
+   -- VARCHAR2 first (32 KB in PL/SQL), so the text goes through in pieces of 8,000 characters (at most
+   -- 32,000 bytes in AL32UTF8).
+   function ascii_lower(in_text in clob) return clob is
+      co_piece constant pls_integer := 8000;
+      l_length integer;
+      l_offset integer := 1;
+      l_text   clob;
+   begin
+      l_length := sys.dbms_lob.getlength(lob_loc => in_text);
+      if l_length is null or l_length = 0 then
+         return in_text;
+      end if;
+      while l_offset <= l_length loop
+         l_text := l_text
+                   || translate(sys.dbms_lob.substr(lob_loc => in_text, amount => co_piece, offset => l_offset),
+                                co_upper_ascii, co_lower_ascii);
+         l_offset := l_offset + co_piece;
+      end loop;
+      return l_text;
+   end ascii_lower;
+
    -- the question's distinct words, in order of first occurrence: runs of ASCII letters and digits,
    -- lower-cased, at least 3 long (the lexical scorer's words, and the words of the Oracle Text query)
    function question_words(in_query in clob) return t_word_tab is
@@ -125,7 +147,7 @@ create or replace package body ctx_assembly is
       l_start integer;
       l_end   integer;
    begin
-      l_query := translate(in_query, co_upper_ascii, co_lower_ascii);
+      l_query := ascii_lower(in_text => in_query);
       l_start := regexp_instr(l_query, co_word_pattern, 1);
       while l_start > 0 loop
          l_end := regexp_instr(l_query, co_word_pattern, l_start, 1, 1);
@@ -144,7 +166,7 @@ create or replace package body ctx_assembly is
       l_words   t_word_tab;
       l_matched pls_integer := 0;
    begin
-      l_text := translate(in_text, co_upper_ascii, co_lower_ascii);
+      l_text := ascii_lower(in_text => in_text);
       l_words := question_words(in_query => in_query);
       if l_words.count = 0 then
          return co_logit_floor;
@@ -159,7 +181,7 @@ create or replace package body ctx_assembly is
 
    function normalized_text(in_text in clob) return clob deterministic is
    begin
-      return trim(regexp_replace(translate(in_text, co_upper_ascii, co_lower_ascii), co_whitespace_pattern, ' '));
+      return trim(regexp_replace(ascii_lower(in_text => in_text), co_whitespace_pattern, ' '));
    end normalized_text;
 
    -- PostgreSQL's ->> of one member: a string unquoted, another value as JSON text, NULL for null or absent

@@ -8,8 +8,10 @@ create or replace package ctx_session authid definer is
     * sets it only for a verified claim. Granted to CTXASM_APP.
     *
     * The context is bound to the transaction that set it: set_tenant records the local transaction id with
-    * the tenant, and current_tenant (which the VPD predicate reads) returns NULL in any other transaction. So
-    * a pooled connection never hands a tenant to the next transaction, whoever runs it.
+    * the tenant, and current_tenant returns NULL in any other transaction. Every CTX_ routine checks it
+    * (require_tenant, require_scope) before it touches a table, and the application holds no table privilege,
+    * so a pooled connection never hands a tenant to the next transaction, whoever runs it. (The VPD predicate
+    * reads the context's attributes themselves: Oracle Text syncs after the commit, under that predicate.)
     */
 
    /**
@@ -48,7 +50,7 @@ create or replace package ctx_session authid definer is
 
    /**
     * The user ('USER_ID') or agent ('AGENT_ID') the transaction's verified claim names, or NULL when it
-    * names none or no tenant is set (PostgreSQL: ctxasm.claim_scope). The VPD predicate reads it.
+    * names none or no tenant is set in this transaction (PostgreSQL: ctxasm.claim_scope).
     * @param in_attribute 'USER_ID' or 'AGENT_ID'
     */
    -- contract:internal

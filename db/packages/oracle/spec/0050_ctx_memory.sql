@@ -60,11 +60,11 @@ create or replace package ctx_memory authid definer is
 
    /**
     * Erases one memory everywhere it went. Every version of the row keeps its keys and scope, but its text
-    * columns become '[erased]' (NOT NULL) or NULL, its JSON payloads empty, its embedding NULL, and its
-    * status erased. The references captured before erasure are followed: compressions of the memory and
-    * recorded provider requests of windows that rendered it are erased the same way; those windows'
-    * manifests keep their references (no memory text), get erased_dependencies, and lose the question
-    * when it contained the erased text.
+    * columns become '[erased]' (NOT NULL) or NULL, its JSON payloads [] / {} (NOT NULL) or NULL, its
+    * embedding and confidence NULL, and its status erased (as the PostgreSQL twin). The references captured before erasure are followed: compressions of the memory and
+    * recorded provider requests of windows that rendered it are erased the same way, each derived id once;
+    * every version of those windows' manifests keeps its references (no memory text), gets [type, id] in
+    * erased_dependencies, and loses the question when it contains an erased text in full.
     * Oracle keeps the pre-erasure row images in undo (and in a Flashback Time Travel archive if one is
     * enabled) until their retention ends: AS OF SCN reads of earlier SCNs can still return the text until
     * then (docs/oracle.md). Replay checks erasure first and reports those windows unavailable.
@@ -90,7 +90,8 @@ create or replace package ctx_memory authid definer is
     * @param in_memory_type the memory type
     * @param in_snapshot a value returned by capture_snapshot
     * @throws -20102 tenant_not_set, -20103 invalid_memory_type,
-    *         -20107 invalid_snapshot when in_snapshot is not an SCN or Oracle rejects it (ORA-08180/08181)
+    *         -20107 invalid_snapshot when in_snapshot is not an SCN or Oracle rejects it (ORA-08180,
+    *         ORA-08181, ORA-01466)
     */
    function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor;
 

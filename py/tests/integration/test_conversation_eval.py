@@ -1,0 +1,111 @@
+"""The conversation evaluation end to end on a real PostgreSQL: one small sample loaded as a tenant through the
+loader, its questions asked through the real assembler at one budget, figures aggregated. Assertions are about
+structure and ranges; ctxasm's own figures are never pinned."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxasm import pgconn
+from ctxasm.evaluation import conversation_tenants as tenants
+from ctxasm.evaluation.baselines import BASELINES, turn_cost
+from ctxasm.evaluation.conversation_report import METHODS, format_report, summarize
+from ctxasm.evaluation.conversations import evaluate_file
+from ctxasm.evaluation.locomo import read_samples
+from ctxasm.store import PostgresStore
+
+from ..conftest import REPO
+
+BUDGET = 1500
+SET = REPO / "db" / "tests" / "conversations" / "ctxasm_conversations.json"
+
+
+@pytest.fixture(scope="module")
+def small_file(tmp_path_factory):
+    """The project set's first sample cut to its first two sessions, with questions on them and one question
+    whose evidence is now partly outside the file (a dangling id the reader must count, not crash on)."""
+    sample = json.loads(SET.read_text())[0]
+    conversation = {k: v for k, v in sample["conversation"].items()
+                    if k in ("speaker_a", "speaker_b") or k.startswith(("session_1", "session_2"))
+                    and not k.startswith(("session_10", "session_11"))}
+    sample = {"sample_id": sample["sample_id"], "conversation": conversation,
+              "qa": [q for q in sample["qa"] if any(e.startswith(("D1:", "D2:")) for e in q["evidence"])]}
+    path = tmp_path_factory.mktemp("conversations") / "small.json"
+    path.write_text(json.dumps([sample]), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def evaluation(pg_target, small_file):
+    from ..conftest import empty_database
+
+    empty_database(pg_target)
+    return evaluate_file(pg_target, small_file, budgets=(BUDGET,))
+
+
+def test_the_small_sample_fits_the_budget_for_the_baselines(small_file):
+    [sample], notes = read_samples(small_file)
+    assert sum(turn_cost(t.content) for t in sample.turns) < BUDGET
+    assert notes.counts["evidence ids naming no turn (ignored)"] >= 1
+    assert notes.counts["adversarial questions (skipped)"] == 1
+
+
+def test_every_question_gets_a_window_at_the_budget(evaluation, small_file):
+    [sample], _ = read_samples(small_file)
+    assert len(evaluation.results) == len(sample.questions) > 0
+    dia_ids = {t.dia_id for t in sample.turns}
+    for result in evaluation.results:
+        window = result.window
+        assert window.error is None
+        assert window.allowance == BUDGET  # the question thread's budget is calibrated to the allowance
+        assert 0 < window.used <= BUDGET
+        assert set(window.turns) <= dia_ids and window.turns
+        assert set(window.turns.values()) <= {"full", "summary", "pointer"}
+        assert window.seconds > 0 and window.embedding_seconds is not None
+        assert window.scorer
+        assert set(result.evidence) <= dia_ids
+        for name in BASELINES:
+            assert result.baseline_used[name] <= BUDGET
+            assert result.baseline_turns[name] <= dia_ids
+        # the whole sample fits: every baseline that ranks every turn holds every evidence turn
+        for name in ("recency", "dense", "hybrid"):
+            assert set(result.evidence) <= result.baseline_turns[name]
+
+
+def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
+    tenant = evaluation.samples[0]["tenant_id"]
+    # As the owner: the application role reads no table (RLS keeps the owner to the tenant too).
+    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant(tenant)
+        rows = connection.execute(
+            "SELECT id, thread_id, content_json ->> 'dia_id' FROM ctxasm.conversation_memory "
+            "WHERE event_type = 'message'").fetchall()
+        manifests = connection.execute(
+            "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'").fetchone()[0]
+    assert len(rows) == evaluation.samples[0]["turns"]
+    assert all(row_id == tenants.row_id(dia_id) for row_id, _, dia_id in rows)
+    assert {thread for _, thread, _ in rows} == {"session-1", "session-2"}
+    assert manifests >= len(evaluation.results)  # the calibration window and any corrected budgets add some
+
+
+def test_figures_are_in_range_and_printable(evaluation):
+    summary = summarize(evaluation)
+    json.dumps(summary)  # JSON-ready
+    [figures] = summary["budgets"]
+    assert figures["budget"] == BUDGET and figures["failed_windows"] == 0
+    assert figures["allowance"] == {"mean": BUDGET, "min": BUDGET, "max": BUDGET}
+    for method in METHODS:
+        recall = figures["recall"][method]
+        assert 0 <= recall["all"] <= recall["share"] <= recall["any"] <= 1
+    for method in ("recency", "dense", "hybrid"):
+        assert figures["recall"][method]["all"] == 1
+    assert sum(figures["ctxasm_tiers"].values()) == pytest.approx(figures["recall"]["ctxasm"]["share"])
+    assert set(figures["by_category"]) <= {"multi-hop", "temporal", "open-domain", "single-hop"}
+    assert sum(c["questions"] for c in figures["by_category"].values()) == figures["questions"]
+    assert 0 < figures["latency_ms"]["p50"] <= figures["latency_ms"]["p95"]
+    assert "excluding the question embedding" in summary["latency_basis"]
+    text = format_report(summary)
+    for word in ("ctxasm", "recency", "BM25", "dense", "hybrid", "p50 ms", "o200k_base", str(BUDGET)):
+        assert word in text
