@@ -72,6 +72,12 @@ create or replace package test_ctx_memory authid definer is
    --%test(erase writes NULL into nullable columns and [erased] into required ones, as PostgreSQL)
    procedure erase_nulls_nullable_columns;
 
+   --%test(erase follows every copy: a tool result and a model response citing it, source_hash NULL, a report)
+   procedure erase_follows_every_copy;
+
+   --%test(rows_as_of of an SCN before an erasure leaves the erased version out)
+   procedure rows_as_of_leaves_out_erased_versions;
+
    --%test(set_tenant with a claim for an unregistered tenant raises invalid_claim and leaves no tenant set)
    procedure set_tenant_rejects_an_unregistered_tenant;
 
@@ -509,6 +515,81 @@ create or replace package body test_ctx_memory is
       l_expect := ut.expect(l_refs);
       l_expect.to_equal('[]');
    end erase_nulls_nullable_columns;
+
+   procedure erase_follows_every_copy is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_record  json_object_t;
+      l_refs    json_array_t := json_array_t();
+      l_ref     json_object_t := json_object_t();
+      l_report  json_object_t;
+      l_left    number;
+      l_hashes  number;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity,
+                                    in_record => fact_json('ut_erase_copy', 'Quokka vellum briefing.'));
+      put_manifest(in_manifest_id => 'ut_manifest_copy', in_question => 'What briefing?',
+                   in_source_id => 'ut_erase_copy');
+      -- a compression of it, a tool result citing it, and a model response of the window that rendered it
+      l_record := record_json('id', 'ut_copy_cmp', 'source_type', co_entity, 'source_id', 'ut_erase_copy',
+                              'source_hash', co_hash, 'generating_model', 'ut-model');
+      l_record.put(key => 'source_version', val => 1);
+      l_record.put(key => 'prompt_version', val => 'ut-prompt');
+      l_record.put(key => 'content', val => 'Quokka, in short.');
+      l_id := ctx_memory.put_memory(in_memory_type => 'compression', in_record => l_record.to_clob());
+      l_ref.put(key => 'type', val => co_entity);
+      l_ref.put(key => 'id', val => 'ut_erase_copy');
+      l_ref.put(key => 'version', val => 1);
+      l_refs.append(val => l_ref);
+      l_record := record_json('id', 'ut_copy_tool', 'role', 'event', 'event_type', 'tool_result',
+                              'content', '<tool_result>Quokka vellum briefing.</tool_result>');
+      l_record.put(key => 'source_refs', val => l_refs);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+      l_refs := json_array_t();
+      l_ref := json_object_t();
+      l_ref.put(key => 'type', val => 'manifest');
+      l_ref.put(key => 'id', val => 'ut_manifest_copy');
+      l_ref.put(key => 'version', val => 1);
+      l_refs.append(val => l_ref);
+      l_record := record_json('id', 'ut_copy_response', 'role', 'event', 'event_type', 'model_response',
+                              'content', 'It was the Quokka vellum briefing.');
+      l_record.put(key => 'source_refs', val => l_refs);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+
+      l_report := json_object_t.parse(jsn => ctx_memory.erase_report(in_memory_type => co_entity,
+                                                                       in_id => 'ut_erase_copy'));
+      l_expect := ut.expect(l_report.get_number(key => 'total'));
+      l_expect.to_equal(4);
+      select count(*) into l_left
+        from conversation_memory m
+       where m.id in ('ut_copy_tool', 'ut_copy_response')
+         and (m.status <> co_erased or dbms_lob.instr(m.content, 'Quokka') > 0);
+      l_expect := ut.expect(l_left);
+      l_expect.to_equal(0);
+      select count(*) into l_hashes from context_compression c where c.id = 'ut_copy_cmp' and c.source_hash is not null;
+      l_expect := ut.expect(l_hashes);
+      l_expect.to_equal(0);
+   end erase_follows_every_copy;
+
+   procedure rows_as_of_leaves_out_erased_versions is
+      l_expect   ut_expectation;
+      l_id       varchar2(128);
+      l_erased   number;
+      l_snapshot varchar2(64);
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_erased', 'Secret.'));
+      commit;
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_snapshot := ctx_memory.capture_snapshot();
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => l_id);
+      commit;
+      -- undo still holds version 1 as of the snapshot; the contract does not return it
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_expect := ut.expect(versions_at(l_snapshot, l_id));
+      l_expect.to_be_null();
+   end rows_as_of_leaves_out_erased_versions;
 
    procedure set_tenant_rejects_an_unregistered_tenant is
       l_expect ut_expectation;

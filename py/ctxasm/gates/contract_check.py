@@ -59,8 +59,7 @@ PENDING: dict[str, dict[str, str]] = {
 }
 # The same for single routines of a package that exists on both engines ("package.routine").
 PENDING_ROUTINES: dict[str, dict[str, str]] = {
-    "oracle": {"ctx_memory.erase_report": "erase that follows every copy and reports per table lands on Oracle "
-                                          "with the CTX_MEMORY.erase rework"},
+    "oracle": {},
     "postgresql": {},
 }
 

@@ -104,3 +104,22 @@ def test_the_oracle_store_sends_claims():
     assert 'self._call("ctx_session.set_tenant", in_claim=self._claim(tenant_id))' in oracle
     assert oracle.count("set_tenant(in_claim => :claim)") >= 3 and "in_tenant_id => :tenant" not in oracle
     assert "ctxasm_owner." not in oracle, "the application user reads no table"
+
+
+def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
+    """Finding 4 on Oracle: rows_as_of and select_window(in_snapshot) returned erased text AS OF an older SCN."""
+    memory = code(ORACLE / "body" / "0050_ctx_memory.sql")
+    report = routine(memory, "erase_report")
+    assert "copies_of(" in report and "mark_manifest(" in report and "ctx_session.require_row_scope(" in report
+    copies = routine(memory, "copies_of")
+    assert "json_table(m.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    scrub = routine(memory, "scrub_row")
+    assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
+    rows_as_of = routine(memory, "rows_as_of")
+    assert "n.status = :b_erased" in rows_as_of
+    assembly = code(ORACLE / "body" / "0060_ctx_assembly.sql")
+    select_window = routine(assembly, "select_window")
+    assert "erased_now as (" in select_window and "from erased_now x" in select_window
+    assert "n.status = 'erased'" in select_window  # compressions too
+    schema = code(REPO / "db" / "schema" / "oracle" / "0050_keys_and_erasure.sql")
+    assert "modify (source_hash null)" in schema

@@ -1126,6 +1126,54 @@ create or replace package body ctx_assembly is
                  from summarization_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
             ),
+            -- Row versions erased now. Read AS OF an earlier SCN (replay), undo still holds their text; the
+            -- contract never returns it (PostgreSQL: the history copies are deleted with the erasure).
+            erased_now as (
+               select cast('guideline' as varchar2(32)) as memory_type, e.id, e.version
+                 from guideline_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'persona', e.id, e.version
+                 from persona_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'toolbox', e.id, e.version
+                 from toolbox_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'entity', e.id, e.version
+                 from entity_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'workflow', e.id, e.version
+                 from workflow_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'kb_document', e.id, e.version
+                 from knowledge_base_document e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'kb_chunk', e.id, e.version
+                 from knowledge_base_chunk e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'conversation', e.id, e.version
+                 from conversation_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'summary', e.id, e.version
+                 from summarization_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+            ),
             -- Step: scope. Other tenants are invisible (VPD); user, agent and thread must match or be NULL (wider).
             -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
             step_scope as (
@@ -1153,6 +1201,9 @@ create or replace package body ctx_assembly is
                   and (r.memory_type not in ('kb_document', 'kb_chunk')
                        or exists (select 1 from retrieved x where x.memory_type = r.memory_type and x.id = r.id))
                   and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
+                  and not exists (select 1
+                                    from erased_now x
+                                   where x.memory_type = r.memory_type and x.id = r.id and x.version = r.version)
             ),
             -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
             step_lifecycle as (
@@ -1378,6 +1429,11 @@ create or replace package body ctx_assembly is
                           where cc.tenant_id = l_tenant_id
                             and cc.status = 'active'
                             and cc.deleted_at is null
+                            -- a compression erased since the SCN is not returned (see erased_now)
+                            and not exists (select 1
+                                              from context_compression n
+                                             where n.tenant_id = cc.tenant_id and n.id = cc.id
+                                               and n.version = cc.version and n.status = 'erased')
                       ) c
                 where c.compression_rank = 1
             ),
