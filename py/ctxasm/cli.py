@@ -200,7 +200,9 @@ def _ask(args: argparse.Namespace) -> int:
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
         if transcript and transcript.get("setup"):
-            apply_setup(PostgresStore(connection, claims), args.tenant, transcript["setup"])
+            # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
+            # not the one scoped to the caller's user and agent.
+            apply_setup(PostgresStore(connection, _claims(args)), args.tenant, transcript["setup"])
         loop = AgentLoop(PostgresStore(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
                          provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
         run = asyncio.run(loop.run())
