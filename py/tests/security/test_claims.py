@@ -46,7 +46,7 @@ def forged_claims() -> dict[str, str | None]:
         "not base64": "!!.??.##",
         "a megabyte": "a" * 1_000_000,
         "another tenant's payload under acme's signature": f"{header}.{stripe_payload}.{signature}",
-        "a flipped signature": f"{header}.{payload}.{signature[:-2]}{'A' if signature[-2] != 'A' else 'B'}{signature[-1]}",
+        "a flipped signature": f"{header}.{payload}.{signature[:-2]}{'AB'[signature[-2] == 'A']}{signature[-1]}",
         "signed with another key": f"{header}.{stripe_payload}.{_b64(other_key)}",
         "alg none": f"{_b64({'alg': 'none', 'typ': 'JWT'})}.{stripe_payload}.",
         "expired": claim("acme", ttl=60, now=now - 3600),
@@ -92,8 +92,9 @@ def test_a_claim_naming_a_user_and_agent_refuses_any_other_scope(demo_target):
     at = parse_time("2026-09-28T12:00:00")
     calls = {
         "select_window as bob": ("SELECT ctx_assembly.select_window(in_user_id => 'bob', "
-                                 "in_agent_id => 'research-assistant', in_thread_id => NULL, in_intent => 'fact_check', "
-                                 "in_evaluation_time => %s, in_question => %s)", (at, QUESTION)),
+                                 "in_agent_id => 'research-assistant', in_thread_id => NULL, "
+                                 "in_intent => 'fact_check', in_evaluation_time => %s, in_question => %s)",
+                                 (at, QUESTION)),
         "select_window with no user": ("SELECT ctx_assembly.select_window(in_user_id => NULL, "
                                        "in_agent_id => 'research-assistant', in_thread_id => NULL, "
                                        "in_intent => 'fact_check', in_evaluation_time => %s, in_question => %s)",

@@ -61,7 +61,8 @@ def record_copies(target, window) -> None:
     manifest = {"type": "manifest", "id": window.manifest_id, "version": 1}
 
     def write(store):
-        event = {"role": "event", "user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_jane_research"}
+        event = {"role": "event", "user_id": "jane", "agent_id": "research-assistant",
+                 "thread_id": "thread_jane_research"}
         store.put_memory("conversation", {**event, "id": "tool_result_1", "event_type": "tool_result",
                                           "content": f"<tool_result>{CONTENT}</tool_result>",
                                           "content_json": {"tool": "search_memory"}, "source_refs": [doc]})
