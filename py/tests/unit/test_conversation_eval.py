@@ -238,21 +238,31 @@ def test_question_budget_gives_recalled_history_the_whole_remainder():
 
 
 def test_project_conversation_set_shape():
+    from ctxasm.evaluation.conversations import DEFAULT_BUDGETS
+
     samples, notes = read_samples(REPO / "db" / "tests" / "conversations" / "ctxasm_conversations.json")
     assert len(samples) == 3
-    assert notes.counts["adversarial questions (skipped)"] >= 2
+    assert notes.counts["adversarial questions (skipped)"] >= 3
     assert not {k for k in notes.counts if "evidence" in k or "without" in k}  # the project's set is clean
     questions = [q for s in samples for q in s.questions]
-    assert 25 <= len(questions) <= 35
+    assert 40 <= len(questions) <= 50
     assert {q.category for q in questions} == {1, 2, 3, 4}
     for s in samples:
-        assert 8 <= len(s.sessions) <= 12
+        assert 25 <= len(s.sessions) <= 30
         assert all(15 <= len(session.turns) <= 30 for session in s.sessions)
-        assert sum(baselines.turn_cost(t.content) for t in s.turns) > 2000
+        assert [session.number for session in s.sessions] == list(range(1, len(s.sessions) + 1))
+        # no budget under test holds a whole sample: the largest holds well under half of one
+        assert sum(baselines.turn_cost(t.content) for t in s.turns) > 2.5 * max(DEFAULT_BUDGETS)
     multi_hop = [q for q in questions if q.category == 1]
     assert all(len({d.split(":")[0] for d in q.evidence}) >= 2 for q in multi_hop)
     raw = json.loads((REPO / "db" / "tests" / "conversations" / "ctxasm_conversations.json").read_text())
     assert all(isinstance(s["qa"], list) for s in raw)
+    for s in raw:  # the written dates follow the session numbers, so the reader never has to reorder them
+        conversation = s["conversation"]
+        numbers = sorted(int(k.split("_")[1]) for k in conversation
+                         if k.startswith("session_") and not k.endswith("_date_time"))
+        dates = [parse_session_time(conversation[f"session_{n}_date_time"]) for n in numbers]
+        assert dates == sorted(dates) and len(set(dates)) == len(dates)
 
 
 def test_command_line_options():
