@@ -81,6 +81,19 @@ def turn_line(mid: str, role: str | None, text: str) -> str:
     return f"[{mid}] {escape(speaker + flat)}"
 
 
+#: The roles a recalled turn may speak in. A stored row with any other role (system, tool, event) is memory,
+#: not an instruction: it is rendered as a quoted record inside a user message, never as a message of its role.
+TAIL_ROLES = ("user", "assistant")
+
+
+def tail_turn(mid: str, role: str, text: str) -> tuple[str, str]:
+    """(role, content) of one recalled turn in the request."""
+    if role in TAIL_ROLES:
+        return role, text
+    return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "
+                    f"role={quoteattr(str(role))}>\n  <content>{escape(text)}</content>\n</memory>")
+
+
 def guidelines_section(guidelines: Sequence[str]) -> str:
     return "# Guidelines\n" + "\n".join(f"- {text}" for text in guidelines) if guidelines else ""
 

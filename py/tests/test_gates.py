@@ -227,11 +227,11 @@ def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -
 
 
 def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0010_ctx_session.sql",
-          "MESSAGE = 'invalid_argument: in_tenant_id must not be empty'",
-          "MESSAGE = 'unknown_tenant: in_tenant_id must not be empty'")
+    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+          "MESSAGE = 'invalid_argument: in_display_name must not be empty'",
+          "MESSAGE = 'invalid_claim: in_display_name must not be empty'")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "CX108 raised with message 'unknown_tenant: ...'" in capsys.readouterr().out
+    assert "CX108 raised with message 'invalid_claim: ...'" in capsys.readouterr().out
 
 
 def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:
@@ -320,12 +320,12 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
     ("path", "old", "new", "expected"),
     [
         # a misspelled local variable
-        (MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);",
-         "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd, in_id => in_id);",
+        (MEMORY_BODY, "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => l_id);",
+         "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd, in_id => l_id);",
          "l_tenant_idd is not declared in scope"),
         # a misspelled column of a table, and of a WITH query
-        (MEMORY_BODY, "          where c.tenant_id = l_tenant_id\n            and c.source_type = in_memory_type",
-         "          where c.tenant_id = l_tenant_id\n            and c.source_typ = in_memory_type",
+        (MEMORY_BODY, "          where c.tenant_id = in_tenant_id\n            and c.source_type = in_memory_type",
+         "          where c.tenant_id = in_tenant_id\n            and c.source_typ = in_memory_type",
          "table context_compression has no column source_typ"),
         (ASSEMBLY_BODY, "order by e.scope_depth desc, e.valid_from desc, e.id",
          "order by e.scope_deph desc, e.valid_from desc, e.id", "WITH query effective has no column scope_deph"),
@@ -364,8 +364,8 @@ def test_oracle_names_fails_when_a_spec_and_its_body_disagree(repo_copy: Path, c
 
 
 def test_oracle_names_only_reports_the_files_asked_for(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id,",
-          "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd,")
+    _edit(repo_copy / MEMORY_BODY, "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id,",
+          "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd,")
     other = repo_copy / ASSEMBLY_BODY
     assert oracle_names.main(["--repo", str(repo_copy), str(other)]) == 0
     assert oracle_names.main(["--repo", str(repo_copy), str(repo_copy / MEMORY_BODY)]) == 1
@@ -399,7 +399,7 @@ def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
 
 
 @pytest.mark.parametrize("path, old, new, reported", [
-    ("db/schema/postgresql/0080_selection_indexes.sql",
+    ("db/schema/postgresql/0085_selection_indexes.sql",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (tenant_id, subject, predicate);",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (subject, predicate, tenant_id);",
      "index on entity_memory (subject, predicate, tenant_id): does not lead with tenant_id"),

@@ -284,7 +284,7 @@ create or replace package body test_ctx_assembly is
       ctx_admin.register_tenant(in_tenant_id => co_other_tenant, in_display_name => 'utPLSQL other tenant');
       ctx_admin.register_tenant(in_tenant_id => co_empty_tenant, in_display_name => 'utPLSQL tenant, no budget');
 
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'persona',
@@ -338,7 +338,7 @@ create or replace package body test_ctx_assembly is
       -- one tenant's rows per commit (Oracle Text syncs on commit under the session's VPD context)
       commit;
 
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'entity',
@@ -375,7 +375,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_scorer   varchar2(200);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.engine'), json_value(l_window, '$.tenant_id'),
              json_value(l_window, '$.snapshot'), json_value(l_window, '$.scorer')
@@ -396,7 +396,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 2));
       l_expect.to_equal('current:true');
@@ -412,7 +412,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'summary', 'ut_s_july', 1));
       l_expect.to_equal('historical:false');
@@ -424,7 +424,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_before);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 1));
       l_expect.to_equal('current:false');
@@ -438,7 +438,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_expired', 1));
       l_expect.to_equal('lifecycle:expired');
@@ -452,11 +452,11 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(0);
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(1);
@@ -470,7 +470,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_version  number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.snapshot') into l_snapshot from dual;
       l_version := ctx_memory.supersede(
@@ -480,6 +480,8 @@ create or replace package body test_ctx_assembly is
                                         || '"content": "Helios-RAG answers in 350 ms at the median (re-run)."}'
                    );
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_expect := ut.expect(l_version);
       l_expect.to_equal(2);
       -- now: version 2 is the fact and version 1 is excluded as superseded
@@ -506,28 +508,28 @@ create or replace package body test_ctx_assembly is
    procedure window_needs_a_budget is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_empty_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_empty_tenant));
       l_window := window_at(co_after);
    end window_needs_a_budget;
 
    procedure window_rejects_unknown_intent is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_intent => 'small_talk');
    end window_rejects_unknown_intent;
 
    procedure window_rejects_empty_question is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_question => ' ');
    end window_rejects_empty_question;
 
    procedure window_rejects_bad_snapshot is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_snapshot => 'yesterday');
    end window_rejects_bad_snapshot;
 
@@ -538,7 +540,7 @@ create or replace package body test_ctx_assembly is
       l_events   number;
       l_refs     varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_manifest := '{"mode": "live", "request_hash": "' || co_hash || '", '
                     || '"scope": {"user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_main"}, '
                     || '"budget_ref": ["guideline", "ut_budget", 1], '
@@ -569,7 +571,7 @@ create or replace package body test_ctx_assembly is
    procedure manifest_needs_a_request_hash is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_assembly.record_manifest(
                  in_manifest => to_clob('{"request_hash": "not-a-hash", "budget_ref": ["guideline", "ut_budget", 1], '
                                         || '"memories": [], "excluded": [], "required_refs": []}')
@@ -599,20 +601,24 @@ create or replace package body test_ctx_assembly is
       l_pending number;
       l_result  clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'kb_document',
                  in_record      => '{"id": "ut_text_a", "title": "Tenant A notes", '
                                    || '"content": "Xylophonic resonance measured by tenant A."}'
               );
       commit;
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'kb_document',
                  in_record      => '{"id": "ut_text_b", "title": "Tenant B notes", '
                                    || '"content": "Xylophonic resonance measured by tenant B."}'
               );
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       select count(*)
         into l_pending
         from ctx_user_pending p
@@ -624,7 +630,7 @@ create or replace package body test_ctx_assembly is
       l_expect.to_equal(1);
       l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
       l_expect.to_equal(0);
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_result := search('xylophonic resonance');
       l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
       l_expect.to_equal(1);

@@ -18,7 +18,7 @@ from ctxasm.render import memory_id
 from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
-from ..conftest import REPO, SCENARIOS, TEST_DATABASE
+from ..conftest import REPO, SCENARIOS, TEST_DATABASE, read_as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = Caller("acme", "jane", "research-assistant", "thread_jane_research", ("researcher",))
@@ -70,7 +70,7 @@ def test_tools_and_resources_come_from_the_database_rows(store):
     assert rows["guideline_cite_sources"]["content"] in guidelines
 
 
-def test_each_tool_answers(store):
+def test_each_tool_answers(store, corpus_once):
     window, manager = window_manager(store)
     found = call(manager, "search_memory", {"query": "AgentCore event expiry duration range"})
     assert not found.is_error
@@ -100,11 +100,12 @@ def test_each_tool_answers(store):
     assert asked == ["June or July?"]
     event = clarified.structured_content["items"][0]
     assert "the July evaluation" in event["text"]
-    store.set_tenant("acme")
-    row = store.connection.execute("SELECT thread_id, event_type, content_json FROM ctxasm.conversation_memory "
-                                   "WHERE id = %s", (event["ref"][1],)).fetchone()
-    store.rollback()
-    assert row == ("thread_jane_research", "clarification", {"question": "June or July?", "answer": "the July evaluation"})
+    row = store.read_event("acme", event["ref"][1])
+    assert (row["event_type"], row["content_json"]) == (
+        "clarification", {"question": "June or July?", "answer": "the July evaluation"})
+    thread = read_as_owner(corpus_once, "acme", "SELECT thread_id FROM ctxasm.conversation_memory WHERE id = %s",
+                           (event["ref"][1],))
+    assert thread == [("thread_jane_research",)]
 
     unasked = call(manager, "clarify", {"question": "June or July?"})
     assert "ask them in your answer: June or July?" in unasked.content[0].text

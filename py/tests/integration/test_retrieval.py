@@ -33,7 +33,7 @@ def window(target, question: str, intent: str = "fact_check"):
 
 
 def test_chunks_are_embedded_at_load(corpus_target):
-    with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
         missing, total = connection.execute(
             "SELECT count(*) FILTER (WHERE embedding IS NULL), count(*) FROM ctxasm.knowledge_base_chunk").fetchone()

@@ -8,6 +8,8 @@ create or replace package body ctx_assembly is
    -- exceptions: VECTOR_EMBEDDING and PREDICTION name their model in the SQL text, so those calls are dynamic
    -- (question_embedding, reranker_scores) and the package compiles and runs without the models.
 
+   -- characters; bounds the work one call can ask for
+   co_max_question constant pls_integer := 8000;
    co_engine            constant varchar2(30) := 'oracle';
    co_selection_version constant varchar2(30) := 'context-selection-1';
    co_lexical_scorer    constant varchar2(30) := 'lexical-overlap-1';
@@ -823,9 +825,16 @@ create or replace package body ctx_assembly is
       l_require        pls_integer;
       l_result         clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_question, in_detail => 'the question must not be empty');
+      end if;
+      if length(in_question) > co_max_question then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_question,
+            in_detail => 'in_question is ' || to_char(length(in_question)) || ' characters long, at most '
+                         || to_char(co_max_question) || ' are allowed'
+         );
       end if;
       if in_evaluation_time is null then
          ctx_errors.raise_error(
@@ -1117,6 +1126,54 @@ create or replace package body ctx_assembly is
                  from summarization_memory as of scn l_scn t
                 where t.tenant_id = l_tenant_id
             ),
+            -- Row versions erased now. Read AS OF an earlier SCN (replay), undo still holds their text; the
+            -- contract never returns it (PostgreSQL: the history copies are deleted with the erasure).
+            erased_now as (
+               select cast('guideline' as varchar2(32)) as memory_type, e.id, e.version
+                 from guideline_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'persona', e.id, e.version
+                 from persona_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'toolbox', e.id, e.version
+                 from toolbox_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'entity', e.id, e.version
+                 from entity_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'workflow', e.id, e.version
+                 from workflow_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'kb_document', e.id, e.version
+                 from knowledge_base_document e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'kb_chunk', e.id, e.version
+                 from knowledge_base_chunk e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'conversation', e.id, e.version
+                 from conversation_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+               union all
+               select 'summary', e.id, e.version
+                 from summarization_memory e
+                where e.tenant_id = l_tenant_id
+                  and e.status = 'erased'
+            ),
             -- Step: scope. Other tenants are invisible (VPD); user, agent and thread must match or be NULL (wider).
             -- A user's turns in other threads are recalled history; events (manifests, tool calls) are not memory.
             step_scope as (
@@ -1144,6 +1201,9 @@ create or replace package body ctx_assembly is
                   and (r.memory_type not in ('kb_document', 'kb_chunk')
                        or exists (select 1 from retrieved x where x.memory_type = r.memory_type and x.id = r.id))
                   and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
+                  and not exists (select 1
+                                    from erased_now x
+                                   where x.memory_type = r.memory_type and x.id = r.id and x.version = r.version)
             ),
             -- Step: lifecycle, at the one evaluation time. NULL reason = in effect.
             step_lifecycle as (
@@ -1369,6 +1429,11 @@ create or replace package body ctx_assembly is
                           where cc.tenant_id = l_tenant_id
                             and cc.status = 'active'
                             and cc.deleted_at is null
+                            -- a compression erased since the SCN is not returned (see erased_now)
+                            and not exists (select 1
+                                              from context_compression n
+                                             where n.tenant_id = cc.tenant_id and n.id = cc.id
+                                               and n.version = cc.version and n.status = 'erased')
                       ) c
                 where c.compression_rank = 1
             ),
@@ -1666,6 +1731,8 @@ create or replace package body ctx_assembly is
    procedure insert_source_ref(
       in_manifest_id in varchar2,
       in_number      in pls_integer,
+      in_user_id     in varchar2,
+      in_agent_id    in varchar2,
       in_thread_id   in varchar2,
       in_ref         in json_array_t,
       in_relation    in varchar2
@@ -1674,6 +1741,17 @@ create or replace package body ctx_assembly is
       l_id     context_source_ref.id%type;
    begin
       l_record.put('id', in_manifest_id || ':' || to_char(in_number));
+      -- the manifest's scope, so a session whose claim names a user and agent writes rows it may write
+      if in_user_id is null then
+         l_record.put_null('user_id');
+      else
+         l_record.put('user_id', in_user_id);
+      end if;
+      if in_agent_id is null then
+         l_record.put_null('agent_id');
+      else
+         l_record.put('agent_id', in_agent_id);
+      end if;
       if in_thread_id is null then
          l_record.put_null('thread_id');
       else
@@ -1758,6 +1836,7 @@ create or replace package body ctx_assembly is
          l_agent_id := member_text(in_object => l_scope, in_key => 'agent_id');
          l_thread_id := member_text(in_object => l_scope, in_key => 'thread_id');
       end if;
+      l_tenant_id := ctx_session.require_scope(in_user_id => l_user_id, in_agent_id => l_agent_id);
 
       -- The context_manifest event.
       l_record.put('id', l_id);
@@ -1795,6 +1874,8 @@ create or replace package body ctx_assembly is
          insert_source_ref(
             in_manifest_id => l_id,
             in_number      => l_count,
+            in_user_id     => l_user_id,
+            in_agent_id    => l_agent_id,
             in_thread_id   => l_thread_id,
             in_ref         => checked_ref(
                                  in_ref      => object_member(in_value => l_value, in_key => 'ref'),
@@ -1810,6 +1891,8 @@ create or replace package body ctx_assembly is
             insert_source_ref(
                in_manifest_id => l_id,
                in_number      => l_count,
+               in_user_id     => l_user_id,
+               in_agent_id    => l_agent_id,
                in_thread_id   => l_thread_id,
                in_ref         => checked_ref(in_ref => l_value, in_relation => 'compression'),
                in_relation    => 'compression'
@@ -1833,6 +1916,8 @@ create or replace package body ctx_assembly is
                insert_source_ref(
                   in_manifest_id => l_id,
                   in_number      => l_count,
+                  in_user_id     => l_user_id,
+                  in_agent_id    => l_agent_id,
                   in_thread_id   => l_thread_id,
                   in_ref         => checked_ref(
                                        in_ref      => object_member(in_value => l_value, in_key => 'source'),
@@ -1850,6 +1935,8 @@ create or replace package body ctx_assembly is
          insert_source_ref(
             in_manifest_id => l_id,
             in_number      => l_count,
+            in_user_id     => l_user_id,
+            in_agent_id    => l_agent_id,
             in_thread_id   => l_thread_id,
             in_ref         => checked_ref(
                                  in_ref      => object_member(in_value => l_value, in_key => 'ref'),
@@ -1862,11 +1949,57 @@ create or replace package body ctx_assembly is
       insert_source_ref(
          in_manifest_id => l_id,
          in_number      => l_count,
+         in_user_id     => l_user_id,
+         in_agent_id    => l_agent_id,
          in_thread_id   => l_thread_id,
          in_ref         => l_budget_ref,
          in_relation    => 'budget'
       );
       return l_id;
    end record_manifest;
+
+   function read_manifest(in_manifest_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_manifest  clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_serialize(m.content_json returning clob)
+        into l_manifest
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_manifest_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active';
+      return l_manifest;
+   exception
+      when no_data_found then
+         return null;
+   end read_manifest;
+
+   function latest_manifest_id(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return varchar2 is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_id        conversation_memory.id%type;
+   begin
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
+      select m.id
+        into l_id
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active'
+         and decode(m.user_id, in_user_id, 1, 0) = 1
+         and decode(m.agent_id, in_agent_id, 1, 0) = 1
+         and decode(m.thread_id, in_thread_id, 1, 0) = 1
+       order by m.created_at desc, m.id desc
+       fetch first 1 row only;
+      return l_id;
+   exception
+      when no_data_found then
+         return null;
+   end latest_manifest_id;
 end ctx_assembly;
 /

@@ -91,6 +91,28 @@ create or replace package ctx_assembly authid definer is
     */
    function record_manifest(in_manifest in clob) return varchar2;
 
+   /**
+    * A recorded manifest of the session's tenant: the content_json of its active context_manifest event, or
+    * NULL when there is none (another tenant's manifest is as unknown as one that never existed).
+    * Reads CONVERSATION_MEMORY (VPD: the session's tenant); writes nothing.
+    * @param in_manifest_id the id record_manifest returned
+    * @return the manifest as a JSON object in a CLOB, or NULL
+    * @throws -20102 tenant_not_set
+    */
+   function read_manifest(in_manifest_id in conversation_memory.id%type) return clob;
+
+   /**
+    * The scope's most recent window: the id of its latest active context_manifest event (created_at desc,
+    * id desc) whose user, agent and thread are exactly these (NULL matches NULL), or NULL.
+    * Reads CONVERSATION_MEMORY; writes nothing.
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed when the claim names another user or agent
+    */
+   function latest_manifest_id(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return varchar2;
+
 
    /**
     * The retrieval step of select_window on its own, for CTX_TOOLS.search_memory: the best in_depth
