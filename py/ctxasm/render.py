@@ -36,10 +36,16 @@ ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
 
 
+#: Decimal digits of a citation id: 40 bits, like ten hex digits, in four o200k tokens instead of ten (the
+#: tokenizer reads digits three at a time, hex one character at a time).
+ID_DIGITS = 12
+
+
 def memory_id(ref: Sequence[Any]) -> str:
     """The citation id of a row version: stable across calls, meaningless outside the manifest."""
     kind, row_id, version = ref
-    return "M" + hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).hexdigest()[:10]
+    digest = hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).digest()
+    return f"M{int.from_bytes(digest[:8], 'big') % 10 ** ID_DIGITS:0{ID_DIGITS}d}"
 
 
 @dataclass(frozen=True)

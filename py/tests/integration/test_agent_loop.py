@@ -103,7 +103,7 @@ def test_the_corrected_value_comes_from_lookup_entity(store):
     transcript, client, run = run_transcript(store, "corrected_fact")
     assert run.status == ANSWERED and client.exhausted
     check_answer(store, transcript, run)
-    stale = answer_checks.corrected_value_present("It scored 0.92 [Me9f0012ae1].", "0.78", ["0.92"])
+    stale = answer_checks.corrected_value_present("It scored 0.92 [M688929830468].", "0.78", ["0.92"])
     assert not stale.passed
 
 

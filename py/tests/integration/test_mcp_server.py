@@ -198,9 +198,9 @@ def test_retired_tool_and_missing_role_are_refused(store):
     tools, _, _ = listing(manager)
     assert "expand" not in [t.name for t in tools]
     # FastMCP looks the tool up again for each call, so it never reaches a retired row; the manager refuses too.
-    assert call(manager, "expand", {"memory_id": "M0123456789"}).is_error
+    assert call(manager, "expand", {"memory_id": "M012345678901"}).is_error
     with pytest.raises(errors.ToolRefused, match="tool_refused: 'expand'"):
-        asyncio.run(manager.call("expand", {"memory_id": "M0123456789"}))
+        asyncio.run(manager.call("expand", {"memory_id": "M012345678901"}))
 
     no_role = MemoryManager(store, Caller("acme", "jane", "research-assistant", "thread_jane_research", ()), at=AT)
     assert listing(no_role)[0] == []

@@ -164,7 +164,7 @@ def hostile_texts(n: int, seed: int = 8) -> list[str]:
 def test_joined_estimate_bounds_the_true_count_on_hostile_texts():
     """Hostile texts (control characters, scripts, emoji, injection text): the joined count is exact, or at
     worst within two tokens per record; the final request count still decides."""
-    prefix = '  <memory id="M0123456789" type="kb_chunk" status="evidence">\n    <content>'
+    prefix = '  <memory id="M012345678901" type="kb_chunk" status="evidence">\n    <content>'
     suffix = "</content>\n  </memory>"
     exact = off = 0
     for text in hostile_texts(400):
