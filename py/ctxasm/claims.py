@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import ConfigError, InvalidClaim
+from ctxasm.errors import ConfigError, InvalidClaim
 
 CLAIM_KEY_ENV = "CTXASM_CLAIM_KEY"
 CLAIM_ENV = "CTXASM_CLAIM"
@@ -169,7 +169,7 @@ class FixedClaim:
 
 
 def key_path():
-    from .settings import state_dir
+    from ctxasm.settings import state_dir
 
     return state_dir() / KEY_FILE
 

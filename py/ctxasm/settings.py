@@ -15,7 +15,7 @@ def project_root() -> Path:
     """The checkout holding liquibase/ and db/ (CTXASM_ROOT overrides)."""
     root = Path(os.environ.get("CTXASM_ROOT", _CHECKOUT_ROOT))
     if not (root / "liquibase" / "changelog-master.yaml").is_file():
-        from .errors import ConfigError
+        from ctxasm.errors import ConfigError
 
         raise ConfigError(
             f"CTXASM_ROOT={root} holds no liquibase/changelog-master.yaml; run from a ctxasm checkout"
@@ -49,7 +49,7 @@ class Environment:
 
 def _duration(text: str) -> str:
     if not re.fullmatch(r"\d+\s*(ms|s|min|h)?", text.strip()):
-        from .errors import ConfigError
+        from ctxasm.errors import ConfigError
 
         raise ConfigError(f"config_error: CTXASM_APP_STATEMENT_TIMEOUT {text[:40]!r} is not a duration like 30s, "
                           "2min or 500ms")

@@ -16,7 +16,7 @@ TEST_DATABASE = os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test")
 @pytest.fixture(scope="session")
 def pg_target():
     """A freshly deployed test database; dropped and redeployed once per test session."""
-    from ctxasm import deploy, pgconn
+    from ctxasm.local import deploy, pgconn
 
     target = pgconn.resolve_target(TEST_DATABASE, start=True)
     pgconn.drop_database(target)
@@ -37,8 +37,8 @@ def empty_database(target) -> None:
 def read_as_owner(target, tenant_id: str, query: str, params: tuple = ()) -> list[tuple]:
     """Rows of `query` as the owner with `tenant_id` set (RLS applies to the owner too): for tests that check
     what the database holds. The application role reads no table; it calls the contract routines."""
-    from ctxasm import pgconn
-    from ctxasm.store import PostgresStore
+    from ctxasm.local import pgconn
+    from ctxasm.engines.postgres import PostgresStore
 
     with pgconn.connect(target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant(tenant_id)
@@ -58,17 +58,17 @@ def clean_db(pg_target):
 def corpus_once(pg_target):
     """The demo and the research corpus, loaded once for a module (loading embeds 137 chunks): for modules
     whose tests write nothing the later ones read."""
-    from ctxasm import loader
+    from ctxasm.services import load
 
     empty_database(pg_target)
-    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
-    loader.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
+    load.load_file(pg_target, SCENARIOS / "acme_demo.json")
+    load.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
     return pg_target
 
 
 @pytest.fixture()
 def app_conn(clean_db) -> Iterator:
-    from ctxasm import pgconn
+    from ctxasm.local import pgconn
 
     with pgconn.connect(clean_db, pgconn.app_login()) as connection:
         yield connection
@@ -76,7 +76,7 @@ def app_conn(clean_db) -> Iterator:
 
 @pytest.fixture()
 def owner_conn(clean_db) -> Iterator:
-    from ctxasm import pgconn
+    from ctxasm.local import pgconn
 
     with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
         yield connection
@@ -84,9 +84,9 @@ def owner_conn(clean_db) -> Iterator:
 
 @pytest.fixture()
 def demo_loaded(clean_db):
-    from ctxasm import loader
+    from ctxasm.services import load
 
-    return loader.load_file(clean_db, SCENARIOS / "acme_demo.json")
+    return load.load_file(clean_db, SCENARIOS / "acme_demo.json")
 
 
 @pytest.fixture()

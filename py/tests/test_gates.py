@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxasm.gates import contract_check, formatted_sql, liquibase_render, oracle_api, oracle_catalog, oracle_names, \
-    oracle_parse, plsql_resolver
+from ctxasm_dev.gates import (contract_check, formatted_sql, liquibase_render, oracle_api, oracle_catalog, oracle_names,
+                              oracle_parse, plsql_resolver)
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_BODY = "db/packages/oracle/body/0050_ctx_memory.sql"
@@ -391,7 +391,7 @@ def test_the_signature_table_cites_the_documentation_of_every_entry(tmp_path: Pa
 
 
 def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
-    from ctxasm.gates import tenant_indexes
+    from ctxasm_dev.gates import tenant_indexes
 
     tables = tenant_indexes.memory_tables(REPO)
     assert {"entity_memory", "entity_memory_history", "context_source_ref_history"} <= tables
@@ -419,7 +419,7 @@ def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
 def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(repo_copy: Path, capsys, path: str,
                                                                             old: str, new: str,
                                                                             reported: str) -> None:
-    from ctxasm.gates import tenant_indexes
+    from ctxasm_dev.gates import tenant_indexes
 
     _edit(repo_copy / path, old, new)
     assert tenant_indexes.main(["--repo", str(repo_copy)]) == 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ctxasm.gates import formatted_sql, liquibase_render, oracle_parse, plsql_resolver
+from ctxasm_dev.gates import formatted_sql, liquibase_render, oracle_parse, plsql_resolver
 
 REPO = Path(__file__).resolve().parents[2]
 UTPLSQL = REPO / "db" / "tests" / "utplsql"
@@ -432,7 +432,7 @@ def test_the_workflow_sets_up_and_deploys_through_oracle_dev() -> None:
     assert deploy["if"] == "${{ !cancelled() }}"
     assert _run_of("scripts/oracle-dev seed")["if"] == "${{ steps.deploy.outcome == 'success' }}"
     for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names"):
-        _run_of(f"ctxasm.gates.{gate}")
+        _run_of(f"ctxasm_dev.gates.{gate}")
     # the check after each changelog is part of deploy (tested above with a stub of the database)
     assert "check_compiled \"$changelog\"" in _function("liquibase_update")
     uses = [step.get("uses", "") for step in _steps()]
@@ -506,9 +506,11 @@ def test_an_oracle_load_commits_each_tenant_while_it_is_set(clean_db) -> None:
     """Oracle Text indexes at commit under the committing session's VPD tenant, so a store that
     commits_each_tenant (OracleStore) gets one transaction per tenant. Shown on the real PostgreSQL store with
     the same flag: a failure in the second tenant keeps the first, where one transaction keeps nothing."""
-    from ctxasm import loader, pgconn
+    from ctxasm.services import load
+    from ctxasm.local import pgconn
     from ctxasm.errors import ScenarioError
-    from ctxasm.store import OracleStore, PostgresStore
+    from ctxasm.engines.oracle import OracleStore
+    from ctxasm.engines.postgres import PostgresStore
 
     class PerTenantPostgresStore(PostgresStore):
         commits_each_tenant = True
@@ -516,16 +518,16 @@ def test_an_oracle_load_commits_each_tenant_while_it_is_set(clean_db) -> None:
     assert OracleStore.commits_each_tenant and not PostgresStore.commits_each_tenant
     with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
         with pytest.raises(ScenarioError, match=r"tenants\[1\].memories\[0\]"):
-            loader.load_document(PostgresStore(connection), _two_tenant_document(7.0), "two.json")
+            load.load_document(PostgresStore(connection), _two_tenant_document(7.0), "two.json")
     assert _entity_rows(clean_db) == {}
     with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
         with pytest.raises(ScenarioError, match=r"tenants\[1\].memories\[0\]"):
-            loader.load_document(PerTenantPostgresStore(connection), _two_tenant_document(7.0), "two.json")
+            load.load_document(PerTenantPostgresStore(connection), _two_tenant_document(7.0), "two.json")
     assert _entity_rows(clean_db) == {"kit-one": 1}
     with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
         store = PerTenantPostgresStore(connection)
         store.purge_tenant("kit-one")
         store.commit()
-        report = loader.load_document(store, _two_tenant_document(0.9), "two.json")
+        report = load.load_document(store, _two_tenant_document(0.9), "two.json")
     assert sum(report.rows.values()) == 2
     assert _entity_rows(clean_db) == {"kit-one": 1, "kit-two": 1}

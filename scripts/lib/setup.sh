@@ -6,6 +6,9 @@ set -euo pipefail
 
 CTXASM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export CTXASM_ROOT
+# The checkout's own code first: the runtime package and the development tools beside it (py/ctxasm_dev: the
+# benchmark, the gates and the evaluations, which are not installed with the package).
+export PYTHONPATH="$CTXASM_ROOT/py${PYTHONPATH:+:$PYTHONPATH}"
 export TIKTOKEN_CACHE_DIR="${TIKTOKEN_CACHE_DIR:-$CTXASM_ROOT/.ctxasm/tiktoken}"
 export FASTMCP_CHECK_FOR_UPDATES=off
 export HF_HUB_OFFLINE=1
@@ -52,7 +55,7 @@ ensure_venv() {
     "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
     "$VENV/bin/python" -m pip install -q -e "$CTXASM_ROOT/py[dev]" 2>&1 \
         | grep -vE '^WARNING: Location|BuildBackendWarning|^ *(!!|\*+|Please be careful|name as your|with strategy|$)' >&2 || true
-    "$VENV/bin/python" -c "import ctxasm.pgcluster, ctxasm.liquibase, psycopg, tiktoken; ctxasm.pgcluster.bin_dir()" \
+    "$VENV/bin/python" -c "import ctxasm.local.pgcluster, ctxasm.local.liquibase, psycopg, tiktoken; ctxasm.local.pgcluster.bin_dir()" \
         || { say "the Python dependencies did not install"; exit 2; }
     echo "$want" > "$stamp"
 }

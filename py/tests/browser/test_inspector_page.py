@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ctxasm import pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.inspector import load_inspection, write_page
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.interfaces.inspector import load_inspection, write_page
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"

@@ -11,8 +11,11 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ctxasm import loader, pgconn
-from ctxasm.store import MemoryStore, OracleStore, PostgresStore
+from ctxasm.engines.oracle import OracleStore
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines.store import MemoryStore
+from ctxasm.local import pgconn
+from ctxasm.services import load
 
 ORACLE_SKIP = ("CTXASM_ORACLE_DSN and CTXASM_ORACLE_OWNER_DSN are not set: no Oracle database is reachable, "
                "so the Oracle twin is checked statically only (scripts/test gates)")
@@ -94,8 +97,8 @@ def oracle_engine() -> OracleEngine | None:
 def load_fresh(engine: PostgresEngine | OracleEngine, document: dict[str, Any], name: str) -> None:
     """Purge the scenario's tenants, then load it through the write API (one transaction), embedded as the
     loader embeds."""
-    loader.embed_memories(document)
+    load.embed_memories(document)
     with engine.owner() as store:
         for tenant in document["tenants"]:
             store.purge_tenant(tenant["tenant_id"])
-        loader.load_document(store, document, name)
+        load.load_document(store, document, name)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ctxasm.assembler import assemble, parse_time
+from ctxasm.core.compose import WindowSpec
 from ctxasm.errors import CtxasmError
-from ctxasm.window import WindowSpec
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import SCENARIOS
 from .checks import check_window

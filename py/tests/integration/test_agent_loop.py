@@ -11,14 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from ctxasm import answer_checks, pgconn, render
-from ctxasm.agent import ANSWERED, NO_MODEL, AgentLoop
-from ctxasm.assembler import parse_time
-from ctxasm.replay import replay
-from ctxasm.model_clients import RecordedClient, TranscriptMismatch, apply_setup, read_transcript
-from ctxasm.store import PostgresStore
-from ctxasm.tokens import count_tokens
-from ctxasm.window import WindowSpec
+from ctxasm.agent import answer_checks
+from ctxasm.agent.loop import ANSWERED, AgentLoop, NO_MODEL
+from ctxasm.agent.model_clients import RecordedClient, TranscriptMismatch, apply_setup, read_transcript
+from ctxasm.core import render
+from ctxasm.core.compose import WindowSpec
+from ctxasm.core.tokens import count_tokens
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import parse_time
+from ctxasm.services.replay import replay
 
 from ..conftest import REPO, TEST_DATABASE, read_as_owner
 

@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
-from ctxasm import errors, pgconn, render
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm import errors
+from ctxasm.core import render
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import TEST_DATABASE, read_as_owner
 
@@ -87,7 +89,7 @@ def test_manifest_keys_and_the_request_fits(demo_target):
     for memory in manifest["memories"]:
         for field in ("id", "ref", "type", "status", "slice", "tier", "tokens", "position", "origin"):
             assert field in memory, (field, memory["ref"])
-    from ctxasm.tokens import count_tokens
+    from ctxasm.core.tokens import count_tokens
     assert manifest["request_tokens"] == count_tokens(render.serialize(window.request))
     assert manifest["request_tokens"] <= 5000 - 400 - 1000
     assert manifest["budget_ref"] == ["guideline", "context_context_budget", 1]

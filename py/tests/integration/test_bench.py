@@ -9,9 +9,8 @@ from collections import Counter
 import psycopg
 import pytest
 
-from ctxasm import pgconn
-from ctxasm.bench import __main__ as bench
-from ctxasm.bench import catalog, neighbour
+from ctxasm.local import pgconn
+from ctxasm_dev.bench import __main__ as bench, catalog, neighbour
 
 DATABASE = "ctxasm_bench_test"
 PHASES = {"database_selection", "token_counting", "fitting", "rendering", "manifest_write"}

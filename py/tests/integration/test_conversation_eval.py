@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from ctxasm import pgconn
-from ctxasm.evaluation import conversation_tenants as tenants
-from ctxasm.evaluation.baselines import BASELINES, turn_cost
-from ctxasm.evaluation.conversation_report import METHODS, format_report, summarize
-from ctxasm.evaluation.conversations import evaluate_file
-from ctxasm.evaluation.locomo import read_samples
-from ctxasm.store import PostgresStore
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm_dev.evaluation import conversation_tenants as tenants
+from ctxasm_dev.evaluation.baselines import BASELINES, turn_cost
+from ctxasm_dev.evaluation.conversation_report import METHODS, format_report, summarize
+from ctxasm_dev.evaluation.conversations import evaluate_file
+from ctxasm_dev.evaluation.locomo import read_samples
 
 from ..conftest import REPO
 

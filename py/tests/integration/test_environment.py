@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from ctxasm import pgconn
+from ctxasm.local import pgconn
 
 
 def counts(summary: str) -> tuple[int, int]:
@@ -46,7 +46,7 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
 
 
 def test_redeploy_runs_only_what_changed(pg_target):
-    from ctxasm import deploy
+    from ctxasm.local import deploy
 
     run, applied = counts(deploy.deploy_postgres(pg_target))
     assert applied > 30

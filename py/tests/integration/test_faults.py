@@ -17,10 +17,12 @@ import time
 import psycopg
 import pytest
 
-from ctxasm import errors, loader, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm import errors
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services import load
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import REPO, SCENARIOS, empty_database
 
@@ -33,7 +35,7 @@ AT = parse_time("2026-09-28T12:00:00")
 @pytest.fixture(scope="module")
 def demo_once(pg_target):
     empty_database(pg_target)
-    loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
+    load.load_file(pg_target, SCENARIOS / "acme_demo.json")
     return pg_target
 
 
@@ -120,7 +122,7 @@ def test_server_killed_mid_assembly(tmp_path):
     killed while an assembly waits inside select_window; then it is started again and assembly succeeds."""
     env = dict(os.environ, CTXASM_HOME=str(tmp_path / "home"), CTXASM_PG_DATABASE="ctxasm_fault")
     env.pop("CTXASM_PG_DSN", None)
-    result = subprocess.run([sys.executable, "-m", "ctxasm.bench.server_kill"], env=env, cwd=REPO / "py",
+    result = subprocess.run([sys.executable, "-m", "ctxasm_dev.bench.server_kill"], env=env, cwd=REPO / "py",
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout)

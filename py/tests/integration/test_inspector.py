@@ -10,12 +10,13 @@ from html.parser import HTMLParser
 
 import pytest
 
-from ctxasm import pgconn, render
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.inspector import ManifestNotFound, describe_diff, describe_manifest, diff_of, load_inspection, \
-    render_page
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core import render
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
+from ctxasm.interfaces.inspector import (ManifestNotFound, describe_diff, describe_manifest, diff_of, load_inspection,
+                                         render_page)
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
 
 from ..conftest import TEST_DATABASE
 

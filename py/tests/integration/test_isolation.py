@@ -7,7 +7,7 @@ import psycopg
 import pytest
 
 from ctxasm import errors
-from ctxasm.store import PostgresStore
+from ctxasm.engines.postgres import PostgresStore
 
 
 def memory_tables(conn) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxasm.bench import load
+from ctxasm_dev.bench import load
 
 
 def test_eight_threads_three_assemblies_each(demo_target):

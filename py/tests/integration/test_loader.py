@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxasm import loader
+from ctxasm.engines.postgres import PostgresStore
 from ctxasm.errors import ScenarioError
-from ctxasm.store import PostgresStore
+from ctxasm.services import load
 
 from ..conftest import SCENARIOS, TEST_DATABASE
 
@@ -87,7 +87,7 @@ SCHEMA_CASES = [
 def test_schema_errors_name_the_path_and_load_nothing(clean_db, tmp_path, case, mutate, json_path):
     path = write(tmp_path, broken(mutate))
     with pytest.raises(ScenarioError) as caught:
-        loader.load_file(clean_db, path)
+        load.load_file(clean_db, path)
     assert caught.value.path == str(path)
     assert caught.value.json_path == json_path, str(caught.value)
     assert str(path) in str(caught.value)
@@ -97,14 +97,14 @@ def test_schema_errors_name_the_path_and_load_nothing(clean_db, tmp_path, case, 
 def test_invalid_json_names_line_and_column(clean_db, tmp_path):
     path = write(tmp_path, '{\n  "format": "ctxasm-scenario/1",\n  "name": oops\n}')
     with pytest.raises(ScenarioError, match=r"line 3 column 11.*not valid JSON"):
-        loader.load_file(clean_db, path)
+        load.load_file(clean_db, path)
 
 
 def test_duplicate_ids_are_refused(clean_db, tmp_path):
     def duplicate(document):
         document["tenants"][0]["memories"].append(copy.deepcopy(document["tenants"][0]["memories"][8]))
     with pytest.raises(ScenarioError, match="appears twice") as caught:
-        loader.load_file(clean_db, write(tmp_path, broken(duplicate)))
+        load.load_file(clean_db, write(tmp_path, broken(duplicate)))
     assert caught.value.json_path == f"$.tenants[0].memories[{len(DEMO['tenants'][0]['memories'])}].id"
 
 
@@ -113,7 +113,7 @@ def test_database_rejection_rolls_back_everything(clean_db, tmp_path):
     late = broken(_set(["tenants", 2, "memories", 1, "versions"],
                        [{"valid_from": "2020-01-01T00:00:00Z", "content": "Moved to us-east-1."}]))
     with pytest.raises(ScenarioError) as caught:
-        loader.load_file(clean_db, write(tmp_path, late))
+        load.load_file(clean_db, write(tmp_path, late))
     assert caught.value.json_path == "$.tenants[2].memories[1].versions[0]"
     assert "invalid_field: entity.valid_from" in str(caught.value)
     assert total_rows(clean_db) == 0

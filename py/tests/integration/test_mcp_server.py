@@ -10,13 +10,14 @@ import sys
 import pytest
 from fastmcp import Client
 
-from ctxasm import errors, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.manager import Caller, MemoryManager
-from ctxasm.mcp_server import build_server
-from ctxasm.render import memory_id
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm import errors
+from ctxasm.agent.manager import Caller, MemoryManager
+from ctxasm.agent.mcp_server import build_server
+from ctxasm.core.compose import WindowSpec
+from ctxasm.core.render import memory_id
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import REPO, SCENARIOS, TEST_DATABASE, read_as_owner
 

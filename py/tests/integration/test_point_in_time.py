@@ -5,8 +5,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from ctxasm import errors, pgconn
-from ctxasm.store import PostgresStore
+from ctxasm import errors
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
 
 
 def entity(memory_id: str, content: str, **extra) -> dict:

@@ -8,11 +8,11 @@ import json
 import psycopg
 import pytest
 
-from ctxasm import pgconn
-from ctxasm.assembler import assemble, parse_time, record_provider_request
-from ctxasm.replay import replay
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time, record_provider_request
+from ctxasm.services.replay import replay
 
 from .test_assembly import AT, jane
 

@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from ctxasm import loader, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.replay import replay
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services import load
+from ctxasm.services.assemble import assemble, parse_time
+from ctxasm.services.replay import replay
 
 from ..conftest import REPO, SCENARIOS
 
@@ -20,7 +21,7 @@ QUERIES = {q["id"]: q for q in json.loads((CORPUS / "queries.json").read_text())
 
 @pytest.fixture()
 def corpus_target(demo_target):
-    report = loader.load_file(demo_target, CORPUS / "research_corpus.json")
+    report = load.load_file(demo_target, CORPUS / "research_corpus.json")
     assert report.rows[("acme", "kb_chunk")] == 137
     return demo_target
 

@@ -13,10 +13,11 @@ import random
 
 import psycopg
 
-from ctxasm import embedding, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.ml import embedding
+from ctxasm.services.assemble import assemble, parse_time
 
 NEIGHBOUR_CHUNKS = 100_000
 QUESTION = "Which retriever should the team build on after the benchmark correction?"

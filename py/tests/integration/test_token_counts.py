@@ -6,11 +6,14 @@ import random
 
 import pytest
 
-from ctxasm import loader, pgconn, render, tokens, window
-from ctxasm.assembler import parse_time, query_embedding
-from ctxasm.store import PostgresStore, WindowScope
-from ctxasm.tokens import count_joined, count_tokens
-from ctxasm.window import WindowSpec, compose
+from ctxasm.core import compose as composing, render, tokens
+from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.tokens import count_joined, count_tokens
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines.store import WindowScope
+from ctxasm.local import pgconn
+from ctxasm.services import load
+from ctxasm.services.assemble import parse_time, query_embedding
 
 from ..conftest import REPO
 
@@ -35,8 +38,8 @@ def corpus_target(pg_target):
     with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
         tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
         admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
-    loader.load_file(pg_target, REPO / "db" / "tests" / "scenarios" / "acme_demo.json")
-    loader.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
+    load.load_file(pg_target, REPO / "db" / "tests" / "scenarios" / "acme_demo.json")
+    load.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
     return pg_target
 
 
@@ -121,7 +124,7 @@ def test_a_new_text_without_a_count_gets_none(corpus_target):
 def test_windows_are_identical_with_and_without_stored_counts(corpus_target, monkeypatch, join_min_chars):
     """Exact estimates give byte-identical requests and identical manifests; with the threshold at 0 every
     record goes through the joined count, so the check covers the whole demo and corpus."""
-    monkeypatch.setattr(window, "JOIN_MIN_CHARS", join_min_chars)
+    monkeypatch.setattr(composing, "JOIN_MIN_CHARS", join_min_chars)
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", join_min_chars)
     selection = select(corpus_target)
     stored = compose(selection, SPEC)
@@ -129,7 +132,7 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
     assert render.serialize(stored.request) == render.serialize(counted.request)
     assert stored.manifest == counted.manifest
     used = [c for c in selection["candidates"]
-            if window._stored_costs(c, window._record_tiers(c) if c["slice"] in window.RECORD_SLICES
+            if composing._stored_costs(c, composing._record_tiers(c) if c["slice"] in composing.RECORD_SLICES
                                     else {"full": c["tiers"]["full"]})]
     assert used, "some candidate costs must come from the stored counts"
 
@@ -138,10 +141,10 @@ def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
     checked = 0
     for candidate in select(corpus_target)["candidates"]:
-        if candidate["slice"] not in window.RECORD_SLICES:
+        if candidate["slice"] not in composing.RECORD_SLICES:
             continue
         for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
-            text, record = candidate["tiers"].get(tier), window._record_tiers(candidate)[tier]
+            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate)[tier]
             if not text or render.escape(text) != text:
                 continue
             prefix, suffix = record[:record.rindex(text)], record[record.rindex(text) + len(text):]

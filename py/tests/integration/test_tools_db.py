@@ -8,11 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from ctxasm import embedding, errors, loader, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.render import memory_id
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm import errors
+from ctxasm.core.compose import WindowSpec
+from ctxasm.core.render import memory_id
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.ml import embedding
+from ctxasm.services import load
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import SCENARIOS
 
@@ -116,7 +119,7 @@ def second_tenant(demo_target) -> str:
          "embedding": embedding.embed_one(SEARCH)},
     ]}]}
     with pgconn.connect(demo_target, pgconn.owner_login()) as connection:
-        loader.load_document(PostgresStore(connection), document, "globex")
+        load.load_document(PostgresStore(connection), document, "globex")
     return "globex"
 
 

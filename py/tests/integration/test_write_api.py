@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxasm import errors
-from ctxasm.store import PostgresStore
+from ctxasm.engines.postgres import PostgresStore
 
 from ..conftest import read_as_owner
 

@@ -26,7 +26,7 @@ def build_tiny_cross_encoder(directory: Path, *, seed: int = TINY_SEED) -> Path:
     import torch
     from transformers import BertConfig, BertForSequenceClassification
 
-    from ctxasm import embedding
+    from ctxasm.ml import embedding
 
     directory.mkdir(parents=True, exist_ok=True)
     source = embedding.model_dir()

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from ctxasm import embedding
 from ctxasm.errors import CtxasmError
+from ctxasm.ml import embedding
 
 TEXTS = [
     "The cat sits on the mat.",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxasm import reranker
 from ctxasm.errors import CtxasmError
+from ctxasm.ml import reranker
 
 QUERY = "compare what the Letta paper and the AgentCore docs say about memory eviction"
 PASSAGES = [
@@ -177,12 +177,12 @@ def test_assembly_reranks_with_the_configured_model_and_replay_reuses_the_scores
         tiny_cross_encoder, demo_target, monkeypatch):
     """The cross-encoder's logits become the relevance scores (the sigmoid is the database's), the manifest
     names the model, and replay matches without the model: it reuses the recorded scores."""
-    from ctxasm import pgconn
-    from ctxasm.assembler import assemble, parse_time
-    from ctxasm.replay import replay
-    from ctxasm.reranker import Reranker
-    from ctxasm.store import PostgresStore
-    from ctxasm.window import WindowSpec
+    from ctxasm.local import pgconn
+    from ctxasm.services.assemble import assemble, parse_time
+    from ctxasm.services.replay import replay
+    from ctxasm.ml.reranker import Reranker
+    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.core.compose import WindowSpec
 
     monkeypatch.setenv("CTXASM_RERANKER_PATH", str(tiny_cross_encoder))
     spec = WindowSpec(tenant_id="acme", user_id="jane", agent_id="research-assistant",

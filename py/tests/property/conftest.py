@@ -47,8 +47,9 @@ def two_tenants(pg_target):
     """Acme (the demo) and Globex (the marker tenant), loaded once; reloaded if another module emptied them."""
     import psycopg
 
-    from ctxasm import loader, pgconn
-    from ctxasm.store import PostgresStore
+    from ctxasm.services import load
+    from ctxasm.local import pgconn
+    from ctxasm.engines.postgres import PostgresStore
 
     with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
         present = admin.execute("SELECT count(*) FROM ctxasm.ctx_tenant WHERE tenant_id IN ('acme', 'globex')"
@@ -57,7 +58,7 @@ def two_tenants(pg_target):
             tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
             admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, "
                           "ctxasm.ctx_tenant")
-            loader.load_file(pg_target, SCENARIOS / "acme_demo.json")
+            load.load_file(pg_target, SCENARIOS / "acme_demo.json")
             with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
                 _globex(PostgresStore(connection))
     return pg_target

@@ -11,9 +11,9 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ctxasm import render
-from ctxasm.tokens import count_tokens
-from ctxasm.window import WindowSpec, compose
+from ctxasm.core import render
+from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.tokens import count_tokens
 
 SLICES = ("durable_facts", "evidence", "recalled_history", "volatile_tail")
 STATUS = {"durable_facts": "current", "evidence": "evidence", "recalled_history": "unverified",

@@ -9,12 +9,12 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxasm import budget as budgets
-from ctxasm import pgconn
-from ctxasm.assembler import assemble, parse_time
+from ctxasm.core import budget as budgets
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
 from ctxasm.errors import CtxasmError, InvalidBudget
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from .conftest import SCENARIOS, SCOPE
 

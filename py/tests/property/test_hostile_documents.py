@@ -10,11 +10,13 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxasm import pgconn, render
-from ctxasm.assembler import parse_time, query_embedding
+from ctxasm.core import render
+from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines.store import WindowScope
 from ctxasm.errors import CtxasmError, InvalidField
-from ctxasm.store import PostgresStore, WindowScope
-from ctxasm.window import WindowSpec, compose
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import parse_time, query_embedding
 
 from .conftest import MARKER, SCOPE
 

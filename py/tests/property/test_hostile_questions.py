@@ -5,11 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxasm import pgconn, render
-from ctxasm.assembler import assemble, parse_time
+from ctxasm.core import render
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
 from ctxasm.errors import CtxasmError
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from .conftest import MARKER, SCOPE
 

@@ -11,9 +11,10 @@ import psycopg
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxasm import loader, pgconn
+from ctxasm.engines.postgres import PostgresStore
 from ctxasm.errors import ScenarioError
-from ctxasm.store import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services import load
 
 from .conftest import SCENARIOS
 
@@ -69,7 +70,7 @@ def test_mutated_scenario_is_refused_by_path_or_loaded_whole(two_tenants, tmp_pa
     path = tmp_path_factory.mktemp("scenario") / "mutated.json"
     path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8", errors="surrogatepass")
     try:
-        valid = loader.read_scenario(path)
+        valid = load.read_scenario(path)
     except ScenarioError as exc:
         tried["refused"] += 1
         assert str(exc).startswith(f"{path}: $") or str(exc).startswith(f"{path}: line "), str(exc)
@@ -79,11 +80,11 @@ def test_mutated_scenario_is_refused_by_path_or_loaded_whole(two_tenants, tmp_pa
     for tenant in valid["tenants"]:
         names[tenant["tenant_id"]] = f"prop_{next(_names)}"
         tenant["tenant_id"] = names[tenant["tenant_id"]]
-    loader.compress_chunks(valid)
+    load.compress_chunks(valid)
     with pgconn.connect(two_tenants, pgconn.owner_login()) as connection:
         store = PostgresStore(connection)
         try:
-            loader.load_document(store, valid, str(path))
+            load.load_document(store, valid, str(path))
         except ScenarioError as exc:
             tried["refused"] += 1
             assert "$.tenants[" in str(exc), str(exc)
@@ -107,7 +108,7 @@ def test_broken_files_are_refused_by_location(tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("scenario") / "broken.json"
     path.write_bytes(raw)
     try:
-        loader.read_scenario(path)
+        load.read_scenario(path)
     except ScenarioError as exc:
         tried["refused"] += 1
         assert str(exc).startswith(f"{path}: "), str(exc)

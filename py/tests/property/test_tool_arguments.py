@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxasm import pgconn
-from ctxasm.assembler import parse_time
+from ctxasm.agent.manager import Caller, MemoryManager
+from ctxasm.core.tool_results import render_output
+from ctxasm.engines.postgres import PostgresStore
 from ctxasm.errors import CtxasmError
-from ctxasm.manager import Caller, MemoryManager
-from ctxasm.store import PostgresStore
-from ctxasm.tool_results import render_output
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import parse_time
 
 from .conftest import MARKER
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import psycopg
 
-from ctxasm import pgconn
+from ctxasm.local import pgconn
 
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
 
@@ -22,7 +22,7 @@ def admin_session(target) -> psycopg.Connection:
 def become(connection: psycopg.Connection, tenant: str) -> None:
     """Scope the connection's transaction to `tenant` the way the application does (PostgresStore.set_tenant: a
     claim minted with the deployment's key)."""
-    from ctxasm.store import PostgresStore
+    from ctxasm.engines.postgres import PostgresStore
 
     PostgresStore(connection).set_tenant(tenant)
 

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from ctxasm import pgconn
+from ctxasm.local import pgconn
 
 from ..conftest import TEST_DATABASE
 from .helpers import QUESTION, admin_session, app_session, become, claim, refusal
@@ -86,7 +86,7 @@ def test_a_valid_claim_scopes_the_transaction_to_its_tenant_only(demo_target):
 
 
 def test_a_claim_naming_a_user_and_agent_refuses_any_other_scope(demo_target):
-    from ctxasm.assembler import parse_time
+    from ctxasm.services.assemble import parse_time
 
     jane = claim("acme", "jane", "research-assistant")
     at = parse_time("2026-09-28T12:00:00")
@@ -123,7 +123,7 @@ def test_a_claim_naming_a_user_and_agent_refuses_any_other_scope(demo_target):
 
 def test_a_claim_for_one_user_does_not_see_another_users_rows(demo_target):
     target = demo_target
-    from ctxasm.store import PostgresStore
+    from ctxasm.engines.postgres import PostgresStore
 
     with pgconn.connect(target, pgconn.owner_login()) as owner:
         store = PostgresStore(owner)

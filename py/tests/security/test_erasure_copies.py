@@ -14,10 +14,10 @@ import os
 import subprocess
 import sys
 
-from ctxasm import pgconn
-from ctxasm.assembler import assemble, parse_time, record_provider_request
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time, record_provider_request
 
 from ..conftest import TEST_DATABASE
 from .helpers import QUESTION, admin_session, every_table_containing

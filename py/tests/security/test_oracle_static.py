@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ctxasm.gates.formatted_sql import strip_sql_comments
+from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 from ..conftest import REPO
 

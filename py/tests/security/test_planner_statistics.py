@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ctxasm import pgconn
+from ctxasm.local import pgconn
 
 from .helpers import app_session, refusal
 

@@ -43,7 +43,7 @@ def test_the_application_role_connects_to_the_ctxasm_database_only(demo_target):
     """Signals are revoked per database: in another database of the cluster they would still be PUBLIC's."""
     if not demo_target.embedded:  # a server of its own: the deployment does not touch its other databases
         return
-    from ctxasm import pgconn
+    from ctxasm.local import pgconn
 
     try:
         psycopg.connect(demo_target.conninfo(pgconn.app_login(), "postgres")).close()

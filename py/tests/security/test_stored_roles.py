@@ -6,10 +6,10 @@ user message, escaped like every other memory."""
 
 from __future__ import annotations
 
-from ctxasm import pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from .helpers import QUESTION
 
@@ -40,7 +40,7 @@ def test_a_stored_system_or_tool_turn_never_becomes_a_message_of_that_role(demo_
 
 
 def test_tail_turns_keep_user_and_assistant_and_quote_the_rest():
-    from ctxasm.render import tail_turn
+    from ctxasm.core.render import tail_turn
 
     assert tail_turn("M1", "user", "hi <b>") == ("user", "hi <b>")
     assert tail_turn("M1", "assistant", "ok") == ("assistant", "ok")

@@ -14,12 +14,14 @@ import json
 import pytest
 from fastmcp import Client
 
-from ctxasm import errors, loader, pgconn
-from ctxasm.assembler import assemble, parse_time
-from ctxasm.manager import Caller, MemoryManager
-from ctxasm.mcp_server import build_server
-from ctxasm.store import PostgresStore
-from ctxasm.window import WindowSpec
+from ctxasm import errors
+from ctxasm.agent.manager import Caller, MemoryManager
+from ctxasm.agent.mcp_server import build_server
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services import load
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import REPO, SCENARIOS
 from .helpers import app_session, become, refusal
@@ -63,7 +65,7 @@ def shipped_tool_schemas():
 
 
 def test_every_string_of_every_shipped_tool_schema_has_a_max_length():
-    from ctxasm.tool_schemas import unbounded_strings
+    from ctxasm.engines.tool_schemas import unbounded_strings
 
     schemas = list(shipped_tool_schemas())
     assert schemas
@@ -77,7 +79,7 @@ def test_the_loader_refuses_a_tool_schema_with_an_unbounded_string(tmp_path):
     path = tmp_path / "unbounded.json"
     path.write_text(json.dumps(document))
     with pytest.raises(errors.ScenarioError, match=r"tool_schema: string query has no maxLength"):
-        loader.read_scenario(path)
+        load.read_scenario(path)
 
 
 def call(manager: MemoryManager, name: str, arguments: dict):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxasm import pgconn
-from ctxasm.assembler import parse_time, query_embedding
-from ctxasm.store import PostgresStore
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import parse_time, query_embedding
 
 from .helpers import app_session
 
@@ -63,7 +63,7 @@ def test_the_callers_settings_do_not_change_what_a_search_returns(corpus):
 
 
 def test_another_tenants_vectors_neither_crowd_out_nor_reveal(corpus):
-    from ctxasm import embedding
+    from ctxasm.ml import embedding
 
     embedded = query_embedding(QUERY)
     before = search(corpus, "acme", embedded, ATTACKER_SETTINGS)

@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from ctxasm.bench import synthetic_embedding, text_model
+from ctxasm_dev.bench import synthetic_embedding, text_model
 
 
 def test_texts_are_seeded_and_have_the_lengths_of_their_kind():

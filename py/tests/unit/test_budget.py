@@ -9,18 +9,8 @@ from typing import Any
 import pytest
 
 from ctxasm import errors
-from ctxasm.budget import (
-    DYNAMIC_SLICES,
-    FixedSliceOverflow,
-    InvalidBudget,
-    UnknownIntent,
-    allocate,
-    allowance_before_fixed,
-    fit_order,
-    overflow_receiver,
-    parse_budget,
-    pass_overflow,
-)
+from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, InvalidBudget, UnknownIntent, allocate,
+                                allowance_before_fixed, fit_order, overflow_receiver, parse_budget, pass_overflow)
 
 # The companion's policy as the article prints it.
 ARTICLE: dict[str, Any] = {

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from ctxasm import cli
+from ctxasm.interfaces import cli
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):

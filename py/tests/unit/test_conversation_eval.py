@@ -9,14 +9,14 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ctxasm.evaluation import baselines, conversation_tenants
-from ctxasm.evaluation.bm25 import BM25, tokenize
-from ctxasm.evaluation.conversation_report import percentile, share
-from ctxasm.evaluation.conversations import recalled_history, window_turns
-from ctxasm.evaluation.locomo import (ConversationFileError, parse_samples, parse_session_time, read_samples,
-                                      turn_content)
-from ctxasm.loader import validator
-from ctxasm.tokens import count_tokens
+from ctxasm_dev.evaluation import baselines, conversation_tenants
+from ctxasm_dev.evaluation.bm25 import BM25, tokenize
+from ctxasm_dev.evaluation.conversation_report import percentile, share
+from ctxasm_dev.evaluation.conversations import recalled_history, window_turns
+from ctxasm_dev.evaluation.locomo import (ConversationFileError, parse_samples, parse_session_time, read_samples,
+                                          turn_content)
+from ctxasm.core.tokens import count_tokens
+from ctxasm.services.load import validator
 
 from ..conftest import REPO
 
@@ -228,7 +228,7 @@ def test_tenant_scenario_validates_and_keeps_dia_ids():
 
 
 def test_question_budget_gives_recalled_history_the_whole_remainder():
-    from ctxasm.budget import allocate, parse_budget
+    from ctxasm.core.budget import allocate, parse_budget
 
     content = conversation_tenants.budget_content(5000, conversation_tenants.request_overhead_reserve(1000))
     budget = parse_budget(content)
@@ -238,7 +238,7 @@ def test_question_budget_gives_recalled_history_the_whole_remainder():
 
 
 def test_project_conversation_set_shape():
-    from ctxasm.evaluation.conversations import DEFAULT_BUDGETS
+    from ctxasm_dev.evaluation.conversations import DEFAULT_BUDGETS
 
     samples, notes = read_samples(REPO / "db" / "tests" / "conversations" / "ctxasm_conversations.json")
     assert len(samples) == 3
@@ -266,7 +266,7 @@ def test_project_conversation_set_shape():
 
 
 def test_command_line_options():
-    from ctxasm.evaluation.conversation_main import parser
+    from ctxasm_dev.evaluation.conversation_main import parser
 
     args = parser().parse_args(["file.json", "--budgets", "500,3000", "--limit-questions", "4", "--json"])
     assert (args.path, args.budgets, args.limit_questions, args.json) == ("file.json", (500, 3000), 4, True)

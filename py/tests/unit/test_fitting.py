@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from ctxasm import errors, tokens
-from ctxasm.fitting import SLICE_BUDGET, TIER_LIMIT, Candidate, RequiredDoesNotFit, SliceFit, fit_slice
+from ctxasm import errors
+from ctxasm.core import tokens
+from ctxasm.core.fitting import Candidate, RequiredDoesNotFit, SLICE_BUDGET, SliceFit, TIER_LIMIT, fit_slice
 
 
 def words(n: int, word: str = "w") -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from html.parser import HTMLParser
 
-from ctxasm.inspector import Inspection, describe_diff, describe_manifest, diff_manifests, render_page
-from ctxasm.inspector.model import overflow_order, overflow_receivers, slices_in_request_order
-from ctxasm.inspector.text import budget_bar, safe_line
+from ctxasm.interfaces.inspector import Inspection, describe_diff, describe_manifest, diff_manifests, render_page
+from ctxasm.interfaces.inspector.text import budget_bar, safe_line
+from ctxasm.services.inspection import overflow_order, overflow_receivers, slices_in_request_order
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)> \x1b[31mred\x1b[0m & \"quoted\""
 

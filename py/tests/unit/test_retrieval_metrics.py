@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from ctxasm.evaluation.retrieval import ndcg_at, rankings_for, recall_at
+from ctxasm_dev.evaluation.retrieval import ndcg_at, rankings_for, recall_at
 
 GRADES = {"a": 2, "b": 1, "c": 1}
 

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from ctxasm import summarize as s
+from ctxasm.services import summarize as s
 
 DOC = ("The Letta paper treats the context window as main memory. Older messages are evicted to recall "
        "storage when the window fills! Archival memory holds documents? A final, much longer sentence that "

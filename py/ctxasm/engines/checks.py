@@ -1,0 +1,64 @@
+"""The write path's checks, shared by every engine: text a database cannot store is refused with the field that
+holds it, records go out as JSON, and a record's content brings its o200k_base token count.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from ctxasm.errors import InvalidField
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def to_json(record: Any) -> str:
+    return json.dumps(record, default=_json_default, ensure_ascii=False)
+
+
+def unstorable_text(value: Any, path: str) -> str | None:
+    """The first string in `value` that PostgreSQL (and Oracle) cannot store, as "path: problem", or None
+    (found by the hostile-input tests): NUL, which no text or jsonb value may hold, and lone surrogates,
+    which are not UTF-8 text. Keys are checked too."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return f"{path}: contains a NUL character"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{path}: not valid Unicode text (lone surrogate at offset {exc.start})"
+        return None
+    if isinstance(value, dict):
+        pairs = [(path, key) for key in value] + [(f"{path}.{key}", item) for key, item in value.items()]
+    elif isinstance(value, list):
+        pairs = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    else:
+        return None
+    return next((problem for sub, item in pairs if (problem := unstorable_text(item, sub))), None)
+
+
+def prepared(memory_type: str, record: dict[str, Any]) -> dict[str, Any]:
+    """A record as the write path sends it: checked for unstorable text, with its token count."""
+    if isinstance(record, dict):
+        for key, value in record.items():
+            problem = unstorable_text(value, key)
+            if problem:
+                raise InvalidField(f"invalid_field: {memory_type}.{problem}")
+        return with_token_count(record)
+    return record
+
+
+def with_token_count(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with `content_tokens`, the o200k_base count of its content, added when it brings a text
+    and no count of its own: assembly then joins the stored count instead of encoding the text again."""
+    content = record.get("content")
+    if not isinstance(content, str) or not content or "content_tokens" in record:
+        return record
+    from ctxasm.core.tokens import count_tokens
+
+    return {**record, "content_tokens": count_tokens(content)}

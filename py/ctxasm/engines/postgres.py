@@ -1,0 +1,232 @@
+"""The PostgreSQL adapter: the ctx_* schemas over a psycopg connection."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ctxasm.claims import ClaimSource, launch_claims
+from ctxasm.engines.checks import prepared, to_json
+from ctxasm.engines.store import WindowScope
+from ctxasm.errors import DatabaseUnavailable, from_sqlstate
+
+#: The one statement that scopes a PostgreSQL transaction: a signed claim, verified by the database.
+SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
+
+
+class PostgresStore:
+    """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction.
+
+    `claims` gives the claim sent to set_tenant for a tenant: a ClaimSigner on the trusted side, a FixedClaim
+    in a process launched for one tenant; by default the process's launch configuration (ctxasm.claims)."""
+
+    engine = "postgresql"
+    commits_each_tenant = False
+
+    def __init__(self, connection: Any, claims: ClaimSource | None = None):
+        self.connection = connection
+        self.round_trips = 0
+        self._claims = claims
+
+    @property
+    def claims(self) -> ClaimSource:
+        if self._claims is None:
+            self._claims = launch_claims()
+        return self._claims
+
+    def _claim(self, tenant_id: str) -> str:
+        return self.claims.claim_for(tenant_id)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        import psycopg
+
+        try:
+            yield
+        except psycopg.Error as exc:
+            diag = getattr(exc, "diag", None)
+            message = (diag.message_primary if diag and diag.message_primary else str(exc)).strip()
+            # The failed transaction is over either way; leave the connection usable for the next call (the
+            # MCP server keeps one connection for its whole session).
+            try:
+                self.connection.rollback()
+            except psycopg.Error:
+                pass
+            mapped = from_sqlstate(getattr(exc, "sqlstate", None), message)
+            if mapped is not None:
+                raise mapped from None
+            if isinstance(exc, psycopg.OperationalError):
+                raise DatabaseUnavailable(f"PostgreSQL: {message}") from exc
+            raise
+
+    def _scalar(self, query: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._errors():
+            row = self.connection.execute(query, params).fetchone()
+        return row[0] if row else None
+
+    def register_tenant(self, tenant_id: str, display_name: str) -> None:
+        self._scalar("SELECT ctx_admin.register_tenant(in_tenant_id => %s, in_display_name => %s)",
+                     (tenant_id, display_name))
+
+    def purge_tenant(self, tenant_id: str) -> int:
+        return self._scalar("SELECT ctx_admin.purge_tenant(in_tenant_id => %s)", (tenant_id,))
+
+    def set_tenant(self, tenant_id: str) -> None:
+        self._scalar(SET_TENANT, (self._claim(tenant_id),))
+
+    def clear_tenant(self) -> None:
+        self._scalar("SELECT ctx_session.clear_tenant()")
+
+    def current_tenant(self) -> str | None:
+        return self._scalar("SELECT ctx_session.current_tenant()")
+
+    def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
+        return self._scalar(
+            "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)",
+            (memory_type, to_json(prepared(memory_type, record))),
+        )
+
+    def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
+        return self._scalar(
+            "SELECT ctx_memory.supersede(in_memory_type => %s, in_id => %s, in_record => %s::jsonb)",
+            (memory_type, memory_id, to_json(prepared(memory_type, record))),
+        )
+
+    def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
+        self._scalar(
+            "SELECT ctx_memory.delete_memory(in_memory_type => %s, in_id => %s, "
+            "in_deleted_at => coalesce(%s::timestamptz, now()))",
+            (memory_type, memory_id, deleted_at),
+        )
+
+    def erase(self, memory_type: str, memory_id: str) -> int:
+        return self._scalar("SELECT ctx_memory.erase(in_memory_type => %s, in_id => %s)", (memory_type, memory_id))
+
+    def erase_report(self, memory_type: str, memory_id: str) -> dict[str, Any]:
+        """erase, with what went per table (CTX_MEMORY.erase_report); the caller commits."""
+        return self._scalar("SELECT ctx_memory.erase_report(in_memory_type => %s, in_id => %s)",
+                            (memory_type, memory_id))
+
+    def inventory(self, tenant_id: str) -> list[dict[str, Any]]:
+        """The tenant's row versions per memory type and status (CTX_MEMORY.inventory)."""
+        return self._read(tenant_id, "SELECT ctx_memory.inventory()", ())
+
+    def capture_snapshot(self) -> str:
+        return self._scalar("SELECT ctx_memory.capture_snapshot()")
+
+    def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]:
+        with self._errors():
+            rows = self.connection.execute(
+                "SELECT row_json FROM ctx_memory.rows_as_of(in_memory_type => %s, in_snapshot => %s)",
+                (memory_type, snapshot),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """set_tenant and select_window, pipelined: one network round trip."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
+                cursor = self.connection.execute(
+                    "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
+                    "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
+                    "in_snapshot => %s, in_query_embedding => %s, in_sources => %s::jsonb)",
+                    (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
+                     scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot,
+                     scope.query_embedding, None if scope.sources is None else to_json(scope.sources)),
+                )
+            self.round_trips += 1
+            return cursor.fetchone()[0]
+
+    def selection_version(self) -> str:
+        return self._scalar("SELECT ctx_assembly.selection_version()")
+
+    def record_manifest(self, manifest: dict[str, Any]) -> str:
+        """record_manifest and COMMIT, pipelined: one network round trip."""
+        with self._errors():
+            with self.connection.pipeline():
+                cursor = self.connection.execute(
+                    "SELECT ctx_assembly.record_manifest(in_manifest => %s::jsonb)", (to_json(manifest),))
+                self.connection.commit()
+            self.round_trips += 1
+            return cursor.fetchone()[0]
+
+    def _read(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
+        """set_tenant and one read routine, pipelined: one round trip; the transaction is then rolled back."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
+                cursor = self.connection.execute(query, params)
+            self.round_trips += 1
+            row = cursor.fetchone()
+            self.connection.rollback()
+        return row[0] if row else None
+
+    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
+        """A recorded manifest of the tenant, or None (another tenant's manifest is unknown to this one)."""
+        return self._read(tenant_id, "SELECT ctx_assembly.read_manifest(in_manifest_id => %s)", (manifest_id,))
+
+    def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                           thread_id: str | None) -> str | None:
+        """The scope's most recent window: what `expand` may open when no manifest is named."""
+        return self._read(tenant_id, "SELECT ctx_assembly.latest_manifest_id(in_user_id => %s, in_agent_id => %s, "
+                          "in_thread_id => %s)", (user_id, agent_id, thread_id))
+
+    def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None:
+        """A conversation event of the tenant (a tool result, a recorded request), or None."""
+        return self._read(tenant_id, "SELECT ctx_memory.read_event(in_event_id => %s)", (event_id,))
+
+    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
+        """For each "type:id:version": (its status now, its status in `snapshot` or None if it was not
+        readable then). Rows this tenant cannot see now are absent from the result."""
+        states = self._read(tenant_id, "SELECT ctx_memory.row_states(in_refs => %s::jsonb, in_snapshot => %s)",
+                            (to_json([list(r) for r in refs]), snapshot))
+        return {key: (now, then) for key, (now, then) in (states or {}).items()}
+
+    def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
+        """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""
+        with self._errors():
+            with self.connection.pipeline():
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
+                cursor = self.connection.execute(query, params)
+            self.round_trips += 1
+            return cursor.fetchone()[0]
+
+    def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                     at: datetime) -> list[dict[str, Any]]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.active_tools(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s)",
+            (user_id, agent_id, at))
+
+    def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
+                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.search_memory(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
+            "in_evaluation_time => %s, in_query => %s, in_query_embedding => %s, in_limit => %s)",
+            (user_id, agent_id, thread_id, at, query, query_embedding, limit))
+
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+                      subject: str, predicate: str) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.lookup_entity(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s, "
+            "in_subject => %s, in_predicate => %s)",
+            (user_id, agent_id, at, subject, predicate))
+
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]:
+        return self._tool_call(
+            tenant_id,
+            "SELECT ctx_tools.expand(in_manifest_id => %s, in_memory_id => %s, in_evaluation_time => %s)",
+            (manifest_id, memory_id, at))
+
+    def commit(self) -> None:
+        with self._errors():
+            self.connection.commit()
+
+    def rollback(self) -> None:
+        if self.connection.closed:  # the server dropped it: nothing is left to roll back (issue 8, faults)
+            return
+        with self._errors():
+            self.connection.rollback()

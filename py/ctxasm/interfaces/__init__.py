@@ -1,0 +1,1 @@
+"""What a person uses: the `ctxasm` command and the manifest inspector."""

@@ -1,0 +1,436 @@
+"""The `ctxasm` command. Results go to stdout, logs and errors to stderr.
+
+Exit codes: 0 success; 1 a ctxasm error (the message says which); 2 configuration or usage;
+3 database unavailable; 4 invalid scenario file; 5 replay mismatch; 6 replay unavailable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from ctxasm import __version__
+from ctxasm.errors import CtxasmError
+
+
+EXIT_CODES = ("Exit codes: 0 ok; 1 ctxasm error (the message names it, e.g. manifest_not_found); "
+              "2 configuration or usage; 3 database unavailable; 4 invalid scenario file; "
+              "5 replay mismatch; 6 replay unavailable.")
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _claims(args: argparse.Namespace, *, scoped: bool = False):
+    """The claim source of this invocation: --claim, else CTXASM_CLAIM, else a claim minted with the deployment's
+    key for --tenant (scoped to --user and --agent when `scoped`). Fills in --tenant, --user and --agent from a
+    given claim when they are not given; a claim for another tenant than --tenant is refused."""
+    from ctxasm.claims import FixedClaim, launch_claims
+    from ctxasm.errors import ConfigError
+
+    source = launch_claims(getattr(args, "claim", None), user_id=getattr(args, "user", None) if scoped else None,
+                           agent_id=getattr(args, "agent", None) if scoped else None)
+    if isinstance(source, FixedClaim):
+        given = source.claim
+        args.tenant = args.tenant or given.tenant_id
+        if scoped:
+            args.user = getattr(args, "user", None) or given.user_id
+            args.agent = getattr(args, "agent", None) or given.agent_id
+    if not args.tenant:
+        raise ConfigError("config_error: give --tenant (or a claim: --claim or CTXASM_CLAIM)")
+    return source
+
+
+def _claim(args: argparse.Namespace) -> int:
+    from ctxasm.claims import ClaimSigner, parse_ttl, read_key
+    from ctxasm.errors import ConfigError
+
+    key = read_key()
+    if not key:
+        from ctxasm.claims import CLAIM_KEY_ENV, key_path
+
+        raise ConfigError(f"config_error: no claim key here ({CLAIM_KEY_ENV} or {key_path()}): only the trusted "
+                          "side that deployed the database can mint claims")
+    print(ClaimSigner(key).mint(args.tenant, args.user, args.agent, parse_ttl(args.ttl)))
+    return 0
+
+
+def _db_up(args: argparse.Namespace) -> int:
+    from ctxasm.local import pgcluster
+
+    from ctxasm.settings import Environment
+
+    if Environment.read().pg_dsn:
+        _log("CTXASM_PG_DSN is set: using that server, the embedded cluster is not started")
+        return 0
+    print(pgcluster.up().describe())
+    return 0
+
+
+def _db_down(args: argparse.Namespace) -> int:
+    from ctxasm.local import pgcluster
+
+    print(pgcluster.down().describe())
+    return 0
+
+
+def _db_status(args: argparse.Namespace) -> int:
+    from ctxasm.local import pgcluster, pgconn
+    from ctxasm.settings import Environment
+
+    if Environment.read().pg_dsn:
+        target = pgconn.resolve_target()
+        print(target.describe())
+    else:
+        status = pgcluster.status()
+        print(status.describe())
+        if not status.running:
+            return 3
+        target = pgconn.resolve_target()
+    from ctxasm.local.schema_info import deployment_summary
+
+    print(deployment_summary(target))
+    return 0
+
+
+def _db_deploy(args: argparse.Namespace) -> int:
+    from ctxasm.local import deploy, pgconn
+
+    target = pgconn.resolve_target(args.database, start=True)
+    _log(f"deploying to {target.describe()} with Liquibase ...")
+    print(deploy.deploy_postgres(target, fresh=args.fresh))
+    return 0
+
+
+def _load(args: argparse.Namespace) -> int:
+    from ctxasm.services import load
+    from ctxasm.local import pgconn
+
+    target = pgconn.resolve_target(args.database, start=True)
+    report = load.load_file(target, args.file)
+    print(report.describe())
+    return 0
+
+
+def _inventory(args: argparse.Namespace) -> int:
+    from ctxasm.local import pgconn
+    from ctxasm.services.inventory import tenant_inventory
+
+    claims = _claims(args)
+    target = pgconn.resolve_target(args.database)
+    rows = tenant_inventory(target, args.tenant, claims)
+    print(f"tenant {args.tenant}, as the application role sees it ({target.describe()}):")
+    for kind, status, count in rows:
+        print(f"  {kind:<13} {status:<11} {count:>6}")
+    if not rows:
+        print("  (no rows)")
+    return 0
+
+
+def _assemble(args: argparse.Namespace) -> int:
+    import json
+
+    from ctxasm.local import pgconn
+    from ctxasm.services.assemble import assemble, parse_time
+    from ctxasm.interfaces.presentation import describe_window
+    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.core.compose import WindowSpec
+
+    claims = _claims(args, scoped=True)
+    at = parse_time(args.at)
+    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
+                      intent=args.intent, question=args.question, model=args.model)
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        window = assemble(PostgresStore(connection, claims), spec, at)
+    if args.json:
+        print(json.dumps(window.as_json(), indent=2, ensure_ascii=False))
+    else:
+        print(describe_window(window))
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from ctxasm.local import pgconn
+    from ctxasm.services.assemble import parse_time
+    from ctxasm.agent.manager import Caller, MemoryManager
+    import anyio
+
+    from ctxasm.agent.mcp_server import build_server, serve_stdio
+    from ctxasm.engines.postgres import PostgresStore
+
+    claims = _claims(args, scoped=True)
+    target = pgconn.resolve_target(args.database)
+    connection = pgconn.connect(target, pgconn.app_login())
+    store = PostgresStore(connection, claims)
+    caller = Caller(args.tenant, args.user, args.agent, args.thread, tuple(args.role))
+    manifest_id = args.manifest or store.latest_manifest_id(args.tenant, args.user, args.agent, args.thread)
+    manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
+    _log(f"ctxasm mcp: serving tenant {args.tenant} on stdio; current window {manifest_id or '(none yet)'}")
+    try:
+        anyio.run(serve_stdio, build_server(manager))
+    finally:
+        connection.close()
+    return 0
+
+
+def _ask(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import os
+
+    from ctxasm.local import pgconn
+    from ctxasm.agent.loop import NO_MODEL, AgentLoop
+    from ctxasm.services.assemble import parse_time
+    from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
+    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.core.compose import WindowSpec
+
+    claims = _claims(args, scoped=True)
+    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
+                      intent=args.intent, question=args.question, model=args.model)
+    transcript = read_transcript(args.transcript) if args.transcript else None
+    if transcript:
+        client = RecordedClient.load(args.transcript)
+    elif os.environ.get("OPENAI_API_KEY"):
+        client = OpenAIClient()
+    else:
+        client = None
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        if transcript and transcript.get("setup"):
+            # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
+            # not the one scoped to the caller's user and agent.
+            apply_setup(PostgresStore(connection, _claims(args)), args.tenant, transcript["setup"])
+        loop = AgentLoop(PostgresStore(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
+                         provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
+        run = asyncio.run(loop.run())
+    if run.status == NO_MODEL:
+        _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
+             f"recorded ({run.rounds[0].request_record}), no model was called")
+    if args.json:
+        print(json.dumps(run.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for r in run.rounds:
+            calls = ", ".join(c["origin"].removeprefix("tool:") + f" ({c['tokens']} tokens, {c['tier']})"
+                              for c in r.tool_calls) or "no tool call"
+            print(f"round {r.number}: request {r.request_tokens}/{r.request_limit} tokens, manifest {r.manifest_id}; "
+                  f"{calls}")
+        print(f"tool reserve used: {run.tool_tokens_used} tokens")
+        print(run.answer if run.answer is not None else "(no model was called)")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    import json
+
+    from ctxasm.local import pgconn
+    from ctxasm.services.replay import replay
+    from ctxasm.engines.postgres import PostgresStore
+
+    claims = _claims(args)
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        result = replay(PostgresStore(connection, claims), args.tenant, args.manifest_id)
+    print(json.dumps(result.as_json(), indent=2) if args.json else result.describe())
+    return result.exit_code
+
+
+def _erase(args: argparse.Namespace) -> int:
+    import json
+
+    from ctxasm.local import pgconn
+    from ctxasm.services.erase import describe_erasure, vacuum_tables
+    from ctxasm.engines.postgres import PostgresStore
+
+    claims = _claims(args)
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection, claims)
+        store.set_tenant(args.tenant)
+        report = store.erase_report(args.memory_type, args.memory_id)
+        store.commit()
+    if args.vacuum:
+        report["vacuumed"] = vacuum_tables(target, list(report["tables"]))
+    print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from ctxasm.interfaces import inspector
+    from ctxasm.local import pgconn
+    from ctxasm.engines.postgres import PostgresStore
+
+    claims = _claims(args)
+    target = pgconn.resolve_target(args.database)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection, claims)
+        inspection = inspector.load_inspection(store, args.tenant, args.manifest_id)
+        other = inspector.load_inspection(store, args.tenant, args.diff) if args.diff else None
+    diff = inspector.diff_of(inspection, other) if other is not None else None
+    if args.html is None and not args.open:
+        print(inspector.describe_diff(diff) if diff else inspector.describe_manifest(inspection))
+        return 0
+    path = inspector.write_page(args.html or inspector.default_page_path(args.manifest_id), inspection, diff)
+    print(f"wrote {path}")
+    if args.open:
+        if inspector.open_page(path):
+            _log("opened in the default browser")
+        else:
+            _log(f"no browser available here: open {path.resolve().as_uri()}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxasm",
+        description="Context assembly for multi-tenant agent memory.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Examples:\n  ctxasm db up && ctxasm db deploy\n  ctxasm load db/tests/scenarios/acme_demo.json\n"
+        "  ctxasm inspect MANIFEST_ID --tenant acme --html window.html --open\n"
+        "`ctxasm COMMAND --help` shows each command's options and an example.\n\n" + EXIT_CODES,
+    )
+    parser.add_argument("--version", action="version", version=f"ctxasm {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    db = commands.add_parser("db", help="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
+                             description="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
+                             formatter_class=argparse.RawDescriptionHelpFormatter,
+                             epilog="Example: ctxasm db up && ctxasm db deploy && ctxasm db status\n\n" + EXIT_CODES)
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+
+    def add(sub, name: str, handler: Callable[[argparse.Namespace], int], help_text: str, example: str):
+        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}\n\n{EXIT_CODES}",
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+        cmd.set_defaults(handler=handler)
+        return cmd
+
+    def tenant_arguments(cmd, note: str = "") -> None:
+        cmd.add_argument("--tenant", help="tenant id (trusted launch configuration" + note + "); a claim for it is "
+                         "minted with the deployment's claim key, or give one with --claim")
+        cmd.add_argument("--claim", help="a signed tenant claim (`ctxasm claim`; default CTXASM_CLAIM): this process "
+                         "then acts for that claim's tenant (and user and agent) only")
+
+    add(db_commands, "up", _db_up, "initialise (first time) and start the embedded cluster", "ctxasm db up")
+    add(db_commands, "down", _db_down, "stop the embedded cluster", "ctxasm db down")
+    add(db_commands, "status", _db_status, "show the server and what is deployed", "ctxasm db status")
+    deploy_cmd = add(db_commands, "deploy", _db_deploy, "create roles and database, then liquibase update",
+                     "ctxasm db deploy")
+    deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+
+    claim_cmd = add(commands, "claim", _claim,
+                    "mint a signed tenant claim (HS256 JWT) with the deployment's claim key and print it; the "
+                    "database verifies it in ctx_session.set_tenant",
+                    "ctxasm claim --tenant acme --user jane --agent research-assistant --ttl 15m")
+    claim_cmd.add_argument("--tenant", required=True, help="the tenant the claim names")
+    claim_cmd.add_argument("--user", help="the user it names: routines then refuse any other user scope")
+    claim_cmd.add_argument("--agent", help="the agent it names: routines then refuse any other agent scope")
+    claim_cmd.add_argument("--ttl", default="15m", help="lifetime, e.g. 900s, 15m, 2h (at most 24h; default 15m)")
+
+    load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
+               "ctxasm load db/tests/scenarios/acme_demo.json")
+    load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
+    load.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    assemble_cmd = add(
+        commands, "assemble", _assemble,
+        "assemble one context window, record its manifest, print the request",
+        'ctxasm assemble --tenant acme --user jane --agent research-assistant --thread thread_jane_research '
+        '--question "Is Helios-RAG still the one to beat?" --intent fact_check --at 2026-09-28T12:00:00 --json')
+    tenant_arguments(assemble_cmd)
+    assemble_cmd.add_argument("--user", help="user scope")
+    assemble_cmd.add_argument("--agent", help="agent scope")
+    assemble_cmd.add_argument("--thread", help="thread scope (its recent turns form the volatile tail)")
+    assemble_cmd.add_argument("--question", required=True, help="the user's message")
+    assemble_cmd.add_argument("--intent", default="fact_check", help="budget intent (default fact_check)")
+    assemble_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now; no offset = UTC)")
+    assemble_cmd.add_argument("--model", default="gpt-4.1-mini", help="target model named in the request")
+    assemble_cmd.add_argument("--json", action="store_true",
+                              help='print {"request", "manifest", "manifest_id"} as one JSON object')
+    assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    def scope_arguments(cmd) -> None:
+        tenant_arguments(cmd, "; no tool argument can change it")
+        cmd.add_argument("--user", help="user scope")
+        cmd.add_argument("--agent", help="agent scope")
+        cmd.add_argument("--thread", help="thread scope")
+        cmd.add_argument("--role", action="append", default=[],
+                         help="a role of the caller, checked against each tool's access_policy (repeatable)")
+        cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    mcp_cmd = add(commands, "mcp", _mcp,
+                  "serve the Memory Manager over MCP on stdio: tools from toolbox rows, guidelines and persona as "
+                  "resources", "ctxasm mcp --tenant acme --user jane --agent research-assistant "
+                  "--thread thread_jane_research --role researcher")
+    scope_arguments(mcp_cmd)
+    mcp_cmd.add_argument("--manifest", help="the caller's current window for expand (default: the thread's latest)")
+    mcp_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now at each call)")
+
+    ask_cmd = add(commands, "ask", _ask,
+                  "the agent loop: assemble, call the model (OPENAI_API_KEY) or a recorded --transcript, run tool "
+                  "calls over MCP, record every request, result and response",
+                  'ctxasm ask --tenant acme --user jane --agent research-assistant --thread thread_jane_research '
+                  '--role researcher --question "Is Helios-RAG still the one to beat?" --at 2026-09-28T12:00:00')
+    scope_arguments(ask_cmd)
+    ask_cmd.add_argument("--question", required=True, help="the user's message")
+    ask_cmd.add_argument("--intent", default="fact_check", help="budget intent (default fact_check)")
+    ask_cmd.add_argument("--at", help="evaluation time, ISO 8601 (default now; no offset = UTC)")
+    ask_cmd.add_argument("--model", default="gpt-4.1-mini", help="the model (default gpt-4.1-mini)")
+    ask_cmd.add_argument("--transcript", help="replay a recorded transcript instead of calling the provider "
+                         "(db/tests/transcripts)")
+    ask_cmd.add_argument("--json", action="store_true", help="print the run as one JSON object")
+
+    replay_cmd = add(
+        commands, "replay", _replay,
+        "rebuild a recorded window from its manifest and check it: match (exit 0), mismatch (5), unavailable (6)",
+        "ctxasm replay manifest_0123abcd --tenant acme --json")
+    replay_cmd.add_argument("manifest_id", help="the manifest id printed by `ctxasm assemble`")
+    tenant_arguments(replay_cmd)
+    replay_cmd.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    replay_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    erase_cmd = add(commands, "erase", _erase,
+                    "erase a memory and what was derived from it (compressions, recorded requests); "
+                    "windows that used it can no longer be replayed",
+                    "ctxasm erase --tenant acme summary context_july_summary")
+    erase_cmd.add_argument("memory_type", help="memory type, e.g. entity, summary, conversation")
+    erase_cmd.add_argument("memory_id", help="row id")
+    tenant_arguments(erase_cmd)
+    erase_cmd.add_argument("--vacuum", action="store_true",
+                           help="then VACUUM (ANALYZE) the tables it touched, as the owner, so dead row versions and "
+                           "planner statistics holding the erased text go too")
+    erase_cmd.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    erase_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    inventory = add(commands, "inventory", _inventory,
+                    "count a tenant's memory rows through a tenant-scoped application connection",
+                    "ctxasm inventory --tenant acme")
+    tenant_arguments(inventory)
+    inventory.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+
+    inspect_cmd = add(commands, "inspect", _inspect,
+                      "show what the model saw: a recorded manifest as text, or as one self-contained HTML page",
+                      "ctxasm inspect manifest_0123abcd --tenant acme --html jane.html --open")
+    inspect_cmd.add_argument("manifest_id", metavar="MANIFEST_ID", help="the manifest id printed by assemble")
+    tenant_arguments(inspect_cmd, "; another tenant's manifest is not found")
+    inspect_cmd.add_argument("--html", metavar="OUT.html", help="write the page to this file instead of printing text")
+    inspect_cmd.add_argument("--open", action="store_true", help="open the page in the default browser (without "
+                             "--html it is written to the temporary directory)")
+    inspect_cmd.add_argument("--diff", metavar="OTHER_ID", help="compare with another manifest of the same tenant")
+    inspect_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except CtxasmError as exc:
+        _log(f"ctxasm: error: {exc}")
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The local PostgreSQL: the embedded cluster, targets, roles and connections, deployment with Liquibase."""

@@ -1,0 +1,123 @@
+"""Assemble one window: the database selects (CTX_ASSEMBLY), Python fits and renders, the database records.
+
+Round trips on PostgreSQL: two (set_tenant + select_window pipelined; record_manifest + commit pipelined).
+Nothing is recorded when any step fails: the manifest is written last, in the same transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from ctxasm.core.manifest import ref_key
+from ctxasm.engines.checks import unstorable_text
+from ctxasm.engines.store import MemoryStore, WindowScope
+from ctxasm.errors import InvalidArgument, InvalidQuestion
+from ctxasm.core.compose import Window, WindowSpec, compose
+
+
+@dataclass(frozen=True)
+class AssembledWindow:
+    request: dict[str, Any]
+    manifest: dict[str, Any]
+    manifest_id: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"request": self.request, "manifest": self.manifest, "manifest_id": self.manifest_id}
+
+
+def parse_time(text: str | None, *, name: str = "--at") -> datetime:
+    """An ISO 8601 time; without an offset it is UTC. None means now."""
+    if text is None:
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgument(f"invalid_argument: {name} {text!r} is not an ISO 8601 time "
+                              "(e.g. 2026-09-28T12:00:00)") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+#: The longest question a window is assembled for (select_window refuses longer ones too): it bounds the work
+#: one call may ask of the database (lexical scoring compares it with every candidate).
+MAX_QUESTION_CHARS = 8000
+
+
+def check_spec(spec: WindowSpec) -> None:
+    if not spec.question or not spec.question.strip():
+        raise InvalidQuestion("invalid_question: the question must not be empty")
+    if len(spec.question) > MAX_QUESTION_CHARS:
+        raise InvalidQuestion(f"invalid_question: the question is {len(spec.question)} characters long, at most "
+                              f"{MAX_QUESTION_CHARS} are allowed")
+    # Text the database cannot store is refused here with the reason, not as a driver error (found by the
+    # hostile-input tests): a lone surrogate is what Python makes of invalid UTF-8 on the command line.
+    problem = unstorable_text(spec.question, "the question")
+    if problem:
+        raise InvalidQuestion(f"invalid_question: {problem}")
+    if not spec.intent or not spec.intent.strip():
+        raise InvalidArgument("invalid_argument: the intent must not be empty")
+
+
+def query_embedding(question: str) -> str:
+    """The question's embedding in pgvector text form, for the vector half of hybrid retrieval."""
+    from ctxasm.ml import embedding
+
+    return embedding.vector_literal(embedding.embed_one(question))
+
+
+def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: dict[str, Any],
+           reranker: Any) -> dict[str, Any]:
+    """Score the candidates with the cross-encoder and select again: the same snapshot and the same sources,
+    only the relevance scores change (a candidate the first pass cut by its limit, and so not scored here,
+    ranks after every scored one). The database applies the sigmoid."""
+    candidates = [c for c in selection["candidates"] if c["slice"] != "volatile_tail"]
+    logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
+    scores = {ref_key(c["ref"]): logit for c, logit in zip(candidates, logits)}
+    again = store.select_window(tenant_id, replace(
+        scope, scores=scores, snapshot=selection["snapshot"], sources=selection["retrieval"]["items"]))
+    again["scorer"] = reranker.name
+    return again
+
+
+def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
+             scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
+    """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
+    configures), else the database's lexical scorer; the manifest names which."""
+    check_spec(spec)
+    embedded = query_embedding(spec.question)
+    scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
+                        query_embedding=embedded)
+    if reranker is None and scores is None:
+        from ctxasm.ml.reranker import configured_reranker
+
+        reranker = configured_reranker()
+    try:
+        selection = store.select_window(spec.tenant_id, scope)
+        if reranker is not None and scores is None:
+            selection = rerank(store, spec.tenant_id, scope, selection, reranker)
+        window: Window = compose(selection, spec)
+        manifest_id = store.record_manifest(window.manifest)
+    except BaseException:
+        store.rollback()  # a failed manifest write too: the connection goes back clean (issue 8, faults)
+        raise
+    return AssembledWindow(window.request, window.manifest, manifest_id)
+
+
+def record_provider_request(store: MemoryStore, window: AssembledWindow) -> str:
+    """Record the complete provider request before a model call, linked to its manifest (erasure follows it)."""
+    import uuid
+
+    scope = window.manifest["scope"]
+    record_id = f"request_{uuid.uuid4().hex}"
+    store.set_tenant(window.manifest["tenant_id"])
+    store.put_memory("conversation", {
+        "id": record_id, "role": "event", "event_type": "provider_request",
+        "user_id": scope.get("user_id"), "agent_id": scope.get("agent_id"), "thread_id": scope.get("thread_id"),
+        "content": f"provider request for {window.manifest_id}, hash {window.manifest['request_hash']}",
+        "content_json": {"manifest_id": window.manifest_id, "request_hash": window.manifest["request_hash"],
+                         "request": window.request},
+        "source_refs": [{"type": "manifest", "id": window.manifest_id, "version": 1}],
+    })
+    store.commit()
+    return record_id

@@ -1,0 +1,248 @@
+"""A recorded manifest and the row versions it names, read through the tenant's application connection.
+
+The manifest says which row versions went into a window; the rows themselves are read with
+`rows_as_of(type, manifest.scn)`, the same snapshot the selection used, so the inspector shows the text as it was
+when the window was assembled, even if the row has been superseded or deleted since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxasm.core import render
+from ctxasm.engines.store import MemoryStore
+from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
+
+RefKey = tuple[str, str, int]
+
+#: The order of slices in the request: the developer message (guidelines, persona), the tools, the thread's
+#: recent turns, the memory records of the last user message, then the question (ctxasm.core.render).
+REQUEST_LAYOUT: tuple[str, ...] = ("guidelines", "persona", "tools", "volatile_tail", "durable_facts",
+                                   "evidence", "recalled_history", "question")
+FIXED = frozenset({"guidelines", "persona", "tools", "question"})
+#: The exclusion rules in the order the selection applies them (docs/assembly.md).
+RULE_ORDER: tuple[str, ...] = ("lifecycle", "dedup", "conflict", "slice_budget")
+
+
+class ManifestNotFound(CtxasmError):
+    code = "manifest_not_found"
+    exit_code = 1
+
+    def __init__(self, manifest_id: str, tenant_id: str):
+        self.manifest_id = manifest_id
+        self.tenant_id = tenant_id
+        super().__init__(f"manifest_not_found: no manifest {manifest_id!r} for tenant {tenant_id!r} "
+                         "(a manifest of another tenant is not visible)")
+
+
+def ref_key(ref: Sequence[Any] | None) -> RefKey | None:
+    if not ref or len(ref) != 3:
+        return None
+    kind, row_id, version = ref
+    try:
+        return (str(kind), str(row_id), int(version))
+    except (TypeError, ValueError):
+        return None
+
+
+def ref_text(ref: Sequence[Any] | None) -> str:
+    """`entity / fact_helios_rag_beir_ndcg10 / version 2`"""
+    if not ref:
+        return "none"
+    if len(ref) != 3:
+        return " / ".join(str(part) for part in ref)
+    return f"{ref[0]} / {ref[1]} / version {ref[2]}"
+
+
+def citation_id(ref: Sequence[Any]) -> str:
+    key = ref_key(ref)
+    return render.memory_id(key) if key else "M?"
+
+
+def annotation_notes(memory: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    notes = memory.get("annotation_refs") or []
+    return [note for note in notes if isinstance(note, Mapping)]
+
+
+def slices_in_request_order(manifest: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """(slice, memories in position order) for every slice with memories or an allocation, in request order."""
+    by_slice: dict[str, list[Mapping[str, Any]]] = {}
+    for memory in sorted(manifest.get("memories") or [], key=lambda m: m.get("position") or 0):
+        by_slice.setdefault(str(memory.get("slice")), []).append(memory)
+    allocation = manifest.get("allocation") or {}
+    names = set(by_slice) | set(allocation.get("fixed") or {}) | set(allocation.get("slices") or {})
+    known = [name for name in REQUEST_LAYOUT if name in names]
+    others = sorted(names - set(REQUEST_LAYOUT),
+                    key=lambda n: min((m.get("position") or 0 for m in by_slice.get(n, [])), default=10**9))
+    return [(name, by_slice.get(name, [])) for name in known + others]
+
+
+def exclusions_by_rule(manifest: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for item in manifest.get("excluded") or []:
+        groups.setdefault(str(item.get("rule") or "unknown"), []).append(item)
+    order = [rule for rule in RULE_ORDER if rule in groups] + sorted(set(groups) - set(RULE_ORDER))
+    return [(rule, groups[rule]) for rule in order]
+
+
+RESERVE_ORDER: tuple[str, ...] = ("output", "tools", "request_overhead")
+
+
+def ordered(mapping: Mapping[str, Any] | None, order: Sequence[str]) -> list[tuple[str, Any]]:
+    """Items of `mapping` in `order`, then any others by name. A manifest read back from PostgreSQL jsonb has
+    its keys re-sorted (by length, then bytes), so the order of keys in it means nothing."""
+    mapping = mapping or {}
+    return [(k, mapping[k]) for k in order if k in mapping] + sorted(
+        (k, v) for k, v in mapping.items() if k not in order)
+
+
+def overflow_order(manifest: Mapping[str, Any], budget: Mapping[str, Any] | None = None) -> list[str]:
+    """The dynamic slices in overflow (= fitting) order: the budget row's `overflow_order` when it is known,
+    then the other dynamic slices in layout order."""
+    slices = (manifest.get("allocation") or {}).get("slices") or {}
+    declared = []
+    content = (budget or {}).get("content_json") if budget else None
+    if isinstance(content, Mapping) and isinstance(content.get("overflow_order"), list):
+        declared = [str(name) for name in content["overflow_order"] if name in slices]
+    layout = [name for name in REQUEST_LAYOUT if name in slices and name not in declared]
+    return declared + layout + sorted(name for name in slices if name not in declared and name not in layout)
+
+
+def overflow_receivers(manifest: Mapping[str, Any],
+                       budget: Mapping[str, Any] | None = None) -> dict[str, str | None]:
+    """The slice each dynamic slice passed its unused tokens to (None: it passed nothing on, or it is unknown).
+
+    With the budget row, the receiver is the next slice of its overflow_order. Without it, the receiver is the
+    slice whose allowance exceeds its share by exactly the tokens passed on, when exactly one does.
+    """
+    slices = (manifest.get("allocation") or {}).get("slices") or {}
+    content = (budget or {}).get("content_json") if budget else None
+    declared = content.get("overflow_order") if isinstance(content, Mapping) else None
+    receivers: dict[str, str | None] = {}
+    for name, part in slices.items():
+        passed = (part or {}).get("passed_on") or 0
+        receivers[name] = None
+        if not passed:
+            continue
+        if isinstance(declared, list) and name in declared:
+            index = declared.index(name)
+            receivers[name] = str(declared[index + 1]) if index + 1 < len(declared) else None
+            continue
+        matches = [other for other, o in slices.items() if other != name
+                   and ((o or {}).get("allowance") or 0) - ((o or {}).get("share") or 0) == passed]
+        receivers[name] = matches[0] if len(matches) == 1 else None
+    return receivers
+
+
+def referenced_refs(manifest: Mapping[str, Any]) -> list[RefKey]:
+    """Every row version the manifest names, in a stable order: window, exclusions, annotations, budget."""
+    found: list[RefKey] = []
+
+    def add(ref: Any) -> None:
+        key = ref_key(ref)
+        if key and key not in found:
+            found.append(key)
+
+    memories = sorted(manifest.get("memories") or [], key=lambda m: m.get("position") or 0)
+    for memory in memories:
+        add(memory.get("ref"))
+    for memory in memories:
+        add(memory.get("summary_ref"))
+        for note in annotation_notes(memory):
+            add(note.get("current"))
+            add(note.get("source"))
+    for item in manifest.get("excluded") or []:
+        add(item.get("ref"))
+        add(item.get("kept"))
+    for ref in manifest.get("required_refs") or []:
+        add(ref)
+    add(manifest.get("budget_ref"))
+    return found
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """One recorded manifest of one tenant, with the row versions it names (as of its snapshot)."""
+
+    manifest_id: str
+    tenant_id: str
+    manifest: Mapping[str, Any]
+    rows: Mapping[RefKey, Mapping[str, Any]] = field(default_factory=dict)
+    #: Why some rows could not be read, if any (shown on the page and in the text view).
+    notes: tuple[str, ...] = ()
+
+    def row(self, ref: Any) -> Mapping[str, Any] | None:
+        key = ref_key(ref)
+        return self.rows.get(key) if key else None
+
+    @property
+    def budget_row(self) -> Mapping[str, Any] | None:
+        return self.row(self.manifest.get("budget_ref"))
+
+    def memory_at(self, ref: Any) -> Mapping[str, Any] | None:
+        """The included memory for a row version, if that version is in the window."""
+        key = ref_key(ref)
+        for memory in self.manifest.get("memories") or []:
+            if ref_key(memory.get("ref")) == key:
+                return memory
+        return None
+
+    def seen_text(self, memory: Mapping[str, Any]) -> tuple[str | None, str]:
+        """(stored text, what it is) for an included memory: the compression for the summary tier, else the row."""
+        if memory.get("tier") == "summary":
+            compression = self.row(memory.get("summary_ref"))
+            if compression is not None:
+                return compression.get("content"), "summary tier: the stored compression"
+        row = self.row(memory.get("ref"))
+        if row is None:
+            return None, "row text not readable at the recorded snapshot"
+        if memory.get("tier") == "pointer":
+            return row.get("content"), "pointer tier: the model saw a one-line pointer to this text"
+        return row.get("content"), "full text"
+
+
+def _read_rows(store: MemoryStore, tenant_id: str, snapshot: str,
+               wanted: Iterable[RefKey]) -> tuple[dict[RefKey, Mapping[str, Any]], list[str]]:
+    wanted = list(wanted)
+    rows: dict[RefKey, Mapping[str, Any]] = {}
+    notes: list[str] = []
+    types = sorted({key[0] for key in wanted})
+    wanted_set = set(wanted)
+    try:
+        store.set_tenant(tenant_id)
+        for kind in types:
+            try:
+                found = store.rows_as_of(kind, snapshot)
+            except InvalidMemoryType:
+                notes.append(f"{kind!r} is not a memory type: its rows are not shown")
+                store.rollback()
+                store.set_tenant(tenant_id)
+                continue
+            for row in found:
+                key = ref_key((kind, row.get("id"), row.get("version")))
+                if key in wanted_set:
+                    rows[key] = row
+    except InvalidSnapshot as exc:
+        notes.append(f"the rows cannot be read as of the recorded snapshot: {exc}")
+    finally:
+        store.rollback()
+    missing = [key for key in wanted if key not in rows and key[0] in types]
+    if missing and not notes:
+        notes.append(f"{len(missing)} row version(s) named by the manifest were not readable at its snapshot")
+    return rows, notes
+
+
+def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, with_rows: bool = True) -> Inspection:
+    """The tenant's manifest `manifest_id` and its rows; ManifestNotFound (exit code 1) when the tenant has none
+    of that id, which is also what another tenant's manifest looks like."""
+    manifest = store.read_manifest(tenant_id, manifest_id)
+    if manifest is None:
+        raise ManifestNotFound(manifest_id, tenant_id)
+    rows: dict[RefKey, Mapping[str, Any]] = {}
+    notes: list[str] = []
+    if with_rows and manifest.get("scn"):
+        rows, notes = _read_rows(store, tenant_id, str(manifest["scn"]), referenced_refs(manifest))
+    return Inspection(manifest_id=manifest_id, tenant_id=tenant_id, manifest=manifest, rows=rows,
+                      notes=tuple(notes))

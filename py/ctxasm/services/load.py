@@ -1,0 +1,251 @@
+"""`ctxasm load FILE.json`: validate a scenario file, then load it through the write API in one transaction.
+
+Nothing is written unless the whole file is valid and every row is accepted by the database: any error rolls
+the transaction back and names the file, the JSON path and what is wrong. On Oracle the load commits once
+per tenant instead (a store's `commits_each_tenant`): Oracle Text indexes new rows at commit under the
+committing session's VPD context, so one transaction holds one tenant's rows (docs/oracle.md). A database
+error there leaves the tenants before it loaded and rolls back the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, relevance
+
+from ctxasm.engines.store import MemoryStore
+from ctxasm.engines.tool_schemas import unbounded_strings
+from ctxasm.errors import CtxasmError, ScenarioError, brief_message
+from ctxasm.progress import ProgressCallback, progress
+
+SCHEMA_FILE = "scenario.schema.json"
+# Keys of a memory item that steer the loader rather than being columns of the row.
+LOADER_KEYS = ("type", "versions", "deleted_at")
+
+
+@lru_cache(maxsize=1)
+def validator() -> Draft202012Validator:
+    schema = json.loads((files("ctxasm") / "schemas" / SCHEMA_FILE).read_text())
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def read_scenario(path: str | Path) -> dict[str, Any]:
+    """Parse and validate a scenario file; ScenarioError names the file, the JSON path and the problem."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(name, "$", "no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(name, "$", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+    errors = list(validator().iter_errors(document))
+    if errors:
+        worst = _most_specific(errors)
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise ScenarioError(name, worst.json_path, brief_message(worst.message, worst.instance) + more)
+    _check_identities(name, document)
+    _check_tool_schemas(name, document)
+    return document
+
+
+def _check_tool_schemas(name: str, document: dict[str, Any]) -> None:
+    """Every string a toolbox row's tool_schema accepts must have a maxLength (ctxasm.engines.tool_schemas)."""
+    for t, tenant in enumerate(document["tenants"]):
+        for m, memory in enumerate(tenant["memories"]):
+            if memory["type"] != "toolbox":
+                continue
+            for where, record in [("", memory)] + [(f".versions[{v}]", version)
+                                                   for v, version in enumerate(memory.get("versions", []))]:
+                unbounded = unbounded_strings(record.get("tool_schema"))
+                if unbounded:
+                    raise ScenarioError(name, f"$.tenants[{t}].memories[{m}]{where}.tool_schema",
+                                        f"string {', '.join(unbounded[:5])} has no maxLength: every string a tool "
+                                        "takes must be bounded")
+
+
+def _most_specific(errors: list[ValidationError]) -> ValidationError:
+    """The error that points closest to the fault. A field that fails inside the shared column schema also
+    makes its siblings 'unevaluated', which says nothing useful, so those rank last."""
+    return min(errors, key=lambda e: (e.validator == "unevaluatedProperties", -len(e.absolute_path),
+                                      relevance(e)))
+
+
+def _check_identities(name: str, document: dict[str, Any]) -> None:
+    """What a JSON Schema cannot say: tenant ids and (type, id) pairs are unique."""
+    seen_tenants: set[str] = set()
+    for t, tenant in enumerate(document["tenants"]):
+        if tenant["tenant_id"] in seen_tenants:
+            raise ScenarioError(name, f"$.tenants[{t}].tenant_id", f"tenant {tenant['tenant_id']!r} appears twice")
+        seen_tenants.add(tenant["tenant_id"])
+        seen: set[tuple[str, str]] = set()
+        for m, memory in enumerate(tenant["memories"]):
+            key = (memory["type"], memory["id"])
+            if key in seen:
+                raise ScenarioError(
+                    name, f"$.tenants[{t}].memories[{m}].id",
+                    f"{memory['type']} {memory['id']!r} appears twice; later versions go in 'versions'",
+                )
+            seen.add(key)
+
+
+@dataclass
+class LoadReport:
+    path: str
+    rows: Counter[tuple[str, str]] = field(default_factory=Counter)
+    versions: int = 0
+    deletions: int = 0
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        tenants = sorted({tenant for tenant, _ in self.rows})
+        lines = [f"loaded {self.path}: {sum(self.rows.values())} memories in {len(tenants)} tenants, "
+                 f"{self.versions} later versions, {self.deletions} deletions, in {self.seconds:.2f} s"]
+        for tenant in tenants:
+            per_type = ", ".join(f"{kind} {count}" for (t, kind), count in sorted(self.rows.items()) if t == tenant)
+            lines.append(f"  {tenant}: {per_type}")
+        return "\n".join(lines)
+
+
+def load_document(store: MemoryStore, document: dict[str, Any], name: str,
+                  on_progress: ProgressCallback | None = None) -> LoadReport:
+    """Write every tenant and memory of a validated document, then commit; roll back on any error.
+    A store that `commits_each_tenant` (Oracle) commits after each tenant's rows, while that tenant is set.
+    `on_progress` is called once per memory written."""
+    report = LoadReport(path=name)
+    started = time.perf_counter()
+    try:
+        for t, tenant in enumerate(document["tenants"]):
+            tenant_id = tenant["tenant_id"]
+            with _located(name, f"$.tenants[{t}]"):
+                store.register_tenant(tenant_id, tenant["display_name"])
+                store.set_tenant(tenant_id)
+            for m, memory in enumerate(tenant["memories"]):
+                where = f"$.tenants[{t}].memories[{m}]"
+                kind = memory["type"]
+                with _located(name, where):
+                    store.put_memory(kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                for v, version in enumerate(memory.get("versions", [])):
+                    with _located(name, f"{where}.versions[{v}]"):
+                        store.supersede(kind, memory["id"], version)
+                    report.versions += 1
+                if "deleted_at" in memory:
+                    with _located(name, f"{where}.deleted_at"):
+                        store.delete_memory(kind, memory["id"], memory["deleted_at"])
+                    report.deletions += 1
+                report.rows[(tenant_id, kind)] += 1
+                if on_progress is not None:
+                    on_progress(1)
+            if store.commits_each_tenant:
+                store.commit()
+        store.commit()
+    except BaseException:
+        store.rollback()
+        raise
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+class _located:
+    """Re-raise a database error as a ScenarioError at the JSON path being loaded."""
+
+    def __init__(self, name: str, json_path: str):
+        self.name, self.json_path = name, json_path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, CtxasmError) and not isinstance(exc, ScenarioError):
+            raise ScenarioError(self.name, self.json_path, str(exc)) from exc
+        return False
+
+
+def embed_memories(document: dict[str, Any]) -> int:
+    """Give every searchable row version without an embedding one (all-MiniLM-L6-v2, over the text
+    ctxasm.engines.searchable.embedding_text names), in place: chunks, facts, workflows, conversation messages and
+    summaries, and each later version that brings new text. Returns how many were embedded. Runs before the
+    load's transaction, so a slow model never holds locks."""
+    from ctxasm.ml import embedding
+    from ctxasm.engines.searchable import embedding_text
+
+    pending: list[tuple[dict[str, Any], str]] = []
+    for tenant in document["tenants"]:
+        for memory in tenant["memories"]:
+            current: dict[str, Any] = dict(memory)
+            for record in [memory, *memory.get("versions", [])]:
+                current.update(record)
+                text = embedding_text(memory["type"], current)
+                if text is not None and record.get("embedding") is None and (record is memory or "content" in record):
+                    pending.append((record, text))
+    if not pending:
+        return 0
+    with progress("embedding memories", total=len(pending)) as tick:
+        vectors = embedding.embed([text for _, text in pending], progress=tick)
+    for (record, _), vector in zip(pending, vectors):
+        record["embedding"] = vector
+    return len(pending)
+
+
+#: Chunks longer than this get a persisted compression of at most SUMMARY_WORDS words: the summary tier.
+COMPRESS_ABOVE_WORDS = 45
+SUMMARY_WORDS = 35
+
+
+def compress_chunks(document: dict[str, Any]) -> int:
+    """Add a persisted extractive compression for every long kb_chunk that has none (the summary tier),
+    tied to the chunk's last version by its content hash. Returns how many were added."""
+    from ctxasm.services import summarize
+
+    added = 0
+    for tenant in document["tenants"]:
+        have = {(m["source_type"], m["source_id"]) for m in tenant["memories"] if m["type"] == "compression"}
+        for chunk in [m for m in tenant["memories"] if m["type"] == "kb_chunk"]:
+            versions = chunk.get("versions", [])
+            content = next((v["content"] for v in reversed(versions) if "content" in v), chunk["content"])
+            if ("kb_chunk", chunk["id"]) in have or len(content.split()) <= COMPRESS_ABOVE_WORDS:
+                continue
+            tenant["memories"].append({
+                "type": "compression", "id": f"cmp_{chunk['id']}", "source_type": "kb_chunk",
+                "source_id": chunk["id"], "source_version": 1 + len(versions),
+                "source_hash": summarize.source_hash(content), "generating_model": summarize.GENERATING_MODEL,
+                "prompt_version": summarize.PROMPT_VERSION, "content": summarize.summarize(content, max_words=SUMMARY_WORDS),
+                "valid_from": chunk.get("valid_from", "1970-01-01T00:00:00Z"),
+                "source_refs": [{"type": "kb_chunk", "id": chunk["id"], "version": 1 + len(versions)}],
+            })
+            tenant["memories"].append({
+                "type": "source_ref", "id": f"ref_cmp_{chunk['id']}", "derived_type": "compression",
+                "derived_id": f"cmp_{chunk['id']}", "derived_version": 1, "source_type": "kb_chunk",
+                "source_id": chunk["id"], "source_version": 1 + len(versions), "relation": "compressed_from",
+                "content": f"compression cmp_{chunk['id']} of kb_chunk {chunk['id']}",
+                "valid_from": chunk.get("valid_from", "1970-01-01T00:00:00Z"),
+            })
+            added += 1
+    return added
+
+
+def load_file(target: Any, path: str | Path) -> LoadReport:
+    """Validate, embed the searchable memories, then load into a PostgreSQL target as the owner role (an admin
+    tool)."""
+    from ctxasm.local import pgconn
+    from ctxasm.engines.postgres import PostgresStore
+
+    document = read_scenario(path)
+    embed_memories(document)
+    compress_chunks(document)
+    total = sum(len(tenant["memories"]) for tenant in document["tenants"])
+    with pgconn.connect(target, pgconn.owner_login()) as connection, \
+            progress(f"loading {Path(path).name}", total=total) as tick:
+        return load_document(PostgresStore(connection), document, str(path), tick)

@@ -1,0 +1,100 @@
+"""scripts/eval-conversations: evidence recall of ctxasm and four baselines on a LoCoMo-format file.
+
+    python -m ctxasm_dev.evaluation.conversation_main PATH [--budgets 1000,2000,4000] [--limit-questions N] [--json]
+
+The database (CTXASM_PG_DATABASE, ctxasm_evalconv from the script) is dropped and deployed again on every
+run. Figures go to stdout, progress and logs to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+
+from ctxasm.errors import CtxasmError
+from ctxasm_dev.evaluation.conversations import DEFAULT_BUDGETS
+
+
+def _budgets(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--budgets: {text!r} is not a comma-separated list of whole numbers")
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"--budgets: {text!r}: every budget must be a whole number >= 1")
+    return values
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--limit-questions: {text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--limit-questions: must be >= 1, got {value}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    result = argparse.ArgumentParser(
+        prog="eval-conversations",
+        description="Evidence recall of ctxasm's windows on long conversations (LoCoMo format), against "
+                    "recency, BM25, dense and hybrid baselines at the same token allowance; assembly latency. "
+                    "A benchmark: it prints figures, it asserts nothing. See docs/conversation-eval.md.",
+        epilog="example: scripts/eval-conversations db/tests/conversations/ctxasm_conversations.json --budgets 1000,2000")
+    result.add_argument("path", help="a LoCoMo-format JSON file (a list of samples)")
+    result.add_argument("--budgets", type=_budgets, default=DEFAULT_BUDGETS,
+                        help="recalled-history token budgets, comma-separated (default 1000,2000,4000)")
+    result.add_argument("--limit-questions", type=_positive, metavar="N",
+                        help="evaluate at most N questions of each sample (the first N that are not adversarial)")
+    result.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    result.add_argument("--database", help="database name (default CTXASM_PG_DATABASE); dropped and rebuilt")
+    return result
+
+
+def _log(message: str) -> None:
+    print(f"eval-conversations: {message}", file=sys.stderr, flush=True)
+
+
+def _json_safe(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from ctxasm.local import deploy, pgconn
+    from ctxasm_dev.evaluation.conversation_report import format_report, summarize
+    from ctxasm_dev.evaluation.conversations import evaluate_file
+    from ctxasm_dev.evaluation.locomo import read_samples
+
+    try:
+        samples, _ = read_samples(args.path)  # a bad file fails before the database is rebuilt
+        if not samples:
+            _log(f"{args.path}: no samples with turns")
+            return 4
+        target = pgconn.resolve_target(args.database, start=True)
+        _log(f"deploying a fresh database to {target.describe()} ...")
+        deploy.deploy_postgres(target, fresh=True)
+        evaluation = evaluate_file(target, args.path, args.budgets, args.limit_questions, log=_log)
+    except CtxasmError as exc:
+        _log(f"error: {exc}")
+        return exc.exit_code
+    summary = summarize(evaluation)
+    if args.json:
+        print(json.dumps(_json_safe(summary), indent=2, ensure_ascii=False))
+    else:
+        print(format_report(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Figures of a conversation evaluation (conversations.py): aggregated per budget, method and category, as a
+JSON-ready summary and as text tables.
+
+Evidence recall of one question in one window = the share of its evidence turns the window holds; "any" = at
+least one of them, "all" = every one. Figures are means over questions. ctxasm's share is also split by the
+tier the turn was seated at (full, summary, pointer): the three add up to its share.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ctxasm_dev.evaluation.baselines import BASELINES, PACKING_RULE
+from ctxasm_dev.evaluation.conversations import Evaluation, QuestionResult, TIER_ORDER
+from ctxasm_dev.evaluation.locomo import CATEGORY_NAMES
+
+METHODS = ("ctxasm",) + BASELINES
+_CATEGORY_ORDER = [CATEGORY_NAMES[c] for c in (1, 2, 3, 4)]
+
+
+def share(evidence: Sequence[str], present: Iterable[str]) -> float:
+    """The share of `evidence` found in `present` (0 when there is no evidence)."""
+    held = set(present)
+    return sum(1 for dia_id in evidence if dia_id in held) / len(evidence) if evidence else 0.0
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100); NaN for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def _present(result: QuestionResult, method: str) -> Iterable[str]:
+    return result.window.turns if method == "ctxasm" else result.baseline_turns[method]
+
+
+def _recall(results: Sequence[QuestionResult], method: str) -> dict[str, float]:
+    shares = [share(r.evidence, _present(r, method)) for r in results]
+    if not shares:
+        return {"share": float("nan"), "any": float("nan"), "all": float("nan")}
+    return {"share": statistics.fmean(shares), "any": sum(s > 0 for s in shares) / len(shares),
+            "all": sum(s == 1 for s in shares) / len(shares)}
+
+
+def _category_key(name: str) -> tuple[int, str]:
+    return (_CATEGORY_ORDER.index(name) if name in _CATEGORY_ORDER else len(_CATEGORY_ORDER), name)
+
+
+def _mean(values: Iterable[float | int | None]) -> float:
+    kept = [v for v in values if v is not None]
+    return statistics.fmean(kept) if kept else float("nan")
+
+
+def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any]:
+    windows = [r.window for r in results]
+    allowances = [w.allowance for w in windows if w.allowance is not None]
+    recall = {method: _recall(results, method) for method in METHODS}
+    recall["ctxasm"]["tokens_used"] = _mean(w.used for w in windows)
+    for method in BASELINES:
+        recall[method]["tokens_used"] = _mean(r.baseline_used[method] for r in results)
+    categories = sorted({r.category_name for r in results}, key=_category_key)
+    by_category = {}
+    for name in categories:
+        chosen = [r for r in results if r.category_name == name]
+        by_category[name] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in METHODS}}
+    tiers = {tier: _mean(share(r.evidence, [d for d, t in r.window.turns.items() if t == tier]) for r in results)
+             for tier in TIER_ORDER}
+    ok = [w for w in windows if w.error is None]
+    embedding = [w.embedding_seconds for w in ok if w.embedding_seconds is not None]
+    return {
+        "budget": budget,
+        "questions": len(results),
+        "allowance": {"mean": _mean(allowances), "min": min(allowances, default=None),
+                      "max": max(allowances, default=None)},
+        "failed_windows": len(windows) - len(ok),
+        "errors": sorted({w.error for w in windows if w.error})[:3],
+        "recall": recall,
+        "by_category": by_category,
+        "ctxasm_tiers": tiers,
+        "ctxasm_turns_seated": _mean(len(w.turns) for w in ok),
+        "latency_ms": {"p50": 1000 * percentile([w.seconds for w in ok], 50),
+                       "p95": 1000 * percentile([w.seconds for w in ok], 95),
+                       "mean": 1000 * _mean(w.seconds for w in ok)},
+        "embedding_ms": {"p50": 1000 * percentile(embedding, 50)} if embedding else None,
+    }
+
+
+def summarize(evaluation: Evaluation) -> dict[str, Any]:
+    """Every figure of the evaluation, JSON-ready."""
+    questions = {(r.tenant_id, r.number): r for r in evaluation.results}
+    categories = Counter(r.category_name for r in questions.values())
+    measured_embedding = any(r.window.embedding_seconds is not None for r in evaluation.results)
+    return {
+        "file": evaluation.path,
+        "seconds": evaluation.seconds,
+        "samples": evaluation.samples,
+        "questions": len(questions),
+        "categories": {name: categories[name] for name in sorted(categories, key=_category_key)},
+        "read_notes": dict(sorted(evaluation.notes.counts.items())),
+        "read_examples": evaluation.notes.examples,
+        "scorers": sorted({r.window.scorer for r in evaluation.results if r.window.scorer}),
+        "latency_basis": ("assembly latency excluding the question embedding (the assembler's query_embedding "
+                          "phase), including selection, fitting, rendering and the manifest write"
+                          if measured_embedding else "assembly latency including the question embedding"),
+        "budget_corrections": evaluation.budget_corrections,
+        "packing_rule": PACKING_RULE,
+        "budgets": [_budget_summary(b, [r for r in evaluation.results if r.budget == b]) for b in evaluation.budgets],
+    }
+
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _row(cells: Sequence[str], widths: Sequence[int]) -> str:
+    return "  ".join(cell.rjust(width) if i else cell.ljust(width) for i, (cell, width) in enumerate(zip(cells, widths)))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(str(line[i])) for line in [header, *rows]) for i in range(len(header))]
+    return [_row(header, widths), *(_row(line, widths) for line in rows)]
+
+
+def format_report(summary: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    samples = summary["samples"]
+    lines.append(f"conversations: {summary['file']}")
+    lines.append(
+        f"{len(samples)} samples, {sum(s['sessions'] for s in samples)} sessions, {sum(s['turns'] for s in samples)} "
+        f"turns, {sum(s['turn_tokens'] for s in samples)} turn tokens; {summary['questions']} questions ("
+        + ", ".join(f"{name} {n}" for name, n in summary["categories"].items()) + ")")
+    for kind, count in summary["read_notes"].items():
+        examples = summary["read_examples"].get(kind)
+        lines.append(f"  {kind}: {count}" + (f" (e.g. {'; '.join(examples[:3])})" if examples else ""))
+    lines.append(f"ctxasm scorer: {', '.join(summary['scorers']) or '-'}; budgets corrected after the first "
+                 f"estimate: {summary['budget_corrections']}")
+    lines.append(f"packing: {summary['packing_rule']}")
+    budgets = summary["budgets"]
+
+    for key, title in (("share", "evidence recall: mean share of a question's evidence turns in the window"),
+                       ("any", "evidence recall (any): share of questions with at least one evidence turn in the window"),
+                       ("all", "evidence recall (all): share of questions with every evidence turn in the window")):
+        lines += ["", title]
+        lines += _table(["budget", "allowance", *METHODS],
+                        [[str(b["budget"]), _cell(b["allowance"]["mean"], 0)]
+                         + [_cell(b["recall"][m][key]) for m in METHODS] for b in budgets])
+
+    lines += ["", "ctxasm by tier (share of evidence turns seated at each tier) and recalled-history tokens used (mean)"]
+    lines += _table(["budget", *TIER_ORDER, "turns seated", "failed", *(f"tokens {m}" for m in METHODS)],
+                    [[str(b["budget"])] + [_cell(b["ctxasm_tiers"][t]) for t in TIER_ORDER]
+                     + [_cell(b["ctxasm_turns_seated"], 1), str(b["failed_windows"])]
+                     + [_cell(b["recall"][m]["tokens_used"], 0) for m in METHODS] for b in budgets])
+    for b in budgets:
+        for error in b["errors"]:
+            lines.append(f"  budget {b['budget']}: failed window: {error}")
+
+    for b in budgets:
+        lines += ["", f"per category at budget {b['budget']} (mean share; any / all for ctxasm and hybrid)"]
+        rows = []
+        for name, figures in b["by_category"].items():
+            rows.append([name, str(figures["questions"])] + [_cell(figures[m]["share"]) for m in METHODS]
+                        + [f"{_cell(figures['ctxasm']['any'], 2)}/{_cell(figures['ctxasm']['all'], 2)}",
+                           f"{_cell(figures['hybrid']['any'], 2)}/{_cell(figures['hybrid']['all'], 2)}"])
+        lines += _table(["category", "n", *METHODS, "ctxasm any/all", "hybrid any/all"], rows)
+
+    lines += ["", f"latency: {summary['latency_basis']}"]
+    lines += _table(["budget", "windows", "p50 ms", "p95 ms", "mean ms", "embedding p50 ms"],
+                    [[str(b["budget"]), str(b["questions"] - b["failed_windows"]), _cell(b["latency_ms"]["p50"], 1),
+                      _cell(b["latency_ms"]["p95"], 1), _cell(b["latency_ms"]["mean"], 1),
+                      _cell((b["embedding_ms"] or {}).get("p50"), 1)] for b in budgets])
+    lines += ["", f"{summary['seconds']:.1f} s in all"]
+    return "\n".join(lines)
