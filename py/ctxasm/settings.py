@@ -34,6 +34,11 @@ class Environment:
     pg_dsn: str | None
     pg_database: str
     oracle_dsn: str | None
+    #: CTXASM_ENGINE: postgresql (default) or oracle (ctxasm.engines.registry)
+    engine: str | None = None
+    #: the Oracle schema owner (loading, purging) and the schema holding the CTX_* packages
+    oracle_owner_dsn: str | None = None
+    oracle_schema: str | None = None
     #: statement_timeout of the application role (a PostgreSQL duration: "30s", "2min", "500ms")
     app_statement_timeout: str = "30s"
 
@@ -43,6 +48,9 @@ class Environment:
             pg_dsn=os.environ.get("CTXASM_PG_DSN") or None,
             pg_database=os.environ.get("CTXASM_PG_DATABASE", "ctxasm"),
             oracle_dsn=os.environ.get("CTXASM_ORACLE_DSN") or None,
+            engine=os.environ.get("CTXASM_ENGINE") or None,
+            oracle_owner_dsn=os.environ.get("CTXASM_ORACLE_OWNER_DSN") or None,
+            oracle_schema=os.environ.get("CTXASM_ORACLE_SCHEMA") or None,
             app_statement_timeout=_duration(os.environ.get("CTXASM_APP_STATEMENT_TIMEOUT") or "30s"),
         )
 

@@ -11,8 +11,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ctxasm import __version__
+from ctxasm.engines.registry import ENGINES
 from ctxasm.errors import CtxasmError
 
+
+DATABASE_HELP = "PostgreSQL database name (default CTXASM_PG_DATABASE or ctxasm)"
+ENGINE_HELP = ("postgresql (default) or oracle (default CTXASM_ENGINE); oracle connects with CTXASM_ORACLE_DSN "
+               "(CTXASM_ORACLE_OWNER_DSN for load)")
 
 EXIT_CODES = ("Exit codes: 0 ok; 1 ctxasm error (the message names it, e.g. manifest_not_found); "
               "2 configuration or usage; 3 database unavailable; 4 invalid scenario file; "
@@ -41,6 +46,14 @@ def _claims(args: argparse.Namespace, *, scoped: bool = False):
     if not args.tenant:
         raise ConfigError("config_error: give --tenant (or a claim: --claim or CTXASM_CLAIM)")
     return source
+
+
+def _engine(args: argparse.Namespace):
+    """The engine of this invocation (ctxasm.engines.registry): --engine, else CTXASM_ENGINE, else postgresql;
+    --database picks the PostgreSQL database."""
+    from ctxasm.engines.registry import open_engine
+
+    return open_engine(getattr(args, "engine", None), database=getattr(args, "database", None))
 
 
 def _claim(args: argparse.Namespace) -> int:
@@ -105,23 +118,26 @@ def _db_deploy(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
+    from ctxasm.engines.registry import POSTGRESQL
     from ctxasm.services import load
-    from ctxasm.local import pgconn
 
-    target = pgconn.resolve_target(args.database, start=True)
-    report = load.load_file(target, args.file)
+    engine = _engine(args)
+    if engine.name == POSTGRESQL:
+        from ctxasm.local import pgconn
+
+        pgconn.resolve_target(args.database, start=True)
+    report = load.load_file(engine, args.file)
     print(report.describe())
     return 0
 
 
 def _inventory(args: argparse.Namespace) -> int:
-    from ctxasm.local import pgconn
     from ctxasm.services.inventory import tenant_inventory
 
     claims = _claims(args)
-    target = pgconn.resolve_target(args.database)
-    rows = tenant_inventory(target, args.tenant, claims)
-    print(f"tenant {args.tenant}, as the application role sees it ({target.describe()}):")
+    engine = _engine(args)
+    rows = tenant_inventory(engine, args.tenant, claims)
+    print(f"tenant {args.tenant}, as the application role sees it ({engine.describe()}):")
     for kind, status, count in rows:
         print(f"  {kind:<13} {status:<11} {count:>6}")
     if not rows:
@@ -132,19 +148,17 @@ def _inventory(args: argparse.Namespace) -> int:
 def _assemble(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.local import pgconn
-    from ctxasm.services.assemble import assemble, parse_time
-    from ctxasm.interfaces.presentation import describe_window
-    from ctxasm.engines.postgres import PostgresStore
     from ctxasm.core.compose import WindowSpec
+    from ctxasm.engines.registry import connected_store
+    from ctxasm.interfaces.presentation import describe_window
+    from ctxasm.services.assemble import assemble, parse_time
 
     claims = _claims(args, scoped=True)
     at = parse_time(args.at)
     spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
                       intent=args.intent, question=args.question, model=args.model)
-    target = pgconn.resolve_target(args.database)
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        window = assemble(PostgresStore(connection, claims), spec, at)
+    with connected_store(_engine(args), claims) as store:
+        window = assemble(store, spec, at)
     if args.json:
         print(json.dumps(window.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -153,18 +167,16 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    from ctxasm.local import pgconn
-    from ctxasm.services.assemble import parse_time
-    from ctxasm.agent.manager import Caller, MemoryManager
     import anyio
 
+    from ctxasm.agent.manager import Caller, MemoryManager
     from ctxasm.agent.mcp_server import build_server, serve_stdio
-    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.services.assemble import parse_time
 
     claims = _claims(args, scoped=True)
-    target = pgconn.resolve_target(args.database)
-    connection = pgconn.connect(target, pgconn.app_login())
-    store = PostgresStore(connection, claims)
+    engine = _engine(args)
+    connection = engine.connect()
+    store = engine.store(connection, claims)
     caller = Caller(args.tenant, args.user, args.agent, args.thread, tuple(args.role))
     manifest_id = args.manifest or store.latest_manifest_id(args.tenant, args.user, args.agent, args.thread)
     manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
@@ -181,12 +193,10 @@ def _ask(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from ctxasm.local import pgconn
     from ctxasm.agent.loop import NO_MODEL, AgentLoop
-    from ctxasm.services.assemble import parse_time
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
-    from ctxasm.engines.postgres import PostgresStore
     from ctxasm.core.compose import WindowSpec
+    from ctxasm.services.assemble import parse_time
 
     claims = _claims(args, scoped=True)
     spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
@@ -198,13 +208,13 @@ def _ask(args: argparse.Namespace) -> int:
         client = OpenAIClient()
     else:
         client = None
-    target = pgconn.resolve_target(args.database)
-    with pgconn.connect(target, pgconn.app_login()) as connection:
+    engine = _engine(args)
+    with engine.connect() as connection:
         if transcript and transcript.get("setup"):
             # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
             # not the one scoped to the caller's user and agent.
-            apply_setup(PostgresStore(connection, _claims(args)), args.tenant, transcript["setup"])
-        loop = AgentLoop(PostgresStore(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
+            apply_setup(engine.store(connection, _claims(args)), args.tenant, transcript["setup"])
+        loop = AgentLoop(engine.store(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
                          provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
         run = asyncio.run(loop.run())
     if run.status == NO_MODEL:
@@ -226,14 +236,12 @@ def _ask(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.local import pgconn
+    from ctxasm.engines.registry import connected_store
     from ctxasm.services.replay import replay
-    from ctxasm.engines.postgres import PostgresStore
 
     claims = _claims(args)
-    target = pgconn.resolve_target(args.database)
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        result = replay(PostgresStore(connection, claims), args.tenant, args.manifest_id)
+    with connected_store(_engine(args), claims) as store:
+        result = replay(store, args.tenant, args.manifest_id)
     print(json.dumps(result.as_json(), indent=2) if args.json else result.describe())
     return result.exit_code
 
@@ -241,32 +249,31 @@ def _replay(args: argparse.Namespace) -> int:
 def _erase(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.local import pgconn
+    from ctxasm.engines.registry import POSTGRESQL, connected_store
+    from ctxasm.errors import ConfigError
     from ctxasm.services.erase import describe_erasure, vacuum_tables
-    from ctxasm.engines.postgres import PostgresStore
 
     claims = _claims(args)
-    target = pgconn.resolve_target(args.database)
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection, claims)
+    engine = _engine(args)
+    if args.vacuum and engine.name != POSTGRESQL:
+        raise ConfigError("config_error: --vacuum is for PostgreSQL; on Oracle the undo retention decides how long "
+                          "pre-erasure images stay (docs/security.md)")
+    with connected_store(engine, claims) as store:
         store.set_tenant(args.tenant)
         report = store.erase_report(args.memory_type, args.memory_id)
         store.commit()
     if args.vacuum:
-        report["vacuumed"] = vacuum_tables(target, list(report["tables"]))
+        report["vacuumed"] = vacuum_tables(engine.target, list(report["tables"]))
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    from ctxasm.engines.registry import connected_store
     from ctxasm.interfaces import inspector
-    from ctxasm.local import pgconn
-    from ctxasm.engines.postgres import PostgresStore
 
     claims = _claims(args)
-    target = pgconn.resolve_target(args.database)
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection, claims)
+    with connected_store(_engine(args), claims) as store:
         inspection = inspector.load_inspection(store, args.tenant, args.manifest_id)
         other = inspector.load_inspection(store, args.tenant, args.diff) if args.diff else None
     diff = inspector.diff_of(inspection, other) if other is not None else None
@@ -318,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     add(db_commands, "status", _db_status, "show the server and what is deployed", "ctxasm db status")
     deploy_cmd = add(db_commands, "deploy", _db_deploy, "create roles and database, then liquibase update",
                      "ctxasm db deploy")
-    deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    deploy_cmd.add_argument("--database", help=DATABASE_HELP)
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
 
     claim_cmd = add(commands, "claim", _claim,
@@ -333,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
                "ctxasm load db/tests/scenarios/acme_demo.json")
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
-    load.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    load.add_argument("--database", help=DATABASE_HELP)
+    load.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
     assemble_cmd = add(
         commands, "assemble", _assemble,
         "assemble one context window, record its manifest, print the request",
@@ -349,7 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
     assemble_cmd.add_argument("--model", default="gpt-4.1-mini", help="target model named in the request")
     assemble_cmd.add_argument("--json", action="store_true",
                               help='print {"request", "manifest", "manifest_id"} as one JSON object')
-    assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    assemble_cmd.add_argument("--database", help=DATABASE_HELP)
+    assemble_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     def scope_arguments(cmd) -> None:
         tenant_arguments(cmd, "; no tool argument can change it")
@@ -358,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--thread", help="thread scope")
         cmd.add_argument("--role", action="append", default=[],
                          help="a role of the caller, checked against each tool's access_policy (repeatable)")
-        cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+        cmd.add_argument("--database", help=DATABASE_HELP)
+        cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     mcp_cmd = add(commands, "mcp", _mcp,
                   "serve the Memory Manager over MCP on stdio: tools from toolbox rows, guidelines and persona as "
@@ -389,7 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_argument("manifest_id", help="the manifest id printed by `ctxasm assemble`")
     tenant_arguments(replay_cmd)
     replay_cmd.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    replay_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    replay_cmd.add_argument("--database", help=DATABASE_HELP)
+    replay_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     erase_cmd = add(commands, "erase", _erase,
                     "erase a memory and what was derived from it (compressions, recorded requests); "
@@ -402,13 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
                            help="then VACUUM (ANALYZE) the tables it touched, as the owner, so dead row versions and "
                            "planner statistics holding the erased text go too")
     erase_cmd.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    erase_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    erase_cmd.add_argument("--database", help=DATABASE_HELP)
+    erase_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     inventory = add(commands, "inventory", _inventory,
                     "count a tenant's memory rows through a tenant-scoped application connection",
                     "ctxasm inventory --tenant acme")
     tenant_arguments(inventory)
-    inventory.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    inventory.add_argument("--database", help=DATABASE_HELP)
+    inventory.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     inspect_cmd = add(commands, "inspect", _inspect,
                       "show what the model saw: a recorded manifest as text, or as one self-contained HTML page",
@@ -419,7 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     inspect_cmd.add_argument("--open", action="store_true", help="open the page in the default browser (without "
                              "--html it is written to the temporary directory)")
     inspect_cmd.add_argument("--diff", metavar="OTHER_ID", help="compare with another manifest of the same tenant")
-    inspect_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
+    inspect_cmd.add_argument("--database", help=DATABASE_HELP)
+    inspect_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
     return parser
 
 

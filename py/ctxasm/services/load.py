@@ -21,6 +21,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
+from ctxasm.engines.registry import OWNER, Engine, as_engine, connected_store
 from ctxasm.engines.store import MemoryStore
 from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import CtxasmError, ScenarioError, brief_message
@@ -236,16 +237,13 @@ def compress_chunks(document: dict[str, Any]) -> int:
     return added
 
 
-def load_file(target: Any, path: str | Path) -> LoadReport:
-    """Validate, embed the searchable memories, then load into a PostgreSQL target as the owner role (an admin
-    tool)."""
-    from ctxasm.local import pgconn
-    from ctxasm.engines.postgres import PostgresStore
-
+def load_file(engine: Engine | Any, path: str | Path) -> LoadReport:
+    """Validate, embed the searchable memories, then load through the engine's owner connection (an admin
+    tool: the owner registers tenants). `engine` may be a PostgreSQL target too."""
+    engine = as_engine(engine)
     document = read_scenario(path)
     embed_memories(document)
     compress_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])
-    with pgconn.connect(target, pgconn.owner_login()) as connection, \
-            progress(f"loading {Path(path).name}", total=total) as tick:
-        return load_document(PostgresStore(connection), document, str(path), tick)
+    with connected_store(engine, role=OWNER) as store, progress(f"loading {Path(path).name}", total=total) as tick:
+        return load_document(store, document, str(path), tick)

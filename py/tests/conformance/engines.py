@@ -1,100 +1,71 @@
-"""The engines the conformance suite can reach, behind one small interface.
+"""The engines the conformance suite can reach, from the package's engine registry (ctxasm.engines.registry).
 
 PostgreSQL is always there (embedded, or CTXASM_PG_DSN). Oracle runs when CTXASM_ORACLE_DSN (the application
 user) and CTXASM_ORACLE_OWNER_DSN (the schema owner, for loading and purging) are set; otherwise its cases
 are skipped, saying why. Both run the same scenario files through the same Python code: only the store differs.
+What is here and not in the registry is for the tests alone: counting manifests as the owner.
 """
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ctxasm.engines.oracle import OracleStore
-from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines import registry
 from ctxasm.engines.store import MemoryStore
-from ctxasm.local import pgconn
 from ctxasm.services import load
 
 ORACLE_SKIP = ("CTXASM_ORACLE_DSN and CTXASM_ORACLE_OWNER_DSN are not set: no Oracle database is reachable, "
                "so the Oracle twin is checked statically only (scripts/test gates)")
 
+#: Manifests of the tenant set on the owner's connection (RLS / VPD apply to the owner too).
+_COUNT_MANIFESTS = {
+    registry.POSTGRESQL: "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'",
+    registry.ORACLE: "select count(*) from conversation_memory where event_type = 'context_manifest'",
+}
 
-class PostgresEngine:
-    name = "postgresql"
 
-    def __init__(self, target: pgconn.Target):
-        self.target = target
+class TestEngine:
+    """A registry engine with the owner's and the application's stores as context managers."""
+
+    def __init__(self, engine: registry.Engine):
+        self.engine = engine
+        self.name = engine.name
 
     @contextmanager
     def owner(self) -> Iterator[MemoryStore]:
-        with pgconn.connect(self.target, pgconn.owner_login()) as connection:
-            yield PostgresStore(connection)
+        with registry.connected_store(self.engine, role=registry.OWNER) as store:
+            yield store
 
     @contextmanager
     def app(self) -> Iterator[MemoryStore]:
-        with pgconn.connect(self.target, pgconn.app_login()) as connection:
-            yield PostgresStore(connection)
+        with registry.connected_store(self.engine) as store:
+            yield store
 
     def manifests(self, tenant_id: str) -> int:
-        """Counted as the owner (the application role reads no table); RLS still keeps it to the tenant."""
         with self.owner() as store:
             store.set_tenant(tenant_id)
-            count = store.connection.execute(
-                "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'").fetchone()[0]
+            cursor = store.connection.cursor()
+            try:
+                cursor.execute(_COUNT_MANIFESTS[self.name])
+                count = int(cursor.fetchone()[0])
+            finally:
+                cursor.close()
             store.rollback()
         return count
 
 
-class OracleEngine:
-    name = "oracle"
-
-    def __init__(self, app_dsn: str, owner_dsn: str):
-        self.app_dsn, self.owner_dsn = app_dsn, owner_dsn
-
-    @staticmethod
-    def _connect(dsn: str) -> Any:
-        import oracledb
-
-        user, _, rest = dsn.partition("/")
-        password, _, address = rest.partition("@")
-        return oracledb.connect(user=user, password=password, dsn=address)
-
-    @contextmanager
-    def owner(self) -> Iterator[MemoryStore]:
-        with self._connect(self.owner_dsn) as connection:
-            yield OracleStore(connection)
-
-    @property
-    def owner_schema(self) -> str:
-        """The schema that owns the packages: the user of CTXASM_ORACLE_OWNER_DSN."""
-        return self.owner_dsn.partition("/")[0]
-
-    @contextmanager
-    def app(self) -> Iterator[MemoryStore]:
-        with self._connect(self.app_dsn) as connection:
-            # The application user owns nothing: resolve ctx_session, ctx_memory, ctx_assembly (called
-            # unqualified by OracleStore) in the owner's schema, with or without synonyms in the app schema.
-            connection.current_schema = self.owner_schema
-            yield OracleStore(connection)
-
-    def manifests(self, tenant_id: str) -> int:
-        """Counted as the owner (the application user has no grant on any table); VPD applies to the owner too."""
-        with self.owner() as store:
-            store.set_tenant(tenant_id)
-            with store.connection.cursor() as cursor:
-                cursor.execute("select count(*) from conversation_memory "
-                               "where event_type = 'context_manifest'")
-                return int(cursor.fetchone()[0])
+def postgres_engine(target: Any) -> TestEngine:
+    return TestEngine(registry.PostgresEngine(target=target))
 
 
-def oracle_engine() -> OracleEngine | None:
-    app, owner = os.environ.get("CTXASM_ORACLE_DSN"), os.environ.get("CTXASM_ORACLE_OWNER_DSN")
-    return OracleEngine(app, owner) if app and owner else None
+def oracle_engine() -> TestEngine | None:
+    if not registry.oracle_configured():
+        return None
+    return TestEngine(registry.open_engine(registry.ORACLE))
 
 
-def load_fresh(engine: PostgresEngine | OracleEngine, document: dict[str, Any], name: str) -> None:
+def load_fresh(engine: TestEngine, document: dict[str, Any], name: str) -> None:
     """Purge the scenario's tenants, then load it through the write API (one transaction), embedded as the
     loader embeds."""
     load.embed_memories(document)

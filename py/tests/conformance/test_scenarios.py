@@ -12,7 +12,7 @@ from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import SCENARIOS
 from .checks import check_window
-from .engines import ORACLE_SKIP, PostgresEngine, load_fresh, oracle_engine
+from .engines import ORACLE_SKIP, load_fresh, oracle_engine, postgres_engine
 
 CASES = [
     pytest.param(path, number, case, id=f"{path.stem}:{case['name']}")
@@ -24,7 +24,7 @@ CASES = [
 @pytest.fixture(params=["postgresql", "oracle"])
 def engine(request):
     if request.param == "postgresql":
-        return PostgresEngine(request.getfixturevalue("pg_target"))
+        return postgres_engine(request.getfixturevalue("pg_target"))
     found = oracle_engine()
     if found is None:
         pytest.skip(ORACLE_SKIP)
