@@ -20,6 +20,38 @@ END;
 $$;
 --rollback DROP FUNCTION ctx_memory.put_memory(varchar, jsonb);
 
+--changeset ctxasm:pg-ctx-memory-add-turn dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.add_turn: the thread's next turn (turn_index = the highest message's + 1), written as
+--comment: put_memory writes; the tenant's registry row is locked so two turns of a thread never share an index
+CREATE OR REPLACE FUNCTION ctx_memory.add_turn(in_record jsonb) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_thread varchar := in_record ->> 'thread_id';
+    l_next   integer;
+BEGIN
+    IF coalesce(l_thread, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = 'invalid_field: conversation.thread_id: required';
+    END IF;
+    IF coalesce(in_record ->> 'role', '') NOT IN ('user', 'assistant') THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            'invalid_field: conversation.role: a turn is user or assistant, not %s', ctxasm.quoted(in_record ->> 'role'));
+    END IF;
+    IF in_record ? 'turn_index' OR in_record ? 'event_type' THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            'invalid_field: conversation.%s: add_turn assigns it',
+            CASE WHEN in_record ? 'turn_index' THEN 'turn_index' ELSE 'event_type' END);
+    END IF;
+    PERFORM 1 FROM ctxasm.ctx_tenant WHERE tenant_id = l_tenant FOR UPDATE;
+    SELECT coalesce(max(c.turn_index), 0) + 1 INTO l_next
+      FROM ctxasm.conversation_memory AS c
+     WHERE c.tenant_id = l_tenant AND c.thread_id = l_thread AND c.event_type = 'message';
+    PERFORM ctx_memory.put_memory('conversation', in_record || jsonb_build_object('turn_index', l_next));
+    RETURN l_next;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.add_turn(jsonb);
+
 --changeset ctxasm:pg-ctx-memory-supersede dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_MEMORY.supersede: retire the active version and insert the next, in the caller's transaction
 CREATE OR REPLACE FUNCTION ctx_memory.supersede(in_memory_type varchar, in_id varchar, in_record jsonb)

@@ -21,22 +21,16 @@ from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import InvalidArgument, ToolRefused, brief_message
+from ctxasm.services import recall
+from ctxasm.services.recall import SEARCH_LIMIT, Caller
+
+__all__ = ["Caller", "HANDLERS", "MemoryManager", "SEARCH_LIMIT", "ToolRow", "validate_arguments"]
 
 #: tool_handler -> Memory Manager method. A toolbox row naming anything else is never callable.
 HANDLERS = ("search_memory", "lookup_entity", "expand", "clarify")
-SEARCH_LIMIT = 8
 
 #: clarify asks the user through the client; it returns the answer, or None when the client cannot be asked.
 Asker = Callable[[str], Awaitable[str | None]]
-
-
-@dataclass(frozen=True)
-class Caller:
-    tenant_id: str
-    user_id: str | None
-    agent_id: str | None
-    thread_id: str | None
-    roles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,46 +156,13 @@ class MemoryManager:
     def search_memory(self, query: str) -> ToolOutput:
         from ctxasm.services.assemble import query_embedding
 
-        c = self.caller
-        embedding = (self._embed or query_embedding)(query)
-        found = self.store.search_memory(c.tenant_id, c.user_id, c.agent_id, c.thread_id, self.evaluation_time(),
-                                         query, embedding, SEARCH_LIMIT)
-        self.store.rollback()
-        items = tuple(ToolItem(ref=_ref(i["ref"]), type=i["ref"][0], status="evidence",
-                               text=_titled(i.get("title"), i["content"]),
-                               extra={"scores": i.get("scores", {})})
-                      for i in found["items"])
-        notes = () if items else ("no authorized memory matches the query",)
-        return ToolOutput("search_memory", items, notes)
+        return recall.search(self.store, self.caller, self.evaluation_time(), query, self._embed or query_embedding)
 
     def lookup_entity(self, subject: str, predicate: str) -> ToolOutput:
-        c = self.caller
-        found = self.store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, self.evaluation_time(), subject,
-                                         predicate)
-        self.store.rollback()
-        current = found.get("current")
-        items: list[ToolItem] = []
-        if current:
-            items.append(ToolItem(ref=_ref(current["ref"]), type="entity", status="current", text=current["content"],
-                                  extra={"content_json": current.get("content_json")}))
-        for old in found.get("history", ()):
-            items.append(ToolItem(ref=_ref(old["ref"]), type="entity", status="historical", text=old["content"],
-                                  extra={"content_json": old.get("content_json"), "was": old.get("status")}))
-        notes = [] if current else [f"no current value for {subject} {predicate}"]
-        if current and len(items) > 1:
-            notes.append(f"current value first ({render_id(current['ref'])}); the others are history, "
-                         "kept for explanation, not for answers")
-        return ToolOutput("lookup_entity", tuple(items), tuple(notes))
+        return recall.lookup(self.store, self.caller, self.evaluation_time(), subject, predicate)
 
     def expand(self, memory_id: str) -> ToolOutput:
-        if not self.manifest_id:
-            raise InvalidArgument("invalid_argument: expand: there is no current window for this caller yet")
-        found = self.store.expand(self.caller.tenant_id, self.manifest_id, memory_id, self.evaluation_time())
-        self.store.rollback()
-        item = ToolItem(ref=_ref(found["ref"]), type=found["type"], status="expanded",
-                        text=_titled(found.get("title"), found["content"]))
-        return ToolOutput("expand", (item,), (f"{memory_id} in full (shown as {found.get('tier_in_window')} "
-                                              "in the window)",))
+        return recall.expand(self.store, self.caller, self.evaluation_time(), self.manifest_id, memory_id)
 
     async def clarify(self, question: str, ask: Asker | None) -> ToolOutput:
         """Ask the user through the client when it can elicit; record the choice as a thread-scoped event."""
@@ -230,17 +191,3 @@ class MemoryManager:
         self.store.put_memory("conversation", record)
         self.store.commit()
         return event_id
-
-
-def _ref(ref: Any) -> tuple[str, str, int]:
-    return (ref[0], ref[1], int(ref[2]))
-
-
-def render_id(ref: Any) -> str:
-    from ctxasm.core.render import memory_id
-
-    return memory_id(_ref(ref))
-
-
-def _titled(title: str | None, text: str) -> str:
-    return f"{title}: {text}" if title else text

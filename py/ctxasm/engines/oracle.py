@@ -72,6 +72,9 @@ class OracleStore:
         return int(self._call("ctx_memory.supersede", int, in_memory_type=memory_type, in_id=memory_id,
                               in_record=to_json(prepared(memory_type, record))))
 
+    def add_turn(self, record: dict[str, Any]) -> int:
+        return int(self._call("ctx_memory.add_turn", int, in_record=to_json(prepared("conversation", record))))
+
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
         params: dict[str, Any] = {"in_memory_type": memory_type, "in_id": memory_id}
         if deleted_at is not None:

@@ -92,6 +92,11 @@ class PostgresStore:
             (memory_type, memory_id, to_json(prepared(memory_type, record))),
         )
 
+    def add_turn(self, record: dict[str, Any]) -> int:
+        """The thread's next turn (CTX_MEMORY.add_turn); returns the turn_index it was given."""
+        return self._scalar("SELECT ctx_memory.add_turn(in_record => %s::jsonb)",
+                            (to_json(prepared("conversation", record)),))
+
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
         self._scalar(
             "SELECT ctx_memory.delete_memory(in_memory_type => %s, in_id => %s, "

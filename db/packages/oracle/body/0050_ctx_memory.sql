@@ -613,6 +613,57 @@ create or replace package body ctx_memory is
       return r_id.text_value;
    end put_memory;
 
+   function add_turn(in_record in clob) return number is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_record    json_object_t;
+      l_thread_id varchar2(64);
+      l_role      varchar2(16);
+      l_next      number;
+      l_id        varchar2(128);
+      l_locked    ctx_tenant.tenant_id%type;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      begin
+         l_record := json_object_t.parse(jsn => in_record);
+      exception
+         when others then
+            field_error(in_memory_type => 'conversation', in_field => 'record', in_problem => 'not a JSON object');
+      end;
+      l_thread_id := l_record.get_string(key => 'thread_id');
+      l_role := l_record.get_string(key => 'role');
+      if l_thread_id is null then
+         field_error(in_memory_type => 'conversation', in_field => 'thread_id', in_problem => 'required');
+      end if;
+      if l_role is null or l_role not in ('user', 'assistant') then
+         field_error(
+            in_memory_type => 'conversation',
+            in_field       => 'role',
+            in_problem     => 'a turn is user or assistant, not ' || ctx_errors.quoted(in_text => l_role)
+         );
+      end if;
+      if l_record.has(key => 'turn_index') then
+         field_error(in_memory_type => 'conversation', in_field => 'turn_index', in_problem => 'add_turn assigns it');
+      end if;
+      if l_record.has(key => 'event_type') then
+         field_error(in_memory_type => 'conversation', in_field => 'event_type', in_problem => 'add_turn assigns it');
+      end if;
+      -- one turn of the tenant at a time: the next index is read and written under this lock
+      select t.tenant_id
+        into l_locked
+        from ctx_tenant t
+       where t.tenant_id = l_tenant_id
+         for update;
+      select nvl(max(c.turn_index), 0) + 1
+        into l_next
+        from conversation_memory c
+       where c.tenant_id = l_tenant_id
+         and c.thread_id = l_thread_id
+         and c.event_type = 'message';
+      l_record.put(key => 'turn_index', val => l_next);
+      l_id := put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+      return l_next;
+   end add_turn;
+
    function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob) return number is
       l_tenant_id  ctx_tenant.tenant_id%type;
       l_table      user_tab_columns.table_name%type;

@@ -29,6 +29,19 @@ create or replace package ctx_memory authid definer is
    function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2;
 
    /**
+    * Writes the next turn of a thread: a conversation message (role user or assistant) whose turn_index is
+    * the highest turn_index of the thread's messages + 1 (1 for a new thread), otherwise as put_memory.
+    * Locks the tenant's CTX_TENANT row (FOR UPDATE) until the caller ends the transaction, so two turns of a
+    * thread never get the same index; reads the thread's messages; inserts one row.
+    * @param in_record the turn as JSON: id, role, content and thread_id are required; turn_index and
+    *        event_type are assigned, not given
+    * @return the turn_index given to the turn
+    * @throws as put_memory, and -20104 invalid_field when thread_id is missing, role is not user or
+    *         assistant, or turn_index or event_type is given
+    */
+   function add_turn(in_record in clob) return number;
+
+   /**
     * Replaces the active version of a memory, in one transaction: the active version becomes superseded
     * with valid_until = the new valid_from, and version + 1 is inserted with the active version's fields
     * overlaid by in_record (valid_from defaults to now; valid_until and deleted_at are not inherited).

@@ -1,0 +1,73 @@
+"""One Memory per process: the engine (ctxasm.engines.registry), a pool of application connections, and the
+question embedding, loaded once on first use (or at once with `warm=True`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxasm.api.session import Session
+from ctxasm.claims import FixedClaim, launch_claims, read
+from ctxasm.engines.pool import ConnectionPool
+from ctxasm.engines.registry import OWNER, Engine, as_engine, connected_store, open_engine
+from ctxasm.errors import ConfigError
+
+DEFAULT_POOL_SIZE = 4
+
+
+class Memory:
+    def __init__(self, engine: Engine | str | None = None, *, database: str | None = None,
+                 pool_size: int = DEFAULT_POOL_SIZE):
+        self.engine = open_engine(engine, database=database) if engine is None or isinstance(engine, str) \
+            else as_engine(engine)
+        self.pool = ConnectionPool(self.engine.connect, size=pool_size)
+
+    @classmethod
+    def open(cls, engine: Engine | str | None = None, *, database: str | None = None,
+             pool_size: int = DEFAULT_POOL_SIZE, warm: bool = False) -> Memory:
+        """A Memory over the engine the settings name (CTXASM_ENGINE, its DSN); `warm` loads the question
+        embedding now instead of at the first call that needs it."""
+        memory = cls(engine, database=database, pool_size=pool_size)
+        if warm:
+            memory.warm()
+        return memory
+
+    def warm(self) -> None:
+        """Load the models this process will use (once per process, however many Memory objects)."""
+        from ctxasm.ml import embedding
+
+        embedding.embed_one("warm up")
+
+    def session(self, tenant_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                thread_id: str | None = None, roles: tuple[str, ...] = (), claim: str | None = None) -> Session:
+        """A caller's session. `claim` is a signed tenant claim (`ctxasm claim`, CTXASM_CLAIM); without one the
+        process mints claims with the deployment's key, scoped to the user and agent (the trusted side)."""
+        token = claim
+        if token:
+            given = read(token)
+            if given.tenant_id != tenant_id:
+                raise ConfigError(f"config_error: the claim is for tenant {given.tenant_id!r}, not {tenant_id!r}")
+            scoped = shared = FixedClaim(token)
+        else:
+            scoped = launch_claims(None, user_id=user_id, agent_id=agent_id)
+            shared = launch_claims(None)
+        return Session(self.engine, self.pool, tenant_id, user_id, agent_id, thread_id, tuple(roles), scoped, shared)
+
+    def load(self, path: str | Path) -> Any:
+        """Load a scenario file as the schema owner (docs/scenario-format.md); returns the load report."""
+        from ctxasm.services import load
+
+        return load.load_file(self.engine, path)
+
+    def owner_store(self):
+        """A store on an owner connection of its own (a context manager): tenant registration and purging."""
+        return connected_store(self.engine, role=OWNER)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

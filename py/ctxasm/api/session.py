@@ -1,0 +1,184 @@
+"""A caller's session: one tenant (named by its claim), an optional user, agent and thread. Every call borrows a
+pooled connection for itself and gives it back rolled back or committed; a session holds no connection between
+calls, so sessions are cheap and many may share one Memory. AsyncSession runs the same calls in a worker
+thread, for asyncio code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ctxasm.claims import ClaimSource
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.store import MemoryStore
+from ctxasm.services import recall
+from ctxasm.services.assemble import AssembledWindow, assemble, parse_time, query_embedding
+from ctxasm.services.inspection import Inspection, load_inspection
+from ctxasm.services.replay import ReplayResult, replay
+
+if TYPE_CHECKING:
+    from ctxasm.core.tool_results import ToolOutput
+    from ctxasm.engines.pool import ConnectionPool
+    from ctxasm.engines.registry import Engine
+
+DEFAULT_MODEL = "gpt-4.1-mini"
+DEFAULT_INTENT = "fact_check"
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    turn_index: int
+    role: str
+
+
+def _when(at: datetime | str | None) -> datetime:
+    return at if isinstance(at, datetime) else parse_time(at, name="at")
+
+
+class Session:
+    def __init__(self, engine: Engine, pool: ConnectionPool, tenant_id: str, user_id: str | None, agent_id: str | None,
+                 thread_id: str | None, roles: tuple[str, ...], claims: ClaimSource, shared_claims: ClaimSource):
+        self.engine, self.pool = engine, pool
+        self.caller = recall.Caller(tenant_id, user_id, agent_id, thread_id, roles)
+        self._claims, self._shared_claims = claims, shared_claims
+        #: the window this session assembled last: what `expand` opens by default
+        self.manifest_id: str | None = None
+
+    @property
+    def tenant_id(self) -> str:
+        return self.caller.tenant_id
+
+    @contextmanager
+    def _store(self, claims: ClaimSource | None = None) -> Iterator[MemoryStore]:
+        with self.pool.connection() as connection:
+            yield self.engine.store(connection, claims or self._claims)
+
+    # -- windows -------------------------------------------------------------------------------------------
+
+    def assemble(self, question: str, *, intent: str = DEFAULT_INTENT, at: datetime | str | None = None,
+                 model: str = DEFAULT_MODEL, scores: dict[str, float] | None = None) -> AssembledWindow:
+        """Assemble and record one window for the caller's question; returns the request, the manifest and its id."""
+        c = self.caller
+        spec = WindowSpec(tenant_id=c.tenant_id, user_id=c.user_id, agent_id=c.agent_id, thread_id=c.thread_id,
+                          intent=intent, question=question, model=model)
+        with self._store() as store:
+            window = assemble(store, spec, _when(at), scores)
+        self.manifest_id = window.manifest_id
+        return window
+
+    def replay(self, manifest_id: str) -> ReplayResult:
+        """Rebuild a recorded window and check it: status match, mismatch or unavailable."""
+        with self._store() as store:
+            return replay(store, self.tenant_id, manifest_id)
+
+    def inspect(self, manifest_id: str) -> Inspection:
+        """A recorded manifest with the row versions it names, as they were when the window was assembled."""
+        with self._store() as store:
+            return load_inspection(store, self.tenant_id, manifest_id)
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    def add_turn(self, role: str, content: str, *, at: datetime | str | None = None,
+                 source_refs: list[dict[str, Any]] | None = None) -> Turn:
+        """The thread's next turn (role user or assistant); the database gives it the next turn_index."""
+        c = self.caller
+        record: dict[str, Any] = {"id": f"turn_{uuid.uuid4().hex}", "role": role, "content": content,
+                                  "user_id": c.user_id, "agent_id": c.agent_id, "thread_id": c.thread_id,
+                                  "valid_from": _when(at)}
+        if source_refs:
+            record["source_refs"] = source_refs
+        with self._store() as store:
+            store.set_tenant(c.tenant_id)
+            index = store.add_turn(record)
+            store.commit()
+        return Turn(record["id"], index, role)
+
+    def remember(self, subject: str, predicate: str, content: str, *, content_json: dict[str, Any] | None = None,
+                 confidence: float | None = None, at: datetime | str | None = None,
+                 source_refs: list[dict[str, Any]] | None = None, personal: bool = False) -> tuple[str, str, int]:
+        """A fact, by its identity (subject, predicate): the current value the caller can see is superseded by
+        this one, or a new fact is written when there is none. A shared fact (the default) belongs to the whole
+        tenant and needs a claim for the tenant; `personal` keeps it to the caller's user and agent.
+        Returns the new row version's (type, id, version)."""
+        c = self.caller
+        record: dict[str, Any] = {"content": content, "valid_from": _when(at)}
+        for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs)):
+            if value is not None:
+                record[key] = value
+        at_time = record["valid_from"]
+        claims = self._claims if personal else self._shared_claims
+        with self._store() as store:
+            found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
+            store.rollback()
+            current = (found or {}).get("current")
+        with self._store(claims) as store:
+            store.set_tenant(c.tenant_id)
+            if current:
+                memory_id = current["ref"][1]
+                version = store.supersede("entity", memory_id, record)
+            else:
+                memory_id = f"fact_{uuid.uuid4().hex}"
+                scope = {"user_id": c.user_id, "agent_id": c.agent_id} if personal else {}
+                store.put_memory("entity", {"id": memory_id, "subject": subject, "predicate": predicate,
+                                            **scope, **record})
+                version = 1
+            store.commit()
+        return ("entity", memory_id, int(version))
+
+    def forget(self, memory_type: str, memory_id: str) -> dict[str, Any]:
+        """Erase a memory and every copy made from it; returns what went, per table (CTX_MEMORY.erase_report)."""
+        with self._store(self._shared_claims) as store:
+            store.set_tenant(self.tenant_id)
+            report = store.erase_report(memory_type, memory_id)
+            store.commit()
+        return report
+
+    # -- reading outside a window --------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = recall.SEARCH_LIMIT,
+               at: datetime | str | None = None) -> ToolOutput:
+        with self._store() as store:
+            return recall.search(store, self.caller, _when(at), query, query_embedding, limit)
+
+    def lookup(self, subject: str, predicate: str, *, at: datetime | str | None = None) -> ToolOutput:
+        with self._store() as store:
+            return recall.lookup(store, self.caller, _when(at), subject, predicate)
+
+    def expand(self, memory_id: str, *, manifest_id: str | None = None,
+               at: datetime | str | None = None) -> ToolOutput:
+        """A record of a window in full, by the id the window gave it (default: this session's last window)."""
+        with self._store() as store:
+            return recall.expand(store, self.caller, _when(at), manifest_id or self.manifest_id, memory_id)
+
+    def aio(self) -> AsyncSession:
+        return AsyncSession(self)
+
+
+class AsyncSession:
+    """The same calls as Session, awaitable: each runs in a worker thread with its own pooled connection."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.session, name)
+        if name not in _IO_CALLS:
+            return method
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.to_thread(method, *args, **kwargs)
+
+        call.__name__ = name
+        call.__doc__ = method.__doc__
+        return call
+
+
+_IO_CALLS = frozenset({"assemble", "replay", "inspect", "add_turn", "remember", "forget", "search", "lookup",
+                       "expand"})
