@@ -97,7 +97,7 @@ def tail_turn(mid: str, role: str, text: str) -> tuple[str, str]:
     if role in TAIL_ROLES:
         return role, text
     return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "
-                    f"role={quoteattr(str(role))}>\n  <content>{escape(text)}</content>\n</memory>")
+                    f"role={quoteattr(str(role))}>{escape(text)}</memory>")
 
 
 def guidelines_section(guidelines: Sequence[str]) -> str:
