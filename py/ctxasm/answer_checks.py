@@ -1,6 +1,6 @@
 """Checks of a model's answer, each its own function: the corrected value, citations, and their provenance.
 
-A citation is a memory id in square brackets ([M0123456789]). It is traceable when one of the run's
+A citation is a memory id in square brackets ([M012345678901]). It is traceable when one of the run's
 manifests issued it (a rendered memory, or an item of a tool result) and its source row can still be read.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from .store import MemoryStore
 
-CITATION = re.compile(r"\[(M[0-9a-f]{10})\]")
+CITATION = re.compile(r"\[(M[0-9]{12})\]")
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,17 @@ def parse_time(text: str | None, *, name: str = "--at") -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+#: The longest question a window is assembled for (select_window refuses longer ones too): it bounds the work
+#: one call may ask of the database (lexical scoring compares it with every candidate).
+MAX_QUESTION_CHARS = 8000
+
+
 def check_spec(spec: WindowSpec) -> None:
     if not spec.question or not spec.question.strip():
         raise InvalidQuestion("invalid_question: the question must not be empty")
+    if len(spec.question) > MAX_QUESTION_CHARS:
+        raise InvalidQuestion(f"invalid_question: the question is {len(spec.question)} characters long, at most "
+                              f"{MAX_QUESTION_CHARS} are allowed")
     # Text the database cannot store is refused here with the reason, not as a driver error (found by the
     # hostile-input tests): a lone surrogate is what Python makes of invalid UTF-8 on the command line.
     problem = unstorable_text(spec.question, "the question")

@@ -23,6 +23,40 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _claims(args: argparse.Namespace, *, scoped: bool = False):
+    """The claim source of this invocation: --claim, else CTXASM_CLAIM, else a claim minted with the deployment's
+    key for --tenant (scoped to --user and --agent when `scoped`). Fills in --tenant, --user and --agent from a
+    given claim when they are not given; a claim for another tenant than --tenant is refused."""
+    from .claims import FixedClaim, launch_claims
+    from .errors import ConfigError
+
+    source = launch_claims(getattr(args, "claim", None), user_id=getattr(args, "user", None) if scoped else None,
+                           agent_id=getattr(args, "agent", None) if scoped else None)
+    if isinstance(source, FixedClaim):
+        given = source.claim
+        args.tenant = args.tenant or given.tenant_id
+        if scoped:
+            args.user = getattr(args, "user", None) or given.user_id
+            args.agent = getattr(args, "agent", None) or given.agent_id
+    if not args.tenant:
+        raise ConfigError("config_error: give --tenant (or a claim: --claim or CTXASM_CLAIM)")
+    return source
+
+
+def _claim(args: argparse.Namespace) -> int:
+    from .claims import ClaimSigner, parse_ttl, read_key
+    from .errors import ConfigError
+
+    key = read_key()
+    if not key:
+        from .claims import CLAIM_KEY_ENV, key_path
+
+        raise ConfigError(f"config_error: no claim key here ({CLAIM_KEY_ENV} or {key_path()}): only the trusted "
+                          "side that deployed the database can mint claims")
+    print(ClaimSigner(key).mint(args.tenant, args.user, args.agent, parse_ttl(args.ttl)))
+    return 0
+
+
 def _db_up(args: argparse.Namespace) -> int:
     from . import pgcluster
 
@@ -83,8 +117,9 @@ def _inventory(args: argparse.Namespace) -> int:
     from . import pgconn
     from .schema_info import tenant_inventory
 
+    claims = _claims(args)
     target = pgconn.resolve_target(args.database)
-    rows = tenant_inventory(target, args.tenant)
+    rows = tenant_inventory(target, args.tenant, claims)
     print(f"tenant {args.tenant}, as the application role sees it ({target.describe()}):")
     for kind, status, count in rows:
         print(f"  {kind:<13} {status:<11} {count:>6}")
@@ -102,12 +137,13 @@ def _assemble(args: argparse.Namespace) -> int:
     from .store import PostgresStore
     from .window import WindowSpec
 
+    claims = _claims(args, scoped=True)
     at = parse_time(args.at)
     spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
                       intent=args.intent, question=args.question, model=args.model)
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        window = assemble(PostgresStore(connection), spec, at)
+        window = assemble(PostgresStore(connection, claims), spec, at)
     if args.json:
         print(json.dumps(window.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -119,18 +155,21 @@ def _mcp(args: argparse.Namespace) -> int:
     from . import pgconn
     from .assembler import parse_time
     from .manager import Caller, MemoryManager
-    from .mcp_server import build_server
+    import anyio
+
+    from .mcp_server import build_server, serve_stdio
     from .store import PostgresStore
 
+    claims = _claims(args, scoped=True)
     target = pgconn.resolve_target(args.database)
     connection = pgconn.connect(target, pgconn.app_login())
-    store = PostgresStore(connection)
+    store = PostgresStore(connection, claims)
     caller = Caller(args.tenant, args.user, args.agent, args.thread, tuple(args.role))
     manifest_id = args.manifest or store.latest_manifest_id(args.tenant, args.user, args.agent, args.thread)
     manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
     _log(f"ctxasm mcp: serving tenant {args.tenant} on stdio; current window {manifest_id or '(none yet)'}")
     try:
-        build_server(manager).run(transport="stdio", show_banner=False)
+        anyio.run(serve_stdio, build_server(manager))
     finally:
         connection.close()
     return 0
@@ -148,6 +187,7 @@ def _ask(args: argparse.Namespace) -> int:
     from .store import PostgresStore
     from .window import WindowSpec
 
+    claims = _claims(args, scoped=True)
     spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
                       intent=args.intent, question=args.question, model=args.model)
     transcript = read_transcript(args.transcript) if args.transcript else None
@@ -160,8 +200,10 @@ def _ask(args: argparse.Namespace) -> int:
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
         if transcript and transcript.get("setup"):
-            apply_setup(PostgresStore(connection), args.tenant, transcript["setup"])
-        loop = AgentLoop(PostgresStore(connection), spec, parse_time(args.at), client, roles=tuple(args.role),
+            # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
+            # not the one scoped to the caller's user and agent.
+            apply_setup(PostgresStore(connection, _claims(args)), args.tenant, transcript["setup"])
+        loop = AgentLoop(PostgresStore(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
                          provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
         run = asyncio.run(loop.run())
     if run.status == NO_MODEL:
@@ -187,24 +229,31 @@ def _replay(args: argparse.Namespace) -> int:
     from .replay import replay
     from .store import PostgresStore
 
+    claims = _claims(args)
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        result = replay(PostgresStore(connection), args.tenant, args.manifest_id)
+        result = replay(PostgresStore(connection, claims), args.tenant, args.manifest_id)
     print(json.dumps(result.as_json(), indent=2) if args.json else result.describe())
     return result.exit_code
 
 
 def _erase(args: argparse.Namespace) -> int:
+    import json
+
     from . import pgconn
+    from .erasure import describe_erasure, vacuum_tables
     from .store import PostgresStore
 
+    claims = _claims(args)
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection)
+        store = PostgresStore(connection, claims)
         store.set_tenant(args.tenant)
-        count = store.erase(args.memory_type, args.memory_id)
+        report = store.erase_report(args.memory_type, args.memory_id)
         store.commit()
-    print(f"erased {args.memory_type} {args.memory_id}: {count} row versions, with what was derived from them")
+    if args.vacuum:
+        report["vacuumed"] = vacuum_tables(target, list(report["tables"]))
+    print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
     return 0
 
 
@@ -212,9 +261,10 @@ def _inspect(args: argparse.Namespace) -> int:
     from . import inspector, pgconn
     from .store import PostgresStore
 
+    claims = _claims(args)
     target = pgconn.resolve_target(args.database)
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection)
+        store = PostgresStore(connection, claims)
         inspection = inspector.load_inspection(store, args.tenant, args.manifest_id)
         other = inspector.load_inspection(store, args.tenant, args.diff) if args.diff else None
     diff = inspector.diff_of(inspection, other) if other is not None else None
@@ -255,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.set_defaults(handler=handler)
         return cmd
 
+    def tenant_arguments(cmd, note: str = "") -> None:
+        cmd.add_argument("--tenant", help="tenant id (trusted launch configuration" + note + "); a claim for it is "
+                         "minted with the deployment's claim key, or give one with --claim")
+        cmd.add_argument("--claim", help="a signed tenant claim (`ctxasm claim`; default CTXASM_CLAIM): this process "
+                         "then acts for that claim's tenant (and user and agent) only")
+
     add(db_commands, "up", _db_up, "initialise (first time) and start the embedded cluster", "ctxasm db up")
     add(db_commands, "down", _db_down, "stop the embedded cluster", "ctxasm db down")
     add(db_commands, "status", _db_status, "show the server and what is deployed", "ctxasm db status")
@@ -262,6 +318,15 @@ def build_parser() -> argparse.ArgumentParser:
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+
+    claim_cmd = add(commands, "claim", _claim,
+                    "mint a signed tenant claim (HS256 JWT) with the deployment's claim key and print it; the "
+                    "database verifies it in ctx_session.set_tenant",
+                    "ctxasm claim --tenant acme --user jane --agent research-assistant --ttl 15m")
+    claim_cmd.add_argument("--tenant", required=True, help="the tenant the claim names")
+    claim_cmd.add_argument("--user", help="the user it names: routines then refuse any other user scope")
+    claim_cmd.add_argument("--agent", help="the agent it names: routines then refuse any other agent scope")
+    claim_cmd.add_argument("--ttl", default="15m", help="lifetime, e.g. 900s, 15m, 2h (at most 24h; default 15m)")
 
     load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
                "ctxasm load db/tests/scenarios/acme_demo.json")
@@ -272,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "assemble one context window, record its manifest, print the request",
         'ctxasm assemble --tenant acme --user jane --agent research-assistant --thread thread_jane_research '
         '--question "Is Helios-RAG still the one to beat?" --intent fact_check --at 2026-09-28T12:00:00 --json')
-    assemble_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    tenant_arguments(assemble_cmd)
     assemble_cmd.add_argument("--user", help="user scope")
     assemble_cmd.add_argument("--agent", help="agent scope")
     assemble_cmd.add_argument("--thread", help="thread scope (its recent turns form the volatile tail)")
@@ -285,8 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     assemble_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
 
     def scope_arguments(cmd) -> None:
-        cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration; no tool argument "
-                         "can change it)")
+        tenant_arguments(cmd, "; no tool argument can change it")
         cmd.add_argument("--user", help="user scope")
         cmd.add_argument("--agent", help="agent scope")
         cmd.add_argument("--thread", help="thread scope")
@@ -321,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
         "rebuild a recorded window from its manifest and check it: match (exit 0), mismatch (5), unavailable (6)",
         "ctxasm replay manifest_0123abcd --tenant acme --json")
     replay_cmd.add_argument("manifest_id", help="the manifest id printed by `ctxasm assemble`")
-    replay_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    tenant_arguments(replay_cmd)
     replay_cmd.add_argument("--json", action="store_true", help="print the result as one JSON object")
     replay_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
 
@@ -331,21 +395,24 @@ def build_parser() -> argparse.ArgumentParser:
                     "ctxasm erase --tenant acme summary context_july_summary")
     erase_cmd.add_argument("memory_type", help="memory type, e.g. entity, summary, conversation")
     erase_cmd.add_argument("memory_id", help="row id")
-    erase_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration)")
+    tenant_arguments(erase_cmd)
+    erase_cmd.add_argument("--vacuum", action="store_true",
+                           help="then VACUUM (ANALYZE) the tables it touched, as the owner, so dead row versions and "
+                           "planner statistics holding the erased text go too")
+    erase_cmd.add_argument("--json", action="store_true", help="print the report as one JSON object")
     erase_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
 
     inventory = add(commands, "inventory", _inventory,
                     "count a tenant's memory rows through a tenant-scoped application connection",
                     "ctxasm inventory --tenant acme")
-    inventory.add_argument("--tenant", required=True, help="tenant id")
+    tenant_arguments(inventory)
     inventory.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
 
     inspect_cmd = add(commands, "inspect", _inspect,
                       "show what the model saw: a recorded manifest as text, or as one self-contained HTML page",
                       "ctxasm inspect manifest_0123abcd --tenant acme --html jane.html --open")
     inspect_cmd.add_argument("manifest_id", metavar="MANIFEST_ID", help="the manifest id printed by assemble")
-    inspect_cmd.add_argument("--tenant", required=True, help="tenant id (trusted launch configuration); another "
-                             "tenant's manifest is not found")
+    tenant_arguments(inspect_cmd, "; another tenant's manifest is not found")
     inspect_cmd.add_argument("--html", metavar="OUT.html", help="write the page to this file instead of printing text")
     inspect_cmd.add_argument("--open", action="store_true", help="open the page in the default browser (without "
                              "--html it is written to the temporary directory)")

@@ -10,11 +10,22 @@ class DeploymentFailed(DatabaseUnavailable):
     code = "deployment_failed"
 
 
+def install_claim_key(target: pgconn.Target) -> None:
+    """Give the database the claim key of this deployment's launch configuration (made once, kept 0600 in the
+    state directory, or CTXASM_CLAIM_KEY): set_tenant verifies claims with it; the trusted side mints with it."""
+    from . import claims
+
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        connection.execute("SELECT ctx_admin.set_claim_key(in_key => %s)", (claims.ensure_key(),))
+        connection.commit()
+
+
 def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
-    """Bring `target` to the head of the master changelog (dropping it first if `fresh`); returns a summary."""
+    """Bring `target` to the head of the master changelog (dropping it first if `fresh`), then install the claim
+    key; returns a summary."""
     if fresh:
         pgconn.drop_database(target)
-    pgconn.bootstrap(target)
+    notes = pgconn.bootstrap(target)
     owner = pgconn.owner_login()
     result = liquibase.run(
         [f"--liquibase-schema-name={pgconn.LIQUIBASE_SCHEMA}", "update"],
@@ -22,6 +33,7 @@ def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
     )
     if result.returncode != 0:
         raise DeploymentFailed(f"liquibase update on {target.describe()} failed: {liquibase.error_text(result)}")
+    install_claim_key(target)
     counts = dict(
         (key.strip(), value.strip())
         for key, _, value in (line.partition(":") for line in result.stdout.splitlines())
@@ -29,4 +41,5 @@ def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
     )
     return (f"deployed {target.describe()}: {counts.get('Run', '0')} changesets run, "
             f"{counts.get('Previously run', '0')} already applied, "
-            f"{counts.get('Filtered out', '0')} for the other engine")
+            f"{counts.get('Filtered out', '0')} for the other engine; claim key installed"
+            + "".join(f"\nnote: {note}" for note in notes))

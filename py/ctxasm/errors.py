@@ -48,10 +48,6 @@ class DatabaseError(CtxasmError):
         super().__init__(message)
 
 
-class UnknownTenant(DatabaseError):
-    code, number = "unknown_tenant", 101
-
-
 class TenantNotSet(DatabaseError):
     code, number = "tenant_not_set", 102
 
@@ -112,6 +108,19 @@ class SourceUnavailable(DatabaseError):
     code, number = "source_unavailable", 116
 
 
+class InvalidClaim(DatabaseError):
+    """set_tenant refused the tenant claim: one error for a wrong, expired, tampered or malformed claim and for
+    a tenant that is not registered, so a caller learns nothing about which tenants exist."""
+
+    code, number = "invalid_claim", 118
+
+
+class ScopeNotAllowed(DatabaseError):
+    """A routine was called for a user or agent other than the one the session's claim names."""
+
+    code, number = "scope_not_allowed", 119
+
+
 class ToolRefused(CtxasmError):
     """The MCP server refuses a tool call because the tool's access_policy does not admit the caller.
     Raised in Python only; 117 is reserved for it on both engines, which never raise it."""
@@ -125,7 +134,6 @@ class ToolRefused(CtxasmError):
 CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
     cls.number: cls
     for cls in (
-        UnknownTenant,
         TenantNotSet,
         InvalidMemoryType,
         InvalidField,
@@ -140,8 +148,25 @@ CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
         InvalidManifest,
         NotInWindow,
         SourceUnavailable,
+        InvalidClaim,
+        ScopeNotAllowed,
     )
 }
+
+def shortened(value: object, limit: int = 200) -> str:
+    """A value as an error message may quote it: repr, cut to `limit` characters with the full length named."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def brief_message(message: str, value: object, limit: int = 200) -> str:
+    """A validator's message with the bad value it quotes cut to `limit` characters (jsonschema quotes the
+    whole instance: a 100,000-character argument would come back whole)."""
+    full = repr(value)
+    if len(full) > limit and full in message:
+        message = message.replace(full, shortened(value, limit))
+    return message if len(message) <= 2 * limit + 200 else message[:2 * limit + 200] + "..."
+
 
 _SQLSTATE = re.compile(r"^CX(\d{3})$")
 _ORA = re.compile(r"ORA-20(\d{3})")

@@ -21,9 +21,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
-from .errors import CtxasmError, ScenarioError
+from .errors import CtxasmError, ScenarioError, brief_message
 from .progress import ProgressCallback, progress
 from .store import MemoryStore
+from .tool_schemas import unbounded_strings
 
 SCHEMA_FILE = "scenario.schema.json"
 # Keys of a memory item that steer the loader rather than being columns of the row.
@@ -54,9 +55,25 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
     if errors:
         worst = _most_specific(errors)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise ScenarioError(name, worst.json_path, worst.message + more)
+        raise ScenarioError(name, worst.json_path, brief_message(worst.message, worst.instance) + more)
     _check_identities(name, document)
+    _check_tool_schemas(name, document)
     return document
+
+
+def _check_tool_schemas(name: str, document: dict[str, Any]) -> None:
+    """Every string a toolbox row's tool_schema accepts must have a maxLength (ctxasm.tool_schemas)."""
+    for t, tenant in enumerate(document["tenants"]):
+        for m, memory in enumerate(tenant["memories"]):
+            if memory["type"] != "toolbox":
+                continue
+            for where, record in [("", memory)] + [(f".versions[{v}]", version)
+                                                   for v, version in enumerate(memory.get("versions", []))]:
+                unbounded = unbounded_strings(record.get("tool_schema"))
+                if unbounded:
+                    raise ScenarioError(name, f"$.tenants[{t}].memories[{m}]{where}.tool_schema",
+                                        f"string {', '.join(unbounded[:5])} has no maxLength: every string a tool "
+                                        "takes must be bounded")
 
 
 def _most_specific(errors: list[ValidationError]) -> ValidationError:

@@ -16,9 +16,10 @@ from typing import Any
 
 import jsonschema
 
-from .errors import InvalidArgument, ToolRefused
+from .errors import InvalidArgument, ToolRefused, brief_message
 from .store import MemoryStore, WindowScope, unstorable_text
 from .tool_results import ToolItem, ToolOutput
+from .tool_schemas import unbounded_strings
 
 #: tool_handler -> Memory Manager method. A toolbox row naming anything else is never callable.
 HANDLERS = ("search_memory", "lookup_entity", "expand", "clarify")
@@ -62,18 +63,33 @@ class ToolRow:
         return not wanted or any(role in roles for role in wanted)
 
 
+#: No argument string is longer than this, whatever a schema allows (the schemas' own maxLength is lower).
+MAX_ARGUMENT_CHARS = 10_000
 def _check_schema(row: ToolRow) -> None:
     try:
         jsonschema.Draft202012Validator.check_schema(row.schema)
     except jsonschema.SchemaError as exc:
         raise ToolRefused(f"tool_refused: {row.name}: its stored tool_schema is not a valid JSON Schema "
-                          f"({exc.message})") from None
+                          f"({brief_message(exc.message, exc.instance)})") from None
+    unbounded = unbounded_strings(row.schema)
+    if unbounded:
+        raise ToolRefused(f"tool_refused: {row.name}: its stored tool_schema leaves {', '.join(unbounded[:5])} "
+                          "without a maxLength; every string a tool takes must be bounded")
+
+
+def _long_string(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return f"{path}: is {len(value)} characters long, at most {MAX_ARGUMENT_CHARS} are allowed" \
+            if len(value) > MAX_ARGUMENT_CHARS else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return next((problem for key, item in items if (problem := _long_string(item, f"{path}.{key}"))), None)
 
 
 def validate_arguments(row: ToolRow, arguments: Any) -> None:
-    """The arguments against the row's tool_schema; the error names the tool and the failing field."""
+    """The arguments against the row's tool_schema; the error names the tool and the failing field and quotes
+    at most 200 characters of a bad value."""
     _check_schema(row)
-    bad_text = unstorable_text(arguments, row.name)
+    bad_text = unstorable_text(arguments, row.name) or _long_string(arguments, row.name)
     if bad_text:
         raise InvalidArgument(f"invalid_argument: {bad_text}")
     validator = jsonschema.Draft202012Validator(row.schema)
@@ -81,7 +97,7 @@ def validate_arguments(row: ToolRow, arguments: Any) -> None:
     if errors:
         error = errors[0]
         where = ".".join(str(p) for p in error.absolute_path) or "arguments"
-        raise InvalidArgument(f"invalid_argument: {row.name}.{where}: {error.message}")
+        raise InvalidArgument(f"invalid_argument: {row.name}.{where}: {brief_message(error.message, error.instance)}")
 
 
 class MemoryManager:

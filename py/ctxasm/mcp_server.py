@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import AsyncIterator, Sequence
+from io import TextIOWrapper
 from typing import Any
 
 os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
@@ -24,8 +26,9 @@ from fastmcp.tools.base import ToolResult  # noqa: E402
 from mcp.types import TextContent  # noqa: E402
 from pydantic import PrivateAttr  # noqa: E402
 
-from .errors import CtxasmError  # noqa: E402
+from .errors import CtxasmError, shortened  # noqa: E402
 from .manager import MemoryManager, ToolRow  # noqa: E402
+from .store import unstorable_text  # noqa: E402
 from .tool_results import ToolOutput, render_output  # noqa: E402
 
 RESOURCES = {"guidelines": "ctxasm://guidelines", "persona": "ctxasm://persona"}
@@ -89,3 +92,100 @@ class ToolboxProvider(Provider):
 def build_server(manager: MemoryManager) -> FastMCP:
     return FastMCP("ctxasm", instructions="Memory tools for one caller; results are cited memory records.",
                    providers=[ToolboxProvider(manager)])
+
+
+# --- stdio: every request gets an answer ---------------------------------------------------------------------
+# The MCP SDK drops a line it cannot read as a JSON-RPC message (not JSON, or a string with a lone surrogate,
+# which its JSON parser refuses) without answering: the client then waits for ever. Lines are checked here
+# first and such a request is answered with a JSON-RPC error; everything else goes to the SDK unchanged.
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def line_problem(line: str) -> tuple[int, str, Any] | None:
+    """(JSON-RPC error code, message, request id) for a line the SDK would drop, or None when it reads it."""
+    import mcp_types
+
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except Exception:  # the SDK's own parse: whatever it refuses is answered below
+        pass
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        return PARSE_ERROR, f"parse error: not a JSON text ({exc.msg} at character {exc.pos})", None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        request_id = None
+    bad_text = unstorable_text(message, "message")
+    if bad_text:
+        return INVALID_PARAMS, f"invalid_argument: {bad_text}", request_id
+    return INVALID_REQUEST, f"invalid request: not a JSON-RPC 2.0 message ({shortened(line.strip(), 120)})", request_id
+
+
+class _Wire:
+    """stdout for the server and for the answers of the stdin guard: one lock, so two messages never mix."""
+
+    def __init__(self, stream: Any):
+        import anyio
+
+        self._stream = stream
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self._lock:
+            await self._stream.write(text)
+            await self._stream.flush()
+
+    async def flush(self) -> None:
+        return None
+
+
+class _GuardedLines:
+    """stdin for the server: the lines the SDK can read; every other request is answered on the wire."""
+
+    def __init__(self, stream: Any, wire: _Wire):
+        self._stream, self._wire = stream, wire
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._stream:
+            if not line.strip():
+                continue
+            problem = line_problem(line)
+            if problem is None:
+                yield line
+                continue
+            code, message, request_id = problem
+            is_notification = isinstance(json_or_none(line), dict) and "id" not in json_or_none(line)
+            if not is_notification:  # JSON-RPC: a notification is never answered, even with an error
+                await self._wire.write(json.dumps({"jsonrpc": "2.0", "id": request_id,
+                                                   "error": {"code": code, "message": message}}) + "\n")
+
+
+def json_or_none(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+async def serve_stdio(server: FastMCP) -> None:
+    """FastMCP's stdio transport (run_stdio_async) with the guarded stdin: every request gets an answer."""
+    import anyio
+    from fastmcp.server.context import reset_transport, set_transport
+    from mcp.server.stdio import stdio_server
+
+    wire = _Wire(anyio.wrap_file(TextIOWrapper(sys.stdout.buffer, encoding="utf-8", write_through=True)))
+    lines = _GuardedLines(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")),
+                          wire)
+    token = set_transport("stdio")
+    try:
+        async with server._lifespan_manager():
+            async with stdio_server(stdin=lines, stdout=wire) as (read_stream, write_stream):
+                await server._mcp_server.run(read_stream, write_stream,
+                                             server._mcp_server.create_initialization_options())
+    finally:
+        reset_transport(token)

@@ -107,8 +107,32 @@ def connect(target: Target, login: Login, *, autocommit: bool = False) -> psycop
         raise DatabaseUnavailable(f"cannot connect to {target.describe()} as {login.user}: {exc}") from exc
 
 
-def bootstrap(target: Target) -> None:
-    """Roles, database, extension and the Liquibase schema; idempotent, run as admin."""
+#: What any login role may call to see or signal other sessions: under the one shared application role these
+#: would let one tenant's session read another's current query or cancel and terminate it.
+_SESSION_FUNCTIONS = ("pg_terminate_backend", "pg_cancel_backend", "pg_stat_get_activity",
+                      "pg_stat_get_progress_info", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids")
+_SESSION_VIEWS = ("pg_stat_activity", "pg_stat_ssl", "pg_stat_gssapi")
+
+
+def lock_down_sessions(connection: psycopg.Connection) -> None:
+    """In the connected database, as admin: PUBLIC may no longer signal backends or read other sessions'
+    activity (pg_stat_activity, pg_stat_get_backend_*). Superusers and members of pg_signal_backend /
+    pg_read_all_stats keep those powers; the owner and application roles are neither."""
+    functions = connection.execute(
+        "SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc AS p "
+        "WHERE p.pronamespace = 'pg_catalog'::regnamespace "
+        r"AND (p.proname = ANY(%s) OR p.proname LIKE 'pg\_stat\_get\_backend\_%%')",
+        (list(_SESSION_FUNCTIONS),)).fetchall()
+    for (signature,) in functions:
+        connection.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
+    for view in _SESSION_VIEWS:
+        connection.execute(sql.SQL("REVOKE SELECT ON pg_catalog.{} FROM PUBLIC").format(sql.Identifier(view)))
+
+
+def bootstrap(target: Target) -> list[str]:
+    """Roles, database, extension and the Liquibase schema; idempotent, run as admin. Returns notes on what
+    could not be locked down (a non-superuser admin of a managed server)."""
+    notes: list[str] = []
     logins = role_logins()
     try:
         admin = psycopg.connect(target.conninfo(target.admin, target.admin_database), autocommit=True)
@@ -123,6 +147,14 @@ def bootstrap(target: Target) -> None:
                     sql.SQL(verb), sql.Identifier(role), sql.Literal(login.password)
                 )
             )
+        # The application role's statements end after this long (CTXASM_APP_STATEMENT_TIMEOUT, default 30s).
+        admin.execute(sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(
+            sql.Identifier(APP_ROLE), sql.Literal(Environment.read().app_statement_timeout)))
+        if target.embedded:
+            # The application role connects to the ctxasm database only; elsewhere the signalling functions
+            # would still be PUBLIC's (ours is a private cluster: nobody else uses these databases).
+            for other in ("postgres", "template1"):
+                admin.execute(sql.SQL("REVOKE CONNECT ON DATABASE {} FROM PUBLIC").format(sql.Identifier(other)))
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (target.database,)).fetchone():
             admin.execute(
                 sql.SQL("CREATE DATABASE {} OWNER {} ENCODING 'UTF8' TEMPLATE template0").format(
@@ -138,11 +170,18 @@ def bootstrap(target: Target) -> None:
             )
         )
         db.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        try:
+            with db.transaction():
+                lock_down_sessions(db)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            notes.append(f"not locked down (needs a superuser admin): other sessions' activity and signals stay "
+                         f"open to PUBLIC in {target.database} ({exc.diag.message_primary})")
         db.execute(
             sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(
                 sql.Identifier(LIQUIBASE_SCHEMA), sql.Identifier(OWNER_ROLE)
             )
         )
+    return notes
 
 
 def drop_database(target: Target) -> None:

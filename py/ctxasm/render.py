@@ -36,10 +36,16 @@ ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
 
 
+#: Decimal digits of a citation id: 40 bits, like ten hex digits, in four o200k tokens instead of ten (the
+#: tokenizer reads digits three at a time, hex one character at a time).
+ID_DIGITS = 12
+
+
 def memory_id(ref: Sequence[Any]) -> str:
     """The citation id of a row version: stable across calls, meaningless outside the manifest."""
     kind, row_id, version = ref
-    return "M" + hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).hexdigest()[:10]
+    digest = hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).digest()
+    return f"M{int.from_bytes(digest[:8], 'big') % 10 ** ID_DIGITS:0{ID_DIGITS}d}"
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,19 @@ def turn_line(mid: str, role: str | None, text: str) -> str:
     flat = " ".join(text.split())
     speaker = f"{role}: " if role else ""
     return f"[{mid}] {escape(speaker + flat)}"
+
+
+#: The roles a recalled turn may speak in. A stored row with any other role (system, tool, event) is memory,
+#: not an instruction: it is rendered as a quoted record inside a user message, never as a message of its role.
+TAIL_ROLES = ("user", "assistant")
+
+
+def tail_turn(mid: str, role: str, text: str) -> tuple[str, str]:
+    """(role, content) of one recalled turn in the request."""
+    if role in TAIL_ROLES:
+        return role, text
+    return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "
+                    f"role={quoteattr(str(role))}>{escape(text)}</memory>")
 
 
 def guidelines_section(guidelines: Sequence[str]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
 from . import pgconn
@@ -28,16 +30,9 @@ def deployment_summary(target: pgconn.Target) -> str:
     return "\n".join(lines)
 
 
-def tenant_inventory(target: pgconn.Target, tenant_id: str) -> list[tuple[str, str, int]]:
-    """(memory type, status, rows) as the application role sees them with `tenant_id` set."""
+def tenant_inventory(target: pgconn.Target, tenant_id: str, claims: Any = None) -> list[tuple[str, str, int]]:
+    """(memory type, status, rows) as the application role sees them with a claim for `tenant_id`
+    (CTX_MEMORY.inventory: the application role reads no table itself)."""
     with pgconn.connect(target, pgconn.app_login()) as conn:
-        store = PostgresStore(conn)
-        store.set_tenant(tenant_id)
-        result = []
-        for kind, table in conn.execute("SELECT memory_type, table_name FROM ctxasm.memory_type ORDER BY ordinal"):
-            for status, count in conn.execute(
-                f"SELECT status, count(*) FROM ctxasm.{table} GROUP BY status ORDER BY status"
-            ).fetchall():
-                result.append((kind, status, count))
-        conn.rollback()
-    return result
+        rows = PostgresStore(conn, claims).inventory(tenant_id)
+    return [(row["memory_type"], row["status"], row["rows"]) for row in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,8 @@ class Environment:
     pg_dsn: str | None
     pg_database: str
     oracle_dsn: str | None
+    #: statement_timeout of the application role (a PostgreSQL duration: "30s", "2min", "500ms")
+    app_statement_timeout: str = "30s"
 
     @classmethod
     def read(cls) -> "Environment":
@@ -40,4 +43,14 @@ class Environment:
             pg_dsn=os.environ.get("CTXASM_PG_DSN") or None,
             pg_database=os.environ.get("CTXASM_PG_DATABASE", "ctxasm"),
             oracle_dsn=os.environ.get("CTXASM_ORACLE_DSN") or None,
+            app_statement_timeout=_duration(os.environ.get("CTXASM_APP_STATEMENT_TIMEOUT") or "30s"),
         )
+
+
+def _duration(text: str) -> str:
+    if not re.fullmatch(r"\d+\s*(ms|s|min|h)?", text.strip()):
+        from .errors import ConfigError
+
+        raise ConfigError(f"config_error: CTXASM_APP_STATEMENT_TIMEOUT {text[:40]!r} is not a duration like 30s, "
+                          "2min or 500ms")
+    return text.strip()

@@ -12,7 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterator, Protocol
 
-from .errors import DatabaseUnavailable, InvalidField, InvalidSnapshot, from_oracle_message, from_sqlstate
+from .claims import ClaimSource
+from .errors import DatabaseUnavailable, InvalidField, from_oracle_message, from_sqlstate
+
+#: The one statement that scopes a PostgreSQL transaction: a signed claim, verified by the database.
+SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
 
 
 def _json_default(value: Any) -> str:
@@ -89,6 +93,9 @@ class WindowScope:
 
 
 class MemoryStore(Protocol):
+    """Every method that names a tenant sets it first from a claim the store's claim source gives for that
+    tenant (ctxasm.claims): the database, not this layer, decides whether the claim holds."""
+
     engine: str
     # True where a bulk load must commit each tenant's rows on their own (Oracle Text under VPD: loader.py)
     commits_each_tenant: bool
@@ -102,6 +109,8 @@ class MemoryStore(Protocol):
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int: ...
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None: ...
     def erase(self, memory_type: str, memory_id: str) -> int: ...
+    def erase_report(self, memory_type: str, memory_id: str) -> dict[str, Any]: ...
+    def inventory(self, tenant_id: str) -> list[dict[str, Any]]: ...
     def capture_snapshot(self) -> str: ...
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
     def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
@@ -124,15 +133,34 @@ class MemoryStore(Protocol):
     def rollback(self) -> None: ...
 
 
+def _launch_claims() -> ClaimSource:
+    from .claims import launch_claims
+
+    return launch_claims()
+
+
 class PostgresStore:
-    """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction."""
+    """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction.
+
+    `claims` gives the claim sent to set_tenant for a tenant: a ClaimSigner on the trusted side, a FixedClaim
+    in a process launched for one tenant; by default the process's launch configuration (ctxasm.claims)."""
 
     engine = "postgresql"
     commits_each_tenant = False
 
-    def __init__(self, connection: Any):
+    def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection
         self.round_trips = 0
+        self._claims = claims
+
+    @property
+    def claims(self) -> ClaimSource:
+        if self._claims is None:
+            self._claims = _launch_claims()
+        return self._claims
+
+    def _claim(self, tenant_id: str) -> str:
+        return self.claims.claim_for(tenant_id)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -169,7 +197,7 @@ class PostgresStore:
         return self._scalar("SELECT ctx_admin.purge_tenant(in_tenant_id => %s)", (tenant_id,))
 
     def set_tenant(self, tenant_id: str) -> None:
-        self._scalar("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        self._scalar(SET_TENANT, (self._claim(tenant_id),))
 
     def clear_tenant(self) -> None:
         self._scalar("SELECT ctx_session.clear_tenant()")
@@ -199,6 +227,15 @@ class PostgresStore:
     def erase(self, memory_type: str, memory_id: str) -> int:
         return self._scalar("SELECT ctx_memory.erase(in_memory_type => %s, in_id => %s)", (memory_type, memory_id))
 
+    def erase_report(self, memory_type: str, memory_id: str) -> dict[str, Any]:
+        """erase, with what went per table (CTX_MEMORY.erase_report); the caller commits."""
+        return self._scalar("SELECT ctx_memory.erase_report(in_memory_type => %s, in_id => %s)",
+                            (memory_type, memory_id))
+
+    def inventory(self, tenant_id: str) -> list[dict[str, Any]]:
+        """The tenant's row versions per memory type and status (CTX_MEMORY.inventory)."""
+        return self._read(tenant_id, "SELECT ctx_memory.inventory()", ())
+
     def capture_snapshot(self) -> str:
         return self._scalar("SELECT ctx_memory.capture_snapshot()")
 
@@ -214,7 +251,7 @@ class PostgresStore:
         """set_tenant and select_window, pipelined: one network round trip."""
         with self._errors():
             with self.connection.pipeline():
-                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
                 cursor = self.connection.execute(
                     "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
                     "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
@@ -239,63 +276,43 @@ class PostgresStore:
             self.round_trips += 1
             return cursor.fetchone()[0]
 
-    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
-        """A recorded manifest of the tenant, or None (another tenant's manifest is invisible: RLS)."""
+    def _read(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
+        """set_tenant and one read routine, pipelined: one round trip; the transaction is then rolled back."""
         with self._errors():
             with self.connection.pipeline():
-                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
-                cursor = self.connection.execute(
-                    "SELECT content_json FROM ctxasm.conversation_memory "
-                    "WHERE id = %s AND event_type = 'context_manifest' AND status = 'active'", (manifest_id,))
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
+                cursor = self.connection.execute(query, params)
+            self.round_trips += 1
             row = cursor.fetchone()
             self.connection.rollback()
         return row[0] if row else None
 
+    def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
+        """A recorded manifest of the tenant, or None (another tenant's manifest is unknown to this one)."""
+        return self._read(tenant_id, "SELECT ctx_assembly.read_manifest(in_manifest_id => %s)", (manifest_id,))
+
     def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
                            thread_id: str | None) -> str | None:
         """The scope's most recent window: what `expand` may open when no manifest is named."""
-        with self._errors():
-            self.set_tenant(tenant_id)
-            row = self.connection.execute(
-                "SELECT id FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest' "
-                "AND status = 'active' AND user_id IS NOT DISTINCT FROM %s AND agent_id IS NOT DISTINCT FROM %s "
-                "AND thread_id IS NOT DISTINCT FROM %s ORDER BY created_at DESC, id DESC LIMIT 1",
-                (user_id, agent_id, thread_id)).fetchone()
-            self.connection.rollback()
-        return row[0] if row else None
+        return self._read(tenant_id, "SELECT ctx_assembly.latest_manifest_id(in_user_id => %s, in_agent_id => %s, "
+                          "in_thread_id => %s)", (user_id, agent_id, thread_id))
 
     def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None:
         """A conversation event of the tenant (a tool result, a recorded request), or None."""
-        with self._errors():
-            self.set_tenant(tenant_id)
-            row = self.connection.execute(
-                "SELECT event_type, content, content_json FROM ctxasm.conversation_memory "
-                "WHERE id = %s AND role = 'event' AND status = 'active'", (event_id,)).fetchone()
-            self.connection.rollback()
-        return {"event_type": row[0], "content": row[1], "content_json": row[2]} if row else None
+        return self._read(tenant_id, "SELECT ctx_memory.read_event(in_event_id => %s)", (event_id,))
 
     def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
         """For each "type:id:version": (its status now, its status in `snapshot` or None if it was not
         readable then). Rows this tenant cannot see now are absent from the result."""
-        keys = [f"{r[0]}:{r[1]}:{r[2]}" for r in refs]
-        with self._errors():
-            self.set_tenant(tenant_id)
-            rows = self.connection.execute(
-                "SELECT now_row.memory_type || ':' || now_row.id || ':' || now_row.version, now_row.status, "
-                "       (SELECT was.status FROM ctxasm.memory_rows(%s::pg_snapshot) AS was "
-                "         WHERE was.memory_type = now_row.memory_type AND was.id = now_row.id "
-                "           AND was.version = now_row.version) "
-                "  FROM ctxasm.memory_row AS now_row "
-                " WHERE now_row.memory_type || ':' || now_row.id || ':' || now_row.version = ANY(%s)",
-                (snapshot, keys)).fetchall()
-            self.connection.rollback()
-        return {key: (status, then) for key, status, then in rows}
+        states = self._read(tenant_id, "SELECT ctx_memory.row_states(in_refs => %s::jsonb, in_snapshot => %s)",
+                            (to_json([list(r) for r in refs]), snapshot))
+        return {key: (now, then) for key, (now, then) in (states or {}).items()}
 
     def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
         """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""
         with self._errors():
             with self.connection.pipeline():
-                self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+                self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
                 cursor = self.connection.execute(query, params)
             self.round_trips += 1
             return cursor.fetchone()[0]
@@ -340,15 +357,6 @@ class PostgresStore:
             self.connection.rollback()
 
 
-#: memory type -> Oracle table (the names are fixed by the schema; never built from input).
-ORACLE_TABLES = {
-    "guideline": "guideline_memory", "persona": "persona_memory", "toolbox": "toolbox_memory",
-    "entity": "entity_memory", "workflow": "workflow_memory", "kb_document": "knowledge_base_document",
-    "kb_chunk": "knowledge_base_chunk", "conversation": "conversation_memory", "summary": "summarization_memory",
-    "compression": "context_compression", "source_ref": "context_source_ref",
-}
-
-
 class OracleStore:
     """CTX_* packages over a python-oracledb connection (thin mode). Not exercised on machines without Oracle:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
@@ -358,8 +366,12 @@ class OracleStore:
     # tenant other than the one set at commit would stay unindexed, so a load commits each tenant on its own.
     commits_each_tenant = True
 
-    def __init__(self, connection: Any):
+    def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection
+        self._claims = claims
+
+    claims = PostgresStore.claims
+    _claim = PostgresStore._claim
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -387,7 +399,7 @@ class OracleStore:
         return int(self._call("ctx_admin.purge_tenant", int, in_tenant_id=tenant_id))
 
     def set_tenant(self, tenant_id: str) -> None:
-        self._call("ctx_session.set_tenant", in_tenant_id=tenant_id)
+        self._call("ctx_session.set_tenant", in_claim=self._claim(tenant_id))
 
     def clear_tenant(self) -> None:
         self._call("ctx_session.clear_tenant")
@@ -431,12 +443,13 @@ class OracleStore:
         with self._errors(), self.connection.cursor() as cursor:
             result = cursor.var(oracledb.DB_TYPE_CLOB)
             cursor.execute(
-                "begin ctx_session.set_tenant(in_tenant_id => :tenant); "
+                "begin ctx_session.set_tenant(in_claim => :claim); "
                 ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
                 "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
                 "in_question => :question, in_scores => :scores, in_snapshot => :snapshot, "
                 "in_query_embedding => :embedding, in_sources => :sources); end;",
-                tenant=tenant_id, user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id,
+                claim=self._claim(tenant_id), user_id=scope.user_id, agent_id=scope.agent_id,
+                thread_id=scope.thread_id,
                 intent=scope.intent, at=scope.evaluation_time, question=scope.question,
                 scores=None if scope.scores is None else to_json(scope.scores), snapshot=scope.snapshot,
                 embedding=scope.query_embedding,
@@ -454,60 +467,51 @@ class OracleStore:
         self.connection.commit()
         return manifest_id
 
-    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
-        """As PostgresStore.row_states. The state then comes from CTX_MEMORY.rows_as_of (definer's rights,
-        so the application needs no FLASHBACK privilege); the state now from a plain, VPD-filtered read."""
-        self.set_tenant(tenant_id)
-        wanted = {f"{kind}:{row_id}:{version}": (kind, row_id, version) for kind, row_id, version in refs
-                  if kind in ORACLE_TABLES}
-        then: dict[str, str] = {}
-        for kind in sorted({kind for kind, _, _ in wanted.values()}):
-            try:
-                rows = self.rows_as_of(kind, snapshot)
-            except InvalidSnapshot:  # the undo no longer reaches the SCN: history gone
-                rows = []
-            then.update({f"{kind}:{r['id']}:{r['version']}": r["status"] for r in rows})
-        states: dict[str, tuple[str, str | None]] = {}
+    def _read(self, tenant_id: str, call: str, returns: Any = None, **binds: Any) -> Any:
+        """set_tenant and one read function in one anonymous block, then rollback; a CLOB result is parsed as
+        JSON (NULL gives None)."""
+        import oracledb
+
         with self._errors(), self.connection.cursor() as cursor:
-            for key, (kind, row_id, version) in wanted.items():
-                cursor.execute(f"select status from ctxasm_owner.{ORACLE_TABLES[kind]} "
-                               "where id = :id and version = :v", id=row_id, v=version)
-                now = cursor.fetchone()
-                if now is not None:
-                    states[key] = (now[0], then.get(key))
-        return states
+            result = cursor.var(returns or oracledb.DB_TYPE_CLOB)
+            cursor.execute(f"begin ctx_session.set_tenant(in_claim => :claim); :result := {call}; end;",
+                           claim=self._claim(tenant_id), result=result, **binds)
+            value = result.getvalue()
+        self.connection.rollback()
+        if returns is not None:
+            return value
+        return json.loads(value.read()) if value is not None else None
+
+    def row_states(self, tenant_id: str, refs: list[list[Any]], snapshot: str) -> dict[str, tuple[str, str | None]]:
+        """As PostgresStore.row_states (CTX_MEMORY.row_states; definer's rights, so the application needs no
+        FLASHBACK privilege)."""
+        states = self._read(tenant_id, "ctx_memory.row_states(in_refs => :refs, in_snapshot => :snapshot)",
+                            refs=to_json([list(r) for r in refs]), snapshot=snapshot)
+        return {key: (now, then) for key, (now, then) in (states or {}).items()}
 
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
-        self.set_tenant(tenant_id)
-        with self._errors(), self.connection.cursor() as cursor:
-            cursor.execute("select json_serialize(content_json returning clob) from ctxasm_owner.conversation_memory "
-                           "where id = :id and event_type = 'context_manifest' and status = 'active'", id=manifest_id)
-            row = cursor.fetchone()
-        return json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) if row else None
+        return self._read(tenant_id, "ctx_assembly.read_manifest(in_manifest_id => :id)", id=manifest_id)
 
     def latest_manifest_id(self, tenant_id: str, user_id: str | None, agent_id: str | None,
                            thread_id: str | None) -> str | None:
-        self.set_tenant(tenant_id)
-        with self._errors(), self.connection.cursor() as cursor:
-            cursor.execute("select id from ctxasm_owner.conversation_memory where event_type = 'context_manifest' "
-                           "and status = 'active' and decode(user_id, :u, 1, 0) = 1 and decode(agent_id, :a, 1, 0) = 1 "
-                           "and decode(thread_id, :t, 1, 0) = 1 order by created_at desc, id desc "
-                           "fetch first 1 row only", u=user_id, a=agent_id, t=thread_id)
-            row = cursor.fetchone()
-        return row[0] if row else None
+        import oracledb
+
+        return self._read(tenant_id, "ctx_assembly.latest_manifest_id(in_user_id => :u, in_agent_id => :a, "
+                          "in_thread_id => :t)", oracledb.DB_TYPE_VARCHAR, u=user_id, a=agent_id, t=thread_id)
 
     def read_event(self, tenant_id: str, event_id: str) -> dict[str, Any] | None:
-        self.set_tenant(tenant_id)
+        return self._read(tenant_id, "ctx_memory.read_event(in_event_id => :id)", id=event_id)
+
+    def inventory(self, tenant_id: str) -> list[dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.inventory()") or []
+
+    def erase_report(self, memory_type: str, memory_id: str) -> dict[str, Any]:
+        import oracledb
+
         with self._errors(), self.connection.cursor() as cursor:
-            cursor.execute("select event_type, content, json_serialize(content_json returning clob) "
-                           "from ctxasm_owner.conversation_memory "
-                           "where id = :id and role = 'event' and status = 'active'", id=event_id)
-            row = cursor.fetchone()
-        if not row:
-            return None
-        def text(value: Any) -> Any:
-            return value.read() if hasattr(value, "read") else value
-        return {"event_type": row[0], "content": text(row[1]), "content_json": json.loads(text(row[2]) or "null")}
+            value = cursor.callfunc("ctx_memory.erase_report", oracledb.DB_TYPE_CLOB,
+                                    keyword_parameters={"in_memory_type": memory_type, "in_id": memory_id})
+        return json.loads(value.read())
 
     def _tool_call(self, tenant_id: str, call: str, **binds: Any) -> Any:
         """set_tenant and one CTX_TOOLS function in one anonymous block: one round trip; no commit.
@@ -516,8 +520,8 @@ class OracleStore:
 
         with self._errors(), self.connection.cursor() as cursor:
             result = cursor.var(oracledb.DB_TYPE_CLOB)
-            cursor.execute(f"begin ctx_session.set_tenant(in_tenant_id => :tenant); :result := {call}; end;",
-                           tenant=tenant_id, result=result, **binds)
+            cursor.execute(f"begin ctx_session.set_tenant(in_claim => :claim); :result := {call}; end;",
+                           claim=self._claim(tenant_id), result=result, **binds)
             return json.loads(result.getvalue().read())
 
     def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,

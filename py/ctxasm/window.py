@@ -132,10 +132,13 @@ def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
     }
 
 
-
-
 def _tail_message(role: str, text: str) -> dict[str, str]:
     return {"role": role, "content": text}
+
+
+def _tail_turn(candidate: Mapping[str, Any]) -> tuple[str, str]:
+    """(role, content) of a thread turn as the request carries it (render.tail_turn quotes other roles)."""
+    return render.tail_turn(render.memory_id(candidate["ref"]), candidate["role"], candidate["tiers"]["full"])
 
 
 def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -> dict[str, int]:
@@ -163,9 +166,10 @@ def _candidates(selection: Mapping[str, Any]) -> dict[str, list[Candidate]]:
     section_cost = _priced(render.TURN_SECTION_OPEN) + _priced(render.TURN_SECTION_CLOSE)
     for item in selection["candidates"]:
         if item["slice"] == "volatile_tail":  # native messages: whole or not at all
-            message = render.serialize(_tail_message(item["role"], item["tiers"]["full"])) + ","
+            role, content = _tail_turn(item)
+            message = render.serialize(_tail_message(role, content)) + ","
             by_slice["volatile_tail"].append(
-                Candidate(key=_ref_key(item["ref"]), slice="volatile_tail", tiers={"full": item["tiers"]["full"]},
+                Candidate(key=_ref_key(item["ref"]), slice="volatile_tail", tiers={"full": content},
                           required=bool(item.get("required")), ref=item,
                           token_counts={"full": count_tokens(message)}))
             continue
@@ -283,7 +287,7 @@ class _Built:
     def rebuild(self) -> None:
         self.tail_seated = sorted(self.states["volatile_tail"].seated,
                                   key=lambda s: (s.candidate.ref["turn_index"] or 0))
-        tail = [(s.candidate.ref["role"], s.candidate.tiers["full"]) for s in self.tail_seated]
+        tail = [_tail_turn(s.candidate.ref) for s in self.tail_seated]
         lines = _render_records(self.states)
         user = render.user_message([text for _, text in lines], self.spec.question)
         self.request = render.build_request(model=self.spec.model, developer=self.developer, tools=self.tool_defs,

@@ -34,6 +34,19 @@ def empty_database(target) -> None:
         admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
 
 
+def read_as_owner(target, tenant_id: str, query: str, params: tuple = ()) -> list[tuple]:
+    """Rows of `query` as the owner with `tenant_id` set (RLS applies to the owner too): for tests that check
+    what the database holds. The application role reads no table; it calls the contract routines."""
+    from ctxasm import pgconn
+    from ctxasm.store import PostgresStore
+
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant(tenant_id)
+        rows = connection.execute(query, params).fetchall()
+        connection.rollback()
+    return rows
+
+
 @pytest.fixture()
 def clean_db(pg_target):
     """Each test starts from nothing."""

@@ -233,11 +233,11 @@ def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -
 
 
 def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0010_ctx_session.sql",
-          "MESSAGE = 'invalid_argument: in_tenant_id must not be empty'",
-          "MESSAGE = 'unknown_tenant: in_tenant_id must not be empty'")
+    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+          "MESSAGE = 'invalid_argument: in_display_name must not be empty'",
+          "MESSAGE = 'invalid_claim: in_display_name must not be empty'")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "CX108 raised with message 'unknown_tenant: ...'" in capsys.readouterr().out
+    assert "CX108 raised with message 'invalid_claim: ...'" in capsys.readouterr().out
 
 
 def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:
@@ -331,12 +331,12 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
     ("path", "old", "new", "expected"),
     [
         # a misspelled local variable
-        (MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);",
-         "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd, in_id => in_id);",
+        (MEMORY_BODY, "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => l_id);",
+         "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd, in_id => l_id);",
          "l_tenant_idd is not declared in scope"),
         # a misspelled column of a table, and of a WITH query
-        (MEMORY_BODY, "          where c.tenant_id = l_tenant_id\n            and c.source_type = in_memory_type",
-         "          where c.tenant_id = l_tenant_id\n            and c.source_typ = in_memory_type",
+        (MEMORY_BODY, "          where c.tenant_id = in_tenant_id\n            and c.source_type = in_memory_type",
+         "          where c.tenant_id = in_tenant_id\n            and c.source_typ = in_memory_type",
          "table context_compression has no column source_typ"),
         (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
          "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
@@ -375,8 +375,8 @@ def test_oracle_names_fails_when_a_spec_and_its_body_disagree(repo_copy: Path, c
 
 
 def test_oracle_names_only_reports_the_files_asked_for(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / MEMORY_BODY, "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id,",
-          "l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd,")
+    _edit(repo_copy / MEMORY_BODY, "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id,",
+          "l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_idd,")
     other = repo_copy / ASSEMBLY_BODY
     assert oracle_names.main(["--repo", str(repo_copy), str(other)]) == 0
     assert oracle_names.main(["--repo", str(repo_copy), str(repo_copy / MEMORY_BODY)]) == 1
@@ -396,3 +396,42 @@ def test_the_signature_table_cites_the_documentation_of_every_entry(tmp_path: Pa
     copy.write_text(json.dumps(broken), encoding="utf-8")
     assert oracle_catalog.check_signature_table(signatures, copy) == \
         ["signatures.json: dbms_lob.getlength cites no documentation section"]
+
+
+# --- tenant_indexes -------------------------------------------------------------------------------------
+
+
+def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
+    from ctxasm.gates import tenant_indexes
+
+    tables = tenant_indexes.memory_tables(REPO)
+    assert {"entity_memory", "entity_memory_history", "context_source_ref_history"} <= tables
+    assert len(tables) == 22
+
+
+@pytest.mark.parametrize("path, old, new, reported", [
+    ("db/schema/postgresql/0085_selection_indexes.sql",
+     "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (tenant_id, subject, predicate);",
+     "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (subject, predicate, tenant_id);",
+     "index on entity_memory (subject, predicate, tenant_id): does not lead with tenant_id"),
+    ("db/schema/postgresql/0020_memory_tables.sql",
+     "CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)",
+     "CONSTRAINT entity_memory_pk PRIMARY KEY (id, tenant_id, version)",
+     "PRIMARY KEY of entity_memory leads with id, not tenant_id"),
+    ("db/schema/postgresql/0030_row_history.sql",
+     "'CREATE INDEX %I ON ctxasm.%I (tenant_id, id, version)'",
+     "'CREATE INDEX %I ON ctxasm.%I (id, version)'",
+     "index on every memory table (id, version): does not lead with tenant_id"),
+    ("db/schema/postgresql/0020_memory_tables.sql",
+     "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n) PARTITION BY LIST (tenant_id);",
+     "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n);",
+     "index on summarization_memory (search_text): a gin index on a table not partitioned by tenant_id"),
+])
+def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(repo_copy: Path, capsys, path: str,
+                                                                            old: str, new: str,
+                                                                            reported: str) -> None:
+    from ctxasm.gates import tenant_indexes
+
+    _edit(repo_copy / path, old, new)
+    assert tenant_indexes.main(["--repo", str(repo_copy)]) == 1
+    assert reported in capsys.readouterr().out

@@ -298,6 +298,9 @@ def test_oracle_dev_deploy_checks_after_each_changelog_and_goes_on_when_all_comp
     for changelog in ("changelog-master.yaml", "changelog-utplsql.yaml"):
         assert f"compile check after liquibase/{changelog}: no INVALID object, USER_ERRORS is empty" in result.stderr
     assert "deployed: both changelogs applied, every object compiled" in result.stderr
+    # the claim key of the launch configuration goes to the database (on SQL*Plus's stdin, never an argument)
+    key = (tmp_path / "home" / "claim_key").read_text().strip()
+    assert f"ctx_admin.set_claim_key(in_key => '{key}')" in "\n".join(_stub_log(tmp_path, "owner_sql.log"))
 
 
 def test_oracle_dev_seed_stops_when_oracle_text_left_rows_unindexed(tmp_path: Path) -> None:

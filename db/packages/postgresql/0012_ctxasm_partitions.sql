@@ -5,8 +5,7 @@
 --comment: tenant ids, and stable, so registering a tenant again finds its partitions
 CREATE OR REPLACE FUNCTION ctxasm.tenant_storage_key(in_tenant_id varchar) RETURNS varchar
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT 't' || left(encode(sha256(convert_to(k.key_text || '|partition|' || in_tenant_id, 'UTF8')), 'hex'), 16)
-      FROM ctxasm.ctx_session_key k
+    SELECT 't' || left(encode(ctxasm.keyed_mac('session', convert_to('partition|' || in_tenant_id, 'UTF8')), 'hex'), 16)
 $$;
 REVOKE ALL ON FUNCTION ctxasm.tenant_storage_key(varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctxasm.tenant_storage_key(varchar);

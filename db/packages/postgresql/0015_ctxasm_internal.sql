@@ -10,7 +10,7 @@ BEGIN
     SELECT m.table_name INTO l_table FROM ctxasm.memory_type m WHERE m.memory_type = in_memory_type;
     IF l_table IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX103', MESSAGE = format(
-            'invalid_memory_type: %s is not one of %s', coalesce(quote_literal(in_memory_type), 'NULL'),
+            'invalid_memory_type: %s is not one of %s', ctxasm.quoted(in_memory_type),
             (SELECT string_agg(m.memory_type, ', ' ORDER BY m.ordinal) FROM ctxasm.memory_type m));
     END IF;
     RETURN l_table;
@@ -22,7 +22,7 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.require_tenant() RETURNS varchar
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
-    l_tenant varchar := ctx_session.current_tenant();
+    l_tenant varchar := ctxasm.session_tenant();
 BEGIN
     IF l_tenant IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX102',
@@ -32,6 +32,84 @@ BEGIN
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.require_tenant();
+
+--changeset ctxasm:pg-internal-quoted dbms:postgresql runOnChange:true splitStatements:false
+--comment: a value quoted for an error message (quote_literal), cut to 200 characters: an error never echoes
+--comment: a caller's 100,000-character argument back whole
+CREATE OR REPLACE FUNCTION ctxasm.quoted(in_text text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN in_text IS NULL THEN 'NULL'
+                WHEN length(in_text) <= 200 THEN quote_literal(in_text)
+                ELSE quote_literal(left(in_text, 200)) || format('... (%s characters)', length(in_text)) END
+$$;
+--rollback DROP FUNCTION ctxasm.quoted(text);
+
+--changeset ctxasm:pg-internal-require-scope dbms:postgresql runOnChange:true splitStatements:false
+--comment: a routine that takes a scope may only act for the user and agent the session's claim names (when it
+--comment: names them): any other value, NULL included, is refused. Returns the session tenant.
+CREATE OR REPLACE FUNCTION ctxasm.require_scope(in_user_id varchar, in_agent_id varchar) RETURNS varchar
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_user   varchar := ctxasm.claim_scope('user');
+    l_agent  varchar := ctxasm.claim_scope('agent');
+BEGIN
+    IF l_user IS NOT NULL AND in_user_id IS DISTINCT FROM l_user THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+            'scope_not_allowed: in_user_id %s is not the user the session''s claim names', ctxasm.quoted(in_user_id));
+    END IF;
+    IF l_agent IS NOT NULL AND in_agent_id IS DISTINCT FROM l_agent THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+            'scope_not_allowed: in_agent_id %s is not the agent the session''s claim names', ctxasm.quoted(in_agent_id));
+    END IF;
+    RETURN l_tenant;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_scope(varchar, varchar);
+
+--changeset ctxasm:pg-internal-require-row-scope dbms:postgresql runOnChange:true splitStatements:false
+--comment: a row a session writes (a new record, a new version, or a row it deletes or erases) must carry the
+--comment: user and agent the session's claim names, when it names them
+CREATE OR REPLACE FUNCTION ctxasm.require_row_scope(in_memory_type varchar, in_row jsonb) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_user  varchar := ctxasm.claim_scope('user');
+    l_agent varchar := ctxasm.claim_scope('agent');
+BEGIN
+    IF l_user IS NOT NULL AND in_row ->> 'user_id' IS DISTINCT FROM l_user THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+            'scope_not_allowed: %s.user_id %s is not the user the session''s claim names', in_memory_type,
+            ctxasm.quoted(in_row ->> 'user_id'));
+    END IF;
+    IF l_agent IS NOT NULL AND in_row ->> 'agent_id' IS DISTINCT FROM l_agent THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+            'scope_not_allowed: %s.agent_id %s is not the agent the session''s claim names', in_memory_type,
+            ctxasm.quoted(in_row ->> 'agent_id'));
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_row_scope(varchar, jsonb);
+
+--changeset ctxasm:pg-internal-parse-snapshot dbms:postgresql runOnChange:true splitStatements:false
+--comment: a snapshot text from capture_snapshot, or invalid_snapshot naming it
+CREATE OR REPLACE FUNCTION ctxasm.parse_snapshot(in_snapshot varchar) RETURNS pg_snapshot
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_snapshot pg_snapshot;
+BEGIN
+    BEGIN
+        l_snapshot := in_snapshot::pg_snapshot;
+    EXCEPTION WHEN data_exception THEN
+        l_snapshot := NULL;
+    END;
+    IF l_snapshot IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
+            'invalid_snapshot: %s is not a snapshot from capture_snapshot', ctxasm.quoted(in_snapshot));
+    END IF;
+    RETURN l_snapshot;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.parse_snapshot(varchar);
 
 --changeset ctxasm:pg-internal-require-evaluation-time dbms:postgresql runOnChange:true splitStatements:false
 --comment: every selection and tool routine reads at one evaluation time, which the caller must give
@@ -67,12 +145,12 @@ BEGIN
            AND a.attname = l_key AND a.attnum > 0 AND NOT a.attisdropped;
         IF l_type IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'CX104',
-                MESSAGE = format('invalid_field: %s.%s: unknown field', in_memory_type, l_key);
+                MESSAGE = format('invalid_field: %s.%s: unknown field', in_memory_type, left(l_key, 200));
         ELSIF l_key = 'tenant_id' THEN
             IF in_record ->> 'tenant_id' IS DISTINCT FROM in_tenant_id THEN
                 RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
                     'invalid_field: %s.tenant_id: %s is not the session tenant', in_memory_type,
-                    coalesce(quote_literal(in_record ->> 'tenant_id'), 'NULL'));
+                    ctxasm.quoted(in_record ->> 'tenant_id'));
             END IF;
         ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid') OR l_generated THEN
             RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
@@ -121,7 +199,7 @@ BEGIN
         WHEN unique_violation THEN
             RAISE EXCEPTION USING ERRCODE = 'CX105', MESSAGE = format(
                 'duplicate_memory: %s %s version %s already exists for tenant %s',
-                in_memory_type, quote_literal(l_row ->> 'id'), in_version, quote_literal(in_tenant_id));
+                in_memory_type, ctxasm.quoted(l_row ->> 'id'), in_version, ctxasm.quoted(in_tenant_id));
         WHEN not_null_violation THEN
             GET STACKED DIAGNOSTICS l_column = COLUMN_NAME;
             RAISE EXCEPTION USING ERRCODE = 'CX104',
@@ -140,11 +218,11 @@ BEGIN
                         USING jsonb_build_object(l_key, l_row -> l_key);
                 EXCEPTION WHEN data_exception THEN
                     RAISE EXCEPTION USING ERRCODE = 'CX104',
-                        MESSAGE = format('invalid_field: %s.%s: %s', in_memory_type, l_key, SQLERRM);
+                        MESSAGE = format('invalid_field: %s.%s: %s', in_memory_type, l_key, left(SQLERRM, 300));
                 END;
             END LOOP;
             RAISE EXCEPTION USING ERRCODE = 'CX104',
-                MESSAGE = format('invalid_field: %s: %s', in_memory_type, SQLERRM);
+                MESSAGE = format('invalid_field: %s: %s', in_memory_type, left(SQLERRM, 300));
     END;
 END;
 $$;

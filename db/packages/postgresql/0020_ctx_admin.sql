@@ -9,7 +9,7 @@ BEGIN
     IF in_tenant_id IS NULL OR in_tenant_id !~ '^[a-z0-9][a-z0-9_-]{0,63}$' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
             'invalid_argument: in_tenant_id %s must be 1..64 of a-z, 0-9, _ and -, starting with a letter or digit',
-            coalesce(quote_literal(in_tenant_id), 'NULL'));
+            ctxasm.quoted(in_tenant_id));
     END IF;
     IF coalesce(in_display_name, '') = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_display_name must not be empty';
@@ -37,7 +37,7 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM ctxasm.ctx_tenant t WHERE t.tenant_id = in_tenant_id) THEN
         RETURN 0;
     END IF;
-    PERFORM ctx_session.set_tenant(in_tenant_id);
+    PERFORM ctxasm.enter_tenant(in_tenant_id, NULL, NULL);
     FOR l_table IN SELECT m.table_name FROM ctxasm.memory_type m ORDER BY m.ordinal LOOP
         EXECUTE format('SELECT count(*) FROM ctxasm.%I WHERE tenant_id = $1', l_table) INTO l_rows USING in_tenant_id;
         l_total := l_total + l_rows;
@@ -55,3 +55,26 @@ END;
 $$;
 REVOKE ALL ON FUNCTION ctx_admin.purge_tenant(varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctx_admin.purge_tenant(varchar);
+
+--changeset ctxasm:pg-ctx-admin-set-claim-key dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ADMIN.set_claim_key: install the key tenant claims are signed with (HMAC-SHA256), the one the
+--comment: deployment hands to the trusted side; owner only. Claims signed with an earlier key are refused from now.
+CREATE OR REPLACE FUNCTION ctx_admin.set_claim_key(in_key varchar) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_min_length constant integer := 32;
+    co_max_length constant integer := 256;  -- the Oracle twin keeps the key in a raw(256)
+    l_pads record;
+BEGIN
+    IF in_key IS NULL OR octet_length(in_key) NOT BETWEEN co_min_length AND co_max_length THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+            'invalid_argument: in_key must be %s to %s bytes of secret text', co_min_length, co_max_length);
+    END IF;
+    l_pads := ctxasm.hmac_pads(convert_to(in_key, 'UTF8'));
+    UPDATE ctxasm.ctx_hmac_key AS k
+       SET inner_pad = l_pads.inner_pad, outer_pad = l_pads.outer_pad, changed_at = now()
+     WHERE k.purpose = 'claim';
+END;
+$$;
+REVOKE ALL ON FUNCTION ctx_admin.set_claim_key(varchar) FROM PUBLIC;
+--rollback DROP FUNCTION ctx_admin.set_claim_key(varchar);

@@ -9,6 +9,7 @@ DECLARE
     l_table  varchar := ctxasm.memory_table(in_memory_type);
 BEGIN
     PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
+    PERFORM ctxasm.require_row_scope(in_memory_type, in_record);
     IF coalesce(in_record ->> 'id', '') = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX104',
             MESSAGE = format('invalid_field: %s.id: required', in_memory_type);
@@ -34,21 +35,24 @@ BEGIN
     PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
     IF in_record ? 'id' AND in_record ->> 'id' IS DISTINCT FROM in_id THEN
         RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
-            'invalid_field: %s.id: a new version keeps the id %s', in_memory_type, quote_literal(in_id));
+            'invalid_field: %s.id: a new version keeps the id %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
     EXECUTE format('SELECT to_jsonb(t) FROM ctxasm.%I t WHERE t.tenant_id = $1 AND t.id = $2 '
                    'AND t.status = ''active'' FOR UPDATE', l_table)
         INTO l_current USING l_tenant, in_id;
     IF l_current IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX106', MESSAGE = format(
-            'memory_not_found: no active %s %s', in_memory_type, coalesce(quote_literal(in_id), 'NULL'));
+            'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
+    -- Both the version it retires and the one it writes must be the session's to write.
+    PERFORM ctxasm.require_row_scope(in_memory_type, l_current);
+    PERFORM ctxasm.require_row_scope(in_memory_type, l_current || in_record);
     l_version := (l_current ->> 'version')::integer;
     BEGIN
         l_from := coalesce((in_record ->> 'valid_from')::timestamptz, now());
     EXCEPTION WHEN data_exception THEN
         RAISE EXCEPTION USING ERRCODE = 'CX104',
-            MESSAGE = format('invalid_field: %s.valid_from: %s', in_memory_type, SQLERRM);
+            MESSAGE = format('invalid_field: %s.valid_from: %s', in_memory_type, left(SQLERRM, 300));
     END;
     IF l_from < (l_current ->> 'valid_from')::timestamptz THEN
         RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
@@ -81,15 +85,16 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     l_tenant varchar := ctxasm.require_tenant();
     l_table  varchar := ctxasm.memory_table(in_memory_type);
-    l_rows   integer;
+    l_row    jsonb;
 BEGIN
-    EXECUTE format('UPDATE ctxasm.%I SET status = ''deleted'', deleted_at = $3 '
-                   'WHERE tenant_id = $1 AND id = $2 AND status = ''active''', l_table)
-        USING l_tenant, in_id, coalesce(in_deleted_at, now());
-    GET DIAGNOSTICS l_rows = ROW_COUNT;
-    IF l_rows = 0 THEN
+    EXECUTE format('UPDATE ctxasm.%I AS t SET status = ''deleted'', deleted_at = $3 '
+                   'WHERE t.tenant_id = $1 AND t.id = $2 AND t.status = ''active'' RETURNING to_jsonb(t)', l_table)
+        INTO l_row USING l_tenant, in_id, coalesce(in_deleted_at, now());
+    IF l_row IS NOT NULL THEN
+        PERFORM ctxasm.require_row_scope(in_memory_type, l_row);  -- raising undoes the UPDATE
+    ELSE
         RAISE EXCEPTION USING ERRCODE = 'CX106', MESSAGE = format(
-            'memory_not_found: no active %s %s', in_memory_type, coalesce(quote_literal(in_id), 'NULL'));
+            'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
 END;
 $$;
@@ -111,17 +116,8 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
 DECLARE
     l_tenant   varchar := ctxasm.require_tenant();
     l_table    varchar := ctxasm.memory_table(in_memory_type);
-    l_snapshot pg_snapshot;
+    l_snapshot pg_snapshot := ctxasm.parse_snapshot(in_snapshot);
 BEGIN
-    BEGIN
-        l_snapshot := in_snapshot::pg_snapshot;
-    EXCEPTION WHEN data_exception THEN
-        l_snapshot := NULL;
-    END;
-    IF l_snapshot IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
-            'invalid_snapshot: %s is not a snapshot from capture_snapshot', coalesce(quote_literal(in_snapshot), 'NULL'));
-    END IF;
     -- A row version was visible in the snapshot if the transaction that wrote it was, and the one that
     -- retired it (history only) was not. RLS keeps both reads inside the session tenant. search_text is
     -- the database's own index of the text, not part of the row's state.
@@ -138,3 +134,85 @@ BEGIN
 END;
 $$;
 --rollback DROP FUNCTION ctx_memory.rows_as_of(varchar, varchar);
+
+--changeset ctxasm:pg-ctx-memory-read-event dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.read_event: one active conversation event of the session's tenant (a tool result, a
+--comment: recorded request) as {"event_type", "content", "content_json"}, or NULL when there is none
+CREATE OR REPLACE FUNCTION ctx_memory.read_event(in_event_id varchar) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_result jsonb;
+BEGIN
+    SELECT jsonb_build_object('event_type', m.event_type, 'content', m.content, 'content_json', m.content_json)
+      INTO l_result
+      FROM ctxasm.conversation_memory AS m
+     WHERE m.tenant_id = l_tenant AND m.id = in_event_id AND m.role = 'event' AND m.status = 'active';
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.read_event(varchar);
+
+--changeset ctxasm:pg-ctx-memory-row-states dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.row_states: for each [type, id, version] of in_refs the row version's status now and in
+--comment: the recorded snapshot: {"type:id:version": [now, then or null]}; versions the session cannot see now
+--comment: are absent. Replay asks this before it selects again.
+CREATE OR REPLACE FUNCTION ctx_memory.row_states(in_refs jsonb, in_snapshot varchar) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_refs constant integer := 10000;
+    l_tenant    varchar := ctxasm.require_tenant();
+    l_snapshot  pg_snapshot := ctxasm.parse_snapshot(in_snapshot);
+    l_result    jsonb;
+BEGIN
+    IF jsonb_typeof(in_refs) IS DISTINCT FROM 'array' OR jsonb_array_length(in_refs) > co_max_refs
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(in_refs) AS r (ref)
+                   WHERE jsonb_typeof(r.ref) <> 'array' OR jsonb_array_length(r.ref) <> 3
+                      OR jsonb_typeof(r.ref -> 2) <> 'number') THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+            'invalid_argument: in_refs must be a JSON array of at most %s [type, id, version] references',
+            co_max_refs);
+    END IF;
+    WITH wanted AS (
+        SELECT DISTINCT r.ref ->> 0 AS memory_type, r.ref ->> 1 AS id, (r.ref ->> 2)::numeric AS version
+          FROM jsonb_array_elements(in_refs) AS r (ref)
+    )
+    SELECT jsonb_object_agg(
+               now_row.memory_type || ':' || now_row.id || ':' || now_row.version,
+               jsonb_build_array(now_row.status,
+                                 (SELECT was.status FROM ctxasm.memory_rows(l_snapshot) AS was
+                                   WHERE was.tenant_id = l_tenant AND was.memory_type = now_row.memory_type
+                                     AND was.id = now_row.id AND was.version = now_row.version)))
+      INTO l_result
+      FROM wanted AS w
+      JOIN ctxasm.memory_row AS now_row
+        ON now_row.tenant_id = l_tenant AND now_row.memory_type = w.memory_type AND now_row.id = w.id
+       AND now_row.version = w.version;
+    RETURN coalesce(l_result, '{}'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.row_states(jsonb, varchar);
+
+--changeset ctxasm:pg-ctx-memory-inventory dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.inventory: the session's row versions counted per memory type and status:
+--comment: [{"memory_type", "status", "rows"}], by type (the order of the memory types) and status
+CREATE OR REPLACE FUNCTION ctx_memory.inventory() RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_type   record;
+    l_counts jsonb;
+    l_result jsonb := '[]'::jsonb;
+BEGIN
+    FOR l_type IN SELECT m.memory_type, m.table_name FROM ctxasm.memory_type AS m ORDER BY m.ordinal LOOP
+        EXECUTE format('SELECT jsonb_agg(jsonb_build_object(''memory_type'', $2, ''status'', s.status, '
+                       '''rows'', s.n) ORDER BY s.status) '
+                       'FROM (SELECT t.status, count(*) AS n FROM ctxasm.%I AS t WHERE t.tenant_id = $1 '
+                       'GROUP BY t.status) AS s', l_type.table_name)
+            INTO l_counts USING l_tenant, l_type.memory_type;
+        l_result := l_result || coalesce(l_counts, '[]'::jsonb);
+    END LOOP;
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.inventory();

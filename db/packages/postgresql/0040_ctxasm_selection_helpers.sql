@@ -57,4 +57,3 @@ LANGUAGE sql IMMUTABLE AS $$
         WHEN 'summary' THEN 4 WHEN 'conversation' THEN 5 ELSE 9 END
 $$;
 --rollback DROP FUNCTION ctxasm.authority(varchar);
-

@@ -215,7 +215,7 @@ RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bi
                lexical_score double precision, vector_distance double precision, fused numeric)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, public, pg_temp
-SET hnsw.iterative_scan = strict_order SET hnsw.max_scan_tuples = 40000 SET jit = off
+SET "hnsw.iterative_scan" = 'strict_order' SET "hnsw.max_scan_tuples" = 40000 SET jit = off
 AS $$
 DECLARE
     -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing.

@@ -44,6 +44,7 @@ SET enable_partition_pruning = on SET work_mem = '16MB'
 AS $$
 DECLARE
     co_hybrid_scorer   constant varchar := 'hybrid-calibrated-1';
+    co_max_question    constant integer := 8000;  -- characters; bounds the work one call can ask for
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
     co_probe_rows      constant integer := 500;
@@ -54,7 +55,7 @@ DECLARE
     co_min_candidates  constant integer := 10;
     co_max_candidates  constant integer := 200;
     co_dynamic_slices  constant varchar[] := ARRAY['durable_facts', 'evidence', 'recalled_history', 'volatile_tail'];
-    l_tenant    varchar := ctxasm.require_tenant();
+    l_tenant    varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_budget    record;
     l_weights   jsonb;
     l_field     text;
@@ -76,6 +77,11 @@ DECLARE
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = 'invalid_question: the question must not be empty';
+    END IF;
+    IF length(in_question) > co_max_question THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = format(
+            'invalid_question: in_question is %s characters long, at most %s are allowed', length(in_question),
+            co_max_question);
     END IF;
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_sources IS NOT NULL AND jsonb_typeof(in_sources) <> 'array' THEN
@@ -101,7 +107,7 @@ BEGIN
             l_snapshot := in_snapshot::pg_snapshot;
         EXCEPTION WHEN data_exception THEN
             RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
-                'invalid_snapshot: %s is not a snapshot from capture_snapshot', quote_literal(in_snapshot));
+                'invalid_snapshot: %s is not a snapshot from capture_snapshot', ctxasm.quoted(in_snapshot));
         END;
     END IF;
 
@@ -130,7 +136,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'CX111', MESSAGE = format(
             'budget_missing: no context_budget guideline is in effect for agent %s at %s',
-            coalesce(quote_literal(in_agent_id), 'NULL'), in_evaluation_time);
+            ctxasm.quoted(in_agent_id), in_evaluation_time);
     END IF;
     -- The database checks only the budget fields it uses itself; the Python layer validates the rest.
     IF jsonb_typeof(l_budget.content_json) IS DISTINCT FROM 'object' THEN
@@ -154,7 +160,7 @@ BEGIN
        OR NOT (l_budget.content_json -> 'shares') ? in_intent THEN
         RAISE EXCEPTION USING ERRCODE = 'CX110', MESSAGE = format(
             'unknown_intent: %s is not one of the intents of budget %s version %s (%s)',
-            coalesce(quote_literal(in_intent), 'NULL'), l_budget.id, l_budget.version,
+            ctxasm.quoted(in_intent), l_budget.id, l_budget.version,
             coalesce((SELECT string_agg(k, ', ' ORDER BY k)
                         FROM jsonb_object_keys(CASE WHEN jsonb_typeof(l_budget.content_json -> 'shares') = 'object'
                                                     THEN l_budget.content_json -> 'shares' END) AS k), 'none'));
@@ -614,7 +620,7 @@ $$;
 CREATE OR REPLACE FUNCTION ctx_assembly.record_manifest(in_manifest jsonb) RETURNS varchar
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    l_tenant varchar := ctxasm.require_tenant();
+    l_tenant varchar := ctxasm.require_scope(in_manifest -> 'scope' ->> 'user_id', in_manifest -> 'scope' ->> 'agent_id');
     l_id     varchar := 'manifest_' || replace(gen_random_uuid()::text, '-', '');
     l_field  text;
     l_bad    record;
@@ -662,9 +668,11 @@ BEGIN
             'invalid_manifest: a %s reference must be [type, id, version], not %s', l_bad.relation,
             left(coalesce(l_bad.ref::text, 'null'), 200));
     END IF;
-    INSERT INTO ctxasm.context_source_ref (tenant_id, id, version, status, thread_id, derived_type, derived_id,
-                                           derived_version, source_type, source_id, source_version, relation, content)
-    SELECT l_tenant, l_id || ':' || r.ord, 1, 'active', in_manifest -> 'scope' ->> 'thread_id', 'manifest', l_id, 1,
+    INSERT INTO ctxasm.context_source_ref (tenant_id, id, version, status, user_id, agent_id, thread_id,
+                                           derived_type, derived_id, derived_version, source_type, source_id,
+                                           source_version, relation, content)
+    SELECT l_tenant, l_id || ':' || r.ord, 1, 'active', in_manifest -> 'scope' ->> 'user_id',
+           in_manifest -> 'scope' ->> 'agent_id', in_manifest -> 'scope' ->> 'thread_id', 'manifest', l_id, 1,
            r.ref ->> 0, r.ref ->> 1, (r.ref ->> 2)::integer, r.relation,
            format('manifest %s %s %s:%s@%s', l_id, r.relation, r.ref ->> 0, r.ref ->> 1, r.ref ->> 2)
       FROM ctxasm.manifest_refs(in_manifest) AS r;
@@ -672,3 +680,44 @@ BEGIN
 END;
 $$;
 --rollback DROP FUNCTION ctx_assembly.record_manifest(jsonb);
+
+--changeset ctxasm:pg-ctx-assembly-read-manifest dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ASSEMBLY.read_manifest: a recorded manifest of the session's tenant, or NULL (another tenant's
+--comment: manifest is as unknown as one that never existed)
+CREATE OR REPLACE FUNCTION ctx_assembly.read_manifest(in_manifest_id varchar) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_result jsonb;
+BEGIN
+    SELECT m.content_json INTO l_result
+      FROM ctxasm.conversation_memory AS m
+     WHERE m.tenant_id = l_tenant AND m.id = in_manifest_id AND m.event_type = 'context_manifest'
+       AND m.status = 'active';
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_assembly.read_manifest(varchar);
+
+--changeset ctxasm:pg-ctx-assembly-latest-manifest-id dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_ASSEMBLY.latest_manifest_id: the scope's most recent window (what expand may open when no
+--comment: manifest is named), or NULL
+CREATE OR REPLACE FUNCTION ctx_assembly.latest_manifest_id(in_user_id varchar, in_agent_id varchar,
+                                                          in_thread_id varchar)
+RETURNS varchar
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_scope(in_user_id, in_agent_id);
+    l_result varchar;
+BEGIN
+    SELECT m.id INTO l_result
+      FROM ctxasm.conversation_memory AS m
+     WHERE m.tenant_id = l_tenant AND m.event_type = 'context_manifest' AND m.status = 'active'
+       AND m.user_id IS NOT DISTINCT FROM in_user_id AND m.agent_id IS NOT DISTINCT FROM in_agent_id
+       AND m.thread_id IS NOT DISTINCT FROM in_thread_id
+     ORDER BY m.created_at DESC, m.id DESC
+     LIMIT 1;
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_assembly.latest_manifest_id(varchar, varchar, varchar);

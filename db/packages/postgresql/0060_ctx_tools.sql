@@ -15,7 +15,7 @@ CREATE OR REPLACE FUNCTION ctx_tools.active_tools(
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    l_tenant varchar := ctxasm.require_tenant();
+    l_tenant varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_result jsonb;
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
@@ -72,7 +72,7 @@ DECLARE
     co_vector_pattern  constant text :=
         '^\[[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?'
         '([[:space:]]*,[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)*[[:space:]]*\]$';
-    l_tenant varchar := ctxasm.require_tenant();
+    l_tenant varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_result jsonb;
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
@@ -148,7 +148,8 @@ CREATE OR REPLACE FUNCTION ctx_tools.lookup_entity(
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    l_tenant varchar := ctxasm.require_tenant();
+    co_max_length constant integer := 256;  -- entity_memory.subject and .predicate are varchar(256)
+    l_tenant varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_result jsonb;
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
@@ -157,6 +158,13 @@ BEGIN
     END IF;
     IF in_predicate IS NULL OR btrim(in_predicate) = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_predicate must not be empty';
+    END IF;
+    IF length(in_subject) > co_max_length OR length(in_predicate) > co_max_length THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+            'invalid_argument: %s is %s characters long, at most %s are allowed',
+            CASE WHEN length(in_subject) > co_max_length THEN 'in_subject' ELSE 'in_predicate' END,
+            CASE WHEN length(in_subject) > co_max_length THEN length(in_subject) ELSE length(in_predicate) END,
+            co_max_length);
     END IF;
     -- supersede and delete_memory keep the retired version in the table with its status, so the table
     -- holds every version; <table>_history only keeps earlier images of the same versions. Erased rows have
@@ -240,7 +248,7 @@ BEGIN
        AND m.status = 'active' AND m.deleted_at IS NULL;
     IF l_manifest IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX115', MESSAGE = format(
-            'not_in_window: memory %s: no manifest %s for this tenant', in_memory_id, quote_literal(in_manifest_id));
+            'not_in_window: memory %s: no manifest %s for this tenant', left(in_memory_id, 200), ctxasm.quoted(in_manifest_id));
     END IF;
     SELECT e.entry INTO l_entry
       FROM jsonb_array_elements(CASE WHEN jsonb_typeof(l_manifest -> 'memories') = 'array'
@@ -249,7 +257,7 @@ BEGIN
      LIMIT 1;
     IF l_entry IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX115', MESSAGE = format(
-            'not_in_window: memory %s was not issued in manifest %s', in_memory_id, in_manifest_id);
+            'not_in_window: memory %s was not issued in manifest %s', left(in_memory_id, 200), left(in_manifest_id, 200));
     END IF;
 
     SELECT r.memory_type, r.id, r.version, r.status, r.deleted_at, r.valid_from, r.valid_until, r.content,
@@ -267,7 +275,7 @@ BEGIN
                 END;
     IF l_reason IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'CX116', MESSAGE = format(
-            'source_unavailable: memory %s: its source %s %s version %s %s', in_memory_id,
+            'source_unavailable: memory %s: its source %s %s version %s %s', left(in_memory_id, 200),
             l_entry -> 'ref' ->> 0, l_entry -> 'ref' ->> 1, l_entry -> 'ref' ->> 2, l_reason);
     END IF;
     RETURN jsonb_build_object(

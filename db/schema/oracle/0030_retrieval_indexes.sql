@@ -1,7 +1,7 @@
 --liquibase formatted sql
 
 -- The retrieval indexes of the knowledge base (PostgreSQL: db/schema/postgresql/0060_retrieval.sql); the other
--- searchable tables get theirs in 0050_selection_indexes.sql.
+-- searchable tables get theirs in 0060_selection_indexes.sql.
 -- Lexical: an Oracle Text CONTEXT index on the content of each knowledge-base table, synced on commit (a
 -- CONTEXT index is not transactional by default: without SYNC (ON COMMIT) new rows would not be found until
 -- CTX_DDL.SYNC_INDEX ran), and a composite domain index: FILTER BY tenant_id stores the tenant with every

@@ -132,8 +132,8 @@ SELECT
     NULL::jsonb AS extra,
     created_xid,
     content_tokens,
-    embedding AS embedding,
-    search_text AS search_text,
+    embedding,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.entity_memory
@@ -165,8 +165,8 @@ SELECT
     NULL::jsonb AS extra,
     created_xid,
     content_tokens,
-    embedding AS embedding,
-    search_text AS search_text,
+    embedding,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.workflow_memory
@@ -199,7 +199,7 @@ SELECT
     created_xid,
     content_tokens,
     NULL::vector AS embedding,
-    search_text AS search_text,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.knowledge_base_document
@@ -231,8 +231,8 @@ SELECT
     jsonb_build_object('document_version', document_version) AS extra,
     created_xid,
     content_tokens,
-    embedding AS embedding,
-    search_text AS search_text,
+    embedding,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.knowledge_base_chunk
@@ -264,8 +264,8 @@ SELECT
     NULL::jsonb AS extra,
     created_xid,
     content_tokens,
-    embedding AS embedding,
-    search_text AS search_text,
+    embedding,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.conversation_memory
@@ -297,8 +297,8 @@ SELECT
     jsonb_build_object('period_start', period_start, 'period_end', period_end) AS extra,
     created_xid,
     content_tokens,
-    embedding AS embedding,
-    search_text AS search_text,
+    embedding,
+    search_text,
     text_key,
     pointer_text
 FROM ctxasm.summarization_memory;
@@ -440,7 +440,7 @@ SELECT
     created_xid,
     retired_xid,
     content_tokens,
-    embedding AS embedding,
+    embedding,
     NULL::tsvector AS search_text,
     text_key,
     pointer_text
@@ -474,7 +474,7 @@ SELECT
     created_xid,
     retired_xid,
     content_tokens,
-    embedding AS embedding,
+    embedding,
     NULL::tsvector AS search_text,
     text_key,
     pointer_text
@@ -542,7 +542,7 @@ SELECT
     created_xid,
     retired_xid,
     content_tokens,
-    embedding AS embedding,
+    embedding,
     NULL::tsvector AS search_text,
     text_key,
     pointer_text
@@ -576,7 +576,7 @@ SELECT
     created_xid,
     retired_xid,
     content_tokens,
-    embedding AS embedding,
+    embedding,
     NULL::tsvector AS search_text,
     text_key,
     pointer_text
@@ -610,7 +610,7 @@ SELECT
     created_xid,
     retired_xid,
     content_tokens,
-    embedding AS embedding,
+    embedding,
     NULL::tsvector AS search_text,
     text_key,
     pointer_text
@@ -685,28 +685,111 @@ $$;
 --comment: the searchable memory rows in one shape, for retrieval: each with the slice it competes for. A read
 --comment: that names the tenant reads that tenant's partition of each table (RLS of the tables applies)
 CREATE OR REPLACE VIEW ctxasm.search_row WITH (security_invoker = TRUE) AS
-SELECT 'kb_chunk'::varchar AS memory_type, 'evidence'::varchar AS slice, tenant_id, id, version, user_id,
-       agent_id, thread_id, status, valid_from, valid_until, deleted_at, NULL::varchar AS event_type,
-       search_text, embedding
-  FROM ctxasm.knowledge_base_chunk
+SELECT
+    'kb_chunk'::varchar AS memory_type,
+    'evidence'::varchar AS slice,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar AS event_type,
+    search_text,
+    embedding
+FROM ctxasm.knowledge_base_chunk
 UNION ALL
-SELECT 'kb_document'::varchar, 'evidence'::varchar, tenant_id, id, version, user_id, agent_id, thread_id, status,
-       valid_from, valid_until, deleted_at, NULL::varchar, search_text, NULL::vector
-  FROM ctxasm.knowledge_base_document
+SELECT
+    'kb_document'::varchar,
+    'evidence'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    NULL::vector
+FROM ctxasm.knowledge_base_document
 UNION ALL
-SELECT 'entity'::varchar, 'durable_facts'::varchar, tenant_id, id, version, user_id, agent_id, thread_id, status,
-       valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
-  FROM ctxasm.entity_memory
+SELECT
+    'entity'::varchar,
+    'durable_facts'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    embedding
+FROM ctxasm.entity_memory
 UNION ALL
-SELECT 'workflow'::varchar, 'durable_facts'::varchar, tenant_id, id, version, user_id, agent_id, thread_id,
-       status, valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
-  FROM ctxasm.workflow_memory
+SELECT
+    'workflow'::varchar,
+    'durable_facts'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    embedding
+FROM ctxasm.workflow_memory
 UNION ALL
-SELECT 'conversation'::varchar, 'recalled_history'::varchar, tenant_id, id, version, user_id, agent_id,
-       thread_id, status, valid_from, valid_until, deleted_at, event_type, search_text, embedding
-  FROM ctxasm.conversation_memory
+SELECT
+    'conversation'::varchar,
+    'recalled_history'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    event_type,
+    search_text,
+    embedding
+FROM ctxasm.conversation_memory
 UNION ALL
-SELECT 'summary'::varchar, 'recalled_history'::varchar, tenant_id, id, version, user_id, agent_id, thread_id,
-       status, valid_from, valid_until, deleted_at, NULL::varchar, search_text, embedding
-  FROM ctxasm.summarization_memory;
+SELECT
+    'summary'::varchar,
+    'recalled_history'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    embedding
+FROM ctxasm.summarization_memory;
 --rollback DROP VIEW ctxasm.search_row;

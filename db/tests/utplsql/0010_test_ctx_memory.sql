@@ -72,8 +72,14 @@ create or replace package test_ctx_memory authid definer is
    --%test(erase writes NULL into nullable columns and [erased] into required ones, as PostgreSQL)
    procedure erase_nulls_nullable_columns;
 
-   --%test(set_tenant of an unregistered tenant raises unknown_tenant and leaves no tenant set)
-   procedure set_tenant_rejects_unknown_tenant;
+   --%test(erase follows every copy: a tool result and a model response citing it, source_hash NULL, a report)
+   procedure erase_follows_every_copy;
+
+   --%test(rows_as_of of an SCN before an erasure leaves the erased version out)
+   procedure rows_as_of_leaves_out_erased_versions;
+
+   --%test(set_tenant with a claim for an unregistered tenant raises invalid_claim and leaves no tenant set)
+   procedure set_tenant_rejects_an_unregistered_tenant;
 
    --%test(VPD: another tenant, or no tenant, sees none of the rows)
    procedure other_tenant_sees_nothing;
@@ -248,7 +254,7 @@ create or replace package body test_ctx_memory is
       l_status  varchar2(16);
       l_tenant  varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_1', 'First fact.'));
       l_expect := ut.expect(l_id);
       l_expect.to_equal('ut_put_1');
@@ -274,7 +280,7 @@ create or replace package body test_ctx_memory is
    procedure put_memory_rejects_unknown_type is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => 'rumour', in_record => fact_json('ut_put_3', 'Unknown type.'));
    end put_memory_rejects_unknown_type;
 
@@ -283,7 +289,7 @@ create or replace package body test_ctx_memory is
       l_id      varchar2(128);
       l_message varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       begin
          l_id := ctx_memory.put_memory(
                     in_memory_type => co_entity,
@@ -306,7 +312,7 @@ create or replace package body test_ctx_memory is
    procedure put_memory_rejects_duplicate_id is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Once.'));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_put_5', 'Twice.'));
    end put_memory_rejects_duplicate_id;
@@ -320,7 +326,7 @@ create or replace package body test_ctx_memory is
       l_old_until   timestamp with time zone;
       l_new_from    timestamp with time zone;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_sup_1', 'Scores 0.92.'));
       l_new_version := ctx_memory.supersede(
                           in_memory_type => co_entity,
@@ -347,7 +353,7 @@ create or replace package body test_ctx_memory is
    procedure supersede_needs_an_active_version is
       l_version number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => 'ut_never_written',
                                         in_record => '{"content": "Nothing to replace."}');
    end supersede_needs_an_active_version;
@@ -358,7 +364,7 @@ create or replace package body test_ctx_memory is
       l_status  varchar2(16);
       l_deleted timestamp with time zone;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_del_1', 'To delete.'));
       ctx_memory.delete_memory(in_memory_type => co_entity, in_id => l_id);
       select e.status, e.deleted_at into l_status, l_deleted from entity_memory e where e.id = l_id;
@@ -375,7 +381,7 @@ create or replace package body test_ctx_memory is
       l_erased  number;
       l_kept    number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_1', 'Secret v1.'));
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
                                         in_record => '{"content": "Secret v2."}');
@@ -396,7 +402,7 @@ create or replace package body test_ctx_memory is
       -- 4,500 two-byte characters: more than a VARCHAR2(4000) of bytes, and more than a 4,000-character prefix
       l_secret   varchar2(32767) := rpad('é', 4500, 'é') || ' secret tail';
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_q', l_secret));
       put_manifest(in_manifest_id => 'ut_manifest_q', in_question => 'Is it true that ' || l_secret || '?',
                    in_source_id => 'ut_erase_q');
@@ -417,7 +423,7 @@ create or replace package body test_ctx_memory is
       l_text   varchar2(32767) := rpad('x', 5000, 'x') || ' end of the text';
       l_prefix varchar2(4000) := substr(rpad('x', 5000, 'x'), 1, 4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_p', l_text));
       put_manifest(in_manifest_id => 'ut_manifest_p', in_question => l_prefix, in_source_id => 'ut_erase_p');
       l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => 'ut_erase_p');
@@ -435,7 +441,7 @@ create or replace package body test_ctx_memory is
       l_payload   json_object_t := json_object_t();
       l_remaining number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_erase_d', 'Derived from.'));
       put_manifest(in_manifest_id => 'ut_manifest_d', in_question => 'What is derived?', in_source_id => 'ut_erase_d');
       -- a compression of the memory with two versions
@@ -481,7 +487,7 @@ create or replace package body test_ctx_memory is
       l_refs       varchar2(100);
       l_doc_title  varchar2(512);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_payload.put(key => 'section', val => 'intro');
       l_record := record_json('id', 'ut_erase_doc', 'title', 'A document title', 'content', 'Document text.');
       l_id := ctx_memory.put_memory(in_memory_type => 'kb_document', in_record => l_record.to_clob());
@@ -510,16 +516,91 @@ create or replace package body test_ctx_memory is
       l_expect.to_equal('[]');
    end erase_nulls_nullable_columns;
 
-   procedure set_tenant_rejects_unknown_tenant is
+   procedure erase_follows_every_copy is
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_record  json_object_t;
+      l_refs    json_array_t := json_array_t();
+      l_ref     json_object_t := json_object_t();
+      l_report  json_object_t;
+      l_left    number;
+      l_hashes  number;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity,
+                                    in_record => fact_json('ut_erase_copy', 'Quokka vellum briefing.'));
+      put_manifest(in_manifest_id => 'ut_manifest_copy', in_question => 'What briefing?',
+                   in_source_id => 'ut_erase_copy');
+      -- a compression of it, a tool result citing it, and a model response of the window that rendered it
+      l_record := record_json('id', 'ut_copy_cmp', 'source_type', co_entity, 'source_id', 'ut_erase_copy',
+                              'source_hash', co_hash, 'generating_model', 'ut-model');
+      l_record.put(key => 'source_version', val => 1);
+      l_record.put(key => 'prompt_version', val => 'ut-prompt');
+      l_record.put(key => 'content', val => 'Quokka, in short.');
+      l_id := ctx_memory.put_memory(in_memory_type => 'compression', in_record => l_record.to_clob());
+      l_ref.put(key => 'type', val => co_entity);
+      l_ref.put(key => 'id', val => 'ut_erase_copy');
+      l_ref.put(key => 'version', val => 1);
+      l_refs.append(val => l_ref);
+      l_record := record_json('id', 'ut_copy_tool', 'role', 'event', 'event_type', 'tool_result',
+                              'content', '<tool_result>Quokka vellum briefing.</tool_result>');
+      l_record.put(key => 'source_refs', val => l_refs);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+      l_refs := json_array_t();
+      l_ref := json_object_t();
+      l_ref.put(key => 'type', val => 'manifest');
+      l_ref.put(key => 'id', val => 'ut_manifest_copy');
+      l_ref.put(key => 'version', val => 1);
+      l_refs.append(val => l_ref);
+      l_record := record_json('id', 'ut_copy_response', 'role', 'event', 'event_type', 'model_response',
+                              'content', 'It was the Quokka vellum briefing.');
+      l_record.put(key => 'source_refs', val => l_refs);
+      l_id := ctx_memory.put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+
+      l_report := json_object_t.parse(jsn => ctx_memory.erase_report(in_memory_type => co_entity,
+                                                                       in_id => 'ut_erase_copy'));
+      l_expect := ut.expect(l_report.get_number(key => 'total'));
+      l_expect.to_equal(4);
+      select count(*) into l_left
+        from conversation_memory m
+       where m.id in ('ut_copy_tool', 'ut_copy_response')
+         and (m.status <> co_erased or dbms_lob.instr(m.content, 'Quokka') > 0);
+      l_expect := ut.expect(l_left);
+      l_expect.to_equal(0);
+      select count(*) into l_hashes from context_compression c where c.id = 'ut_copy_cmp' and c.source_hash is not null;
+      l_expect := ut.expect(l_hashes);
+      l_expect.to_equal(0);
+   end erase_follows_every_copy;
+
+   procedure rows_as_of_leaves_out_erased_versions is
+      l_expect   ut_expectation;
+      l_id       varchar2(128);
+      l_erased   number;
+      l_snapshot varchar2(64);
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_erased', 'Secret.'));
+      commit;
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_snapshot := ctx_memory.capture_snapshot();
+      l_erased := ctx_memory.erase(in_memory_type => co_entity, in_id => l_id);
+      commit;
+      -- undo still holds version 1 as of the snapshot; the contract does not return it
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_expect := ut.expect(versions_at(l_snapshot, l_id));
+      l_expect.to_be_null();
+   end rows_as_of_leaves_out_erased_versions;
+
+   procedure set_tenant_rejects_an_unregistered_tenant is
       l_expect ut_expectation;
       l_raised boolean := false;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       begin
-         ctx_session.set_tenant(in_tenant_id => 'ut-memory-nobody');
+         ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => 'ut-memory-nobody'));
       exception
          when others then
-            if sqlcode <> ctx_errors.co_unknown_tenant then
+            if sqlcode <> ctx_errors.co_invalid_claim then
                raise;
             end if;
             l_raised := true;
@@ -529,17 +610,17 @@ create or replace package body test_ctx_memory is
       -- the context is cleared first, so a failed call never leaves tenant A in place
       l_expect := ut.expect(ctx_session.current_tenant());
       l_expect.to_be_null();
-   end set_tenant_rejects_unknown_tenant;
+   end set_tenant_rejects_an_unregistered_tenant;
 
    procedure other_tenant_sees_nothing is
       l_expect ut_expectation;
       l_id     varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_vpd_1', 'Tenant A only.'));
       l_expect := ut.expect(visible_versions(l_id));
       l_expect.to_equal(1);
-      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_b));
       l_expect := ut.expect(visible_versions(l_id));
       l_expect.to_equal(0);
       ctx_session.clear_tenant;
@@ -553,15 +634,19 @@ create or replace package body test_ctx_memory is
       l_version  number;
       l_snapshot varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_1', 'Scores 0.92.'));
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_snapshot := ctx_memory.capture_snapshot();
       l_expect := ut.expect(l_snapshot);
       l_expect.to_match('^[0-9]+$');
       l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => l_id,
                                         in_record => '{"content": "Scores 0.78."}');
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_equal('1:active');
       l_expect := ut.expect(versions_at(ctx_memory.capture_snapshot(), l_id));
@@ -573,14 +658,16 @@ create or replace package body test_ctx_memory is
       l_id       varchar2(128);
       l_snapshot varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_asof_2', 'Tenant A.'));
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_snapshot := ctx_memory.capture_snapshot();
-      ctx_session.set_tenant(in_tenant_id => co_tenant_b);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_b));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_be_null();
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_expect := ut.expect(versions_at(l_snapshot, l_id));
       l_expect.to_equal('1:active');
    end rows_as_of_is_tenant_scoped;
@@ -588,14 +675,14 @@ create or replace package body test_ctx_memory is
    procedure rows_as_of_rejects_bad_snapshot is
       l_rows sys_refcursor;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => 'not-an-scn');
    end rows_as_of_rejects_bad_snapshot;
 
    procedure rows_as_of_rejects_future_scn is
       l_rows sys_refcursor;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant_a);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       -- well formed, but far beyond the current SCN (ORA-08181), mapped like ORA-08180 and ORA-01466
       l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => '999999999999999999999');
    end rows_as_of_rejects_future_scn;

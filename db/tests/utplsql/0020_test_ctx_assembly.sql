@@ -386,7 +386,7 @@ create or replace package body test_ctx_assembly is
       ctx_admin.register_tenant(in_tenant_id => co_limits_tenant, in_display_name => 'utPLSQL candidate limits');
       ctx_admin.register_tenant(in_tenant_id => co_claims_tenant, in_display_name => 'utPLSQL claims by containment');
 
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'persona',
@@ -440,7 +440,7 @@ create or replace package body test_ctx_assembly is
       -- one tenant's rows per commit (Oracle Text syncs on commit under the session's VPD context)
       commit;
 
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'entity',
@@ -451,7 +451,7 @@ create or replace package body test_ctx_assembly is
 
       -- Budgets by containment: the user's and agent's budget names two scope columns, the thread's one; the
       -- thread's is narrower and limits the durable facts to one candidate. Three facts of three claims.
-      ctx_session.set_tenant(in_tenant_id => co_limits_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'guideline',
                  in_record      => budget_json(in_id => 'ut_budget_user',
@@ -486,7 +486,7 @@ create or replace package body test_ctx_assembly is
 
       -- Scenarios 30 and 31: a thread's fact against the user's own fact of a claim, and a summary citing a
       -- superseded tenant-wide fact whose claim a narrower fact of Jane's now wins.
-      ctx_session.set_tenant(in_tenant_id => co_claims_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_claims_tenant));
       l_id := ctx_memory.put_memory(in_memory_type => 'guideline', in_record => budget_json());
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'entity',
@@ -556,7 +556,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_scorer   varchar2(200);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.engine'), json_value(l_window, '$.tenant_id'),
              json_value(l_window, '$.snapshot'), json_value(l_window, '$.scorer')
@@ -577,7 +577,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 2));
       l_expect.to_equal('current:true');
@@ -593,7 +593,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'summary', 'ut_s_july', 1));
       l_expect.to_equal('historical:false');
@@ -605,7 +605,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_before);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_f_helios', 1));
       l_expect.to_equal('current:false');
@@ -619,7 +619,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(exclusion_of(l_window, 'entity', 'ut_f_expired', 1));
       l_expect.to_equal('lifecycle:expired');
@@ -633,11 +633,11 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(0);
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(mentions_of(l_window, 'ut_f_other_tenant'));
       l_expect.to_equal(1);
@@ -651,7 +651,7 @@ create or replace package body test_ctx_assembly is
       l_snapshot varchar2(64);
       l_version  number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.snapshot') into l_snapshot from dual;
       l_version := ctx_memory.supersede(
@@ -661,6 +661,8 @@ create or replace package body test_ctx_assembly is
                                         || '"content": "Helios-RAG answers in 350 ms at the median (re-run)."}'
                    );
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_expect := ut.expect(l_version);
       l_expect.to_equal(2);
       -- now: version 2 is the fact and version 1 is excluded as superseded
@@ -687,28 +689,28 @@ create or replace package body test_ctx_assembly is
    procedure window_needs_a_budget is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_empty_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_empty_tenant));
       l_window := window_at(co_after);
    end window_needs_a_budget;
 
    procedure window_rejects_unknown_intent is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_intent => 'small_talk');
    end window_rejects_unknown_intent;
 
    procedure window_rejects_empty_question is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_question => ' ');
    end window_rejects_empty_question;
 
    procedure window_rejects_bad_snapshot is
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after, in_snapshot => 'yesterday');
    end window_rejects_bad_snapshot;
 
@@ -719,7 +721,7 @@ create or replace package body test_ctx_assembly is
       l_events   number;
       l_refs     varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_manifest := '{"mode": "live", "request_hash": "' || co_hash || '", '
                     || '"scope": {"user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_main"}, '
                     || '"budget_ref": ["guideline", "ut_budget", 1], '
@@ -750,7 +752,7 @@ create or replace package body test_ctx_assembly is
    procedure manifest_needs_a_request_hash is
       l_id varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_assembly.record_manifest(
                  in_manifest => to_clob('{"request_hash": "not-a-hash", "budget_ref": ["guideline", "ut_budget", 1], '
                                         || '"memories": [], "excluded": [], "required_refs": []}')
@@ -776,7 +778,7 @@ create or replace package body test_ctx_assembly is
       l_expect := ut.expect(ctx_memory.text_key(in_text => to_clob('   ')));
       l_expect.to_equal('d41d8cd98f00b204e9800998ecf8427e');
       -- written with each version: supersede brings the new text's columns
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       select max(case when e.version = 1 then e.text_key end), max(case when e.version = 2 then e.text_key end),
              max(case when e.version = 2 then e.pointer_text end)
         into l_key_one, l_key_two, l_pointer
@@ -797,7 +799,7 @@ create or replace package body test_ctx_assembly is
    begin
       l_expect := ut.expect(ctx_assembly.selection_version());
       l_expect.to_equal('context-selection-2');
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.selection_version') into l_version from dual;
       l_expect := ut.expect(l_version);
@@ -809,7 +811,7 @@ create or replace package body test_ctx_assembly is
       l_window clob;
       l_budget varchar2(128);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_limits_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
       -- thread_limits: the thread's budget (one scope column, level 3) over the user's and agent's (two, level 2)
       l_window := window_at(co_after, in_thread => 'thread_limits');
       select json_value(l_window, '$.budget.ref[1]') into l_budget from dual;
@@ -830,7 +832,7 @@ create or replace package body test_ctx_assembly is
       l_evidence varchar2(40);
       l_cuts     varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_limits_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
       l_window := window_at(co_after, in_thread => 'thread_limits');
       select json_value(l_window, '$.candidate_limits.durable_facts'),
              json_value(l_window, '$.candidate_limits.evidence')
@@ -866,7 +868,7 @@ create or replace package body test_ctx_assembly is
       l_window  clob;
       l_message varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_limits_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
       begin
          l_window := window_at(co_after, in_thread => 'thread_bad_limits');
       exception
@@ -884,7 +886,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_claims_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_claims_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'entity', 'ut_c_thread', 1));
       l_expect.to_equal('current:false');
@@ -896,7 +898,7 @@ create or replace package body test_ctx_assembly is
       l_expect ut_expectation;
       l_window clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_claims_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_claims_tenant));
       l_window := window_at(co_after);
       l_expect := ut.expect(candidate_of(l_window, 'summary', 'ut_c_july', 1));
       l_expect.to_equal('historical:false');
@@ -921,7 +923,7 @@ create or replace package body test_ctx_assembly is
       l_scorer   varchar2(64);
       l_method   varchar2(64);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_claims_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_claims_tenant));
       l_live := window_at(co_after);
       select json_value(l_live, '$.snapshot'), json_query(l_live, '$.retrieval.items' returning clob)
         into l_snapshot, l_items
@@ -955,7 +957,7 @@ create or replace package body test_ctx_assembly is
       l_last     number;
       l_numbers  number;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_ref := json_array_t();
       l_ref.append('entity');
       l_ref.append('ut_f_helios');
@@ -1010,7 +1012,7 @@ create or replace package body test_ctx_assembly is
       l_id      varchar2(128);
       l_message varchar2(4000);
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       select count(*) into l_before from context_source_ref r where r.tenant_id = co_tenant;
       begin
          l_id := ctx_assembly.record_manifest(
@@ -1041,20 +1043,24 @@ create or replace package body test_ctx_assembly is
       l_pending number;
       l_result  clob;
    begin
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'kb_document',
                  in_record      => '{"id": "ut_text_a", "title": "Tenant A notes", '
                                    || '"content": "Xylophonic resonance measured by tenant A."}'
               );
       commit;
-      ctx_session.set_tenant(in_tenant_id => co_other_tenant);
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'kb_document',
                  in_record      => '{"id": "ut_text_b", "title": "Tenant B notes", '
                                    || '"content": "Xylophonic resonance measured by tenant B."}'
               );
       commit;
+      -- the tenant ends with the transaction: set it again for the next one
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_other_tenant));
       select count(*)
         into l_pending
         from ctx_user_pending p
@@ -1068,7 +1074,7 @@ create or replace package body test_ctx_assembly is
       l_expect.to_equal(1);
       l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
       l_expect.to_equal(0);
-      ctx_session.set_tenant(in_tenant_id => co_tenant);
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_result := search('xylophonic resonance');
       l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
       l_expect.to_equal(1);

@@ -234,8 +234,7 @@ def load_entries(target: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         clear_assemblies(target, workload.tenant_id)
     else:
         ensure_tenant(target, args.load_tenant)
-        with pgconn.connect(target, pgconn.app_login()) as connection:
-            dimensions = runner.question_dimensions(connection)
+        dimensions = runner.question_dimensions(target)
         workload = load.bench_workload(args.load_tenant, dimensions, generate.questions(16, seed=9))
         clear_assemblies(target, workload.tenant_id)
     entries = []

@@ -139,7 +139,7 @@ def _move(connection: Any, tenant_id: str, kind: str, rows: list[tuple[Any, ...]
     if embedded:
         columns, expressions = columns + ", embedding", expressions + ", s.embedding::vector"
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        PostgresStore(connection).set_tenant(tenant_id)
         connection.execute(_STAGE_DDL)
         connection.execute("TRUNCATE bench_stage")
         with connection.cursor().copy(f"COPY bench_stage ({', '.join(_STAGE)}) FROM STDIN") as copy:
@@ -325,7 +325,7 @@ def build_tenant(connection: Any, plan_: TenantPlan, log: Callable[[str], None],
         report.index_seconds = catalog.rebuild(connection, owner_connect, indexes, log)
         log(f"{plan_.tenant_id}: {len(indexes)} vector index(es) built in {report.index_seconds:.0f} s")
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (plan_.tenant_id,))
+        store.set_tenant(plan_.tenant_id)
         report.history_rows = sum(connection.execute(
             f"SELECT count(*) FROM ctxasm.{table}_history WHERE tenant_id = %s", (plan_.tenant_id,)).fetchone()[0]
             for table, _, _ in _TARGETS.values())
@@ -359,7 +359,7 @@ def text_profile(connection: Any, tenant_id: str, questions: list[str], sample: 
                    "(SELECT string_agg(quote_literal(t.lexeme), ' | ') FROM unnest(to_tsvector('english', %s)) AS t)"
                    "::tsquery")
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        PostgresStore(connection).set_tenant(tenant_id)
         profile: dict[str, Any] = {}
         for name, table, extra in (("chunk_words", "knowledge_base_chunk", ""),
                                    ("turn_words", "conversation_memory", "AND event_type = 'message'"),
@@ -383,7 +383,7 @@ def clear_assemblies(connection: Any, tenant_id: str) -> int:
     after run. Returns the rows removed (history copies not counted)."""
     removed = 0
     with connection.transaction():
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+        PostgresStore(connection).set_tenant(tenant_id)
         for table, predicate in (("context_source_ref", "derived_type = 'manifest'"),
                                  ("conversation_memory", "event_type = 'context_manifest'")):
             removed += connection.execute(f"DELETE FROM ctxasm.{table} WHERE tenant_id = %s AND {predicate}",

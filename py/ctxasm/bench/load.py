@@ -129,8 +129,9 @@ class LoadResult:
 
 
 def manifest_rows(target: Any, tenant_id: str = "acme") -> list[str]:
-    """Every context_manifest id of the tenant, as the database holds them (duplicates would repeat)."""
-    with pgconn.connect(target, pgconn.app_login()) as connection:
+    """Every context_manifest id of the tenant, as the database holds them (duplicates would repeat). Read as
+    the owner (the application role reads no table), with the tenant set: RLS applies to the owner too."""
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant(tenant_id)
         rows = connection.execute("SELECT id FROM ctxasm.conversation_memory "
                                   "WHERE tenant_id = %s AND event_type = 'context_manifest'", (tenant_id,)).fetchall()

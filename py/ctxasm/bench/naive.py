@@ -1,12 +1,13 @@
 """The naive baseline the benchmark compares the assembler with, written for that comparison only.
 
 It reads every memory row of the tenant into Python (one SELECT per memory table, naming the tenant, in one
-round trip), then does in Python what select_window does in the database: scope and
-lifecycle filters, dedup on normalised text, narrowest fixed rows per key, a simple lexical-overlap score,
-sort. Every knowledge-base row in scope is an evidence candidate (there is no retrieval index to bound
-them). It then hands a selection of the same shape to the project's own `window.compose` (same budget,
-fitting, rendering and token counting, without stored counts) and records the manifest with the same
-`record_manifest`, so the two assemblers differ only in where and how the rows are selected.
+round trip, as the owner: the application role may read no table; row-level security keeps the owner to the
+tenant too), then does in Python what select_window does in the database: scope and lifecycle filters, dedup
+on normalised text, narrowest fixed rows per key, a simple lexical-overlap score, sort. Every knowledge-base
+row in scope is an evidence candidate (there is no retrieval index to bound them). It then hands a selection
+of the same shape to the project's own `window.compose` (same budget, fitting, rendering and token counting,
+without stored counts) and records the manifest with the same `record_manifest`, so the two assemblers differ
+only in where and how the rows are selected.
 Not a product path: no conflicts, no annotations, no required facts, no reranker.
 """
 
@@ -17,7 +18,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..store import PostgresStore
+from ..store import SET_TENANT, PostgresStore
 from ..timing import phase
 from ..window import WindowSpec, compose
 
@@ -83,7 +84,7 @@ class NaiveAssembler:
     def _read_all(self, tenant_id: str) -> list[tuple[Any, ...]]:
         """Every row of the tenant in every memory table the selection reads, one pipelined round trip."""
         with self.connection.pipeline():
-            self.connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => %s)", (tenant_id,))
+            self.connection.execute(SET_TENANT, (self.store.claims.claim_for(tenant_id),))
             cursors = [self.connection.execute(
                 f"SELECT %s::text, %s::text, {_COMMON}, {', '.join(columns)} FROM ctxasm.{table} "
                 "WHERE tenant_id = %s", (kind, table, tenant_id))

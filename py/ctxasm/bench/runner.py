@@ -74,10 +74,11 @@ class SyntheticQuestions:
         return getattr(self._store, name)
 
 
-def question_dimensions(connection: Any) -> int:
-    """The width of the knowledge-base chunk embeddings (the question vector must match it)."""
-    widths = catalog.embedding_tables(connection)
-    connection.rollback()
+def question_dimensions(target: Any) -> int:
+    """The width of the knowledge-base chunk embeddings (the question vector must match it), read from the
+    catalog as the owner: the application role may not even name the schema ctxasm."""
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        widths = catalog.embedding_tables(connection)
     return widths.get("knowledge_base_chunk", DIMENSIONS)
 
 
@@ -167,7 +168,7 @@ class Session:
 def assembler_session(target: Any, tenant_id: str, size: int, questions: list[str]) -> Iterator[Session]:
     """The product assembler on an application connection, the questions' synthetic vectors made ahead."""
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(connection))
+        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(target))
         store.prepare(questions)
 
         def assemble_one(question: str) -> dict[str, Any]:
@@ -180,7 +181,8 @@ def assembler_session(target: Any, tenant_id: str, size: int, questions: list[st
 
 @contextmanager
 def naive_session(target: Any, tenant_id: str, size: int) -> Iterator[Session]:
-    with pgconn.connect(target, pgconn.app_login()) as connection:
+    # The naive baseline reads the tables themselves, which only the owner may (RLS still applies to it).
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
         naive = NaiveAssembler(connection)
 
         def assemble_one(question: str) -> dict[str, Any]:
@@ -226,10 +228,11 @@ def peak_memory(target: Any, tenant_id: str, question: str, naive: bool = True) 
     """Peak Python heap (tracemalloc) of one assembly with each assembler, measured apart from the latency
     runs because tracing slows Python down. The rows a driver holds are Python objects, so they count."""
     peaks: dict[str, float] = {}
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(connection))
+    with pgconn.connect(target, pgconn.app_login()) as connection, \
+            pgconn.connect(target, pgconn.owner_login()) as owner_connection:
+        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(target))
         store.prepare([question])
-        baseline = NaiveAssembler(connection)
+        baseline = NaiveAssembler(owner_connection)
         query_embedding(question)  # load the embedding model before tracing: it is not per-assembly memory
         runs: list[tuple[str, Callable[[], Any]]] = [
             ("assembler", lambda: assemble(store, spec_for(tenant_id, question), generate.EVALUATION_TIME))]
@@ -250,7 +253,7 @@ def token_count_gain(target: Any, tenant_id: str, questions: list[str], repeats:
     """compose() on the same selections with and without the stored counts: token-counting seconds and the
     whole compose, so the gain is measured on identical inputs (and the windows compared)."""
     with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(connection))
+        store = SyntheticQuestions(PostgresStore(connection), question_dimensions(target))
         selections = []
         for question in questions:
             spec = spec_for(tenant_id, question)

@@ -35,7 +35,8 @@ class PostgresEngine:
             yield PostgresStore(connection)
 
     def manifests(self, tenant_id: str) -> int:
-        with self.app() as store:
+        """Counted as the owner (the application role reads no table); RLS still keeps it to the tenant."""
+        with self.owner() as store:
             store.set_tenant(tenant_id)
             count = store.connection.execute(
                 "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'").fetchone()[0]
@@ -76,10 +77,11 @@ class OracleEngine:
             yield OracleStore(connection)
 
     def manifests(self, tenant_id: str) -> int:
-        with self.app() as store:
+        """Counted as the owner (the application user has no grant on any table); VPD applies to the owner too."""
+        with self.owner() as store:
             store.set_tenant(tenant_id)
             with store.connection.cursor() as cursor:
-                cursor.execute("select count(*) from ctxasm_owner.conversation_memory "
+                cursor.execute("select count(*) from conversation_memory "
                                "where event_type = 'context_manifest'")
                 return int(cursor.fetchone()[0])
 

@@ -20,7 +20,7 @@ from ctxasm.store import PostgresStore
 from ctxasm.tokens import count_tokens
 from ctxasm.window import WindowSpec
 
-from ..conftest import REPO, TEST_DATABASE
+from ..conftest import REPO, TEST_DATABASE, read_as_owner
 
 TRANSCRIPTS = REPO / "db" / "tests" / "transcripts"
 
@@ -43,12 +43,10 @@ def run_transcript(store: PostgresStore, name: str, client=None, elicitation_han
     return transcript, client, asyncio.run(loop.run())
 
 
-def thread_events(store: PostgresStore, thread: str) -> list[str]:
-    store.set_tenant("acme")
-    rows = store.connection.execute(
-        "SELECT event_type FROM ctxasm.conversation_memory WHERE thread_id = %s AND role = 'event' "
-        "ORDER BY created_at, id", (thread,)).fetchall()
-    store.rollback()
+def thread_events(target, thread: str) -> list[str]:
+    rows = read_as_owner(target, "acme",
+                         "SELECT event_type FROM ctxasm.conversation_memory WHERE thread_id = %s AND role = 'event' "
+                         "ORDER BY created_at, id", (thread,))
     return [r[0] for r in rows]
 
 
@@ -63,7 +61,7 @@ def check_answer(store, transcript, run) -> None:
     assert traced.passed, traced.detail
 
 
-def test_missing_detail_is_fetched_through_the_tool_results_slice(store):
+def test_missing_detail_is_fetched_through_the_tool_results_slice(store, corpus_once):
     transcript, client, run = run_transcript(store, "missing_detail")
     assert run.status == ANSWERED and client.exhausted
     retention = ["kb_chunk", "chunk_agentcore_memory_03", 1]
@@ -94,7 +92,7 @@ def test_missing_detail_is_fetched_through_the_tool_results_slice(store):
     assert round_replay.status == "match", round_replay.reason
     assert round_replay.rebuilt_hash == run.rounds[1].request_hash
 
-    events = thread_events(store, "thread_jane_missing")
+    events = thread_events(corpus_once, "thread_jane_missing")
     assert events.count("context_manifest") == 2
     assert events.count("provider_request") == 2 and events.count("model_response") == 2
     assert events.count("tool_result") == 1
@@ -105,11 +103,11 @@ def test_the_corrected_value_comes_from_lookup_entity(store):
     transcript, client, run = run_transcript(store, "corrected_fact")
     assert run.status == ANSWERED and client.exhausted
     check_answer(store, transcript, run)
-    stale = answer_checks.corrected_value_present("It scored 0.92 [Me9f0012ae1].", "0.78", ["0.92"])
+    stale = answer_checks.corrected_value_present("It scored 0.92 [M688929830468].", "0.78", ["0.92"])
     assert not stale.passed
 
 
-def test_clarification_is_asked_through_elicitation_and_stored_for_the_thread(store):
+def test_clarification_is_asked_through_elicitation_and_stored_for_the_thread(store, corpus_once):
     asked = []
 
     async def answer(message, response_type, params, context):
@@ -119,7 +117,7 @@ def test_clarification_is_asked_through_elicitation_and_stored_for_the_thread(st
     transcript, client, run = run_transcript(store, "clarify", elicitation_handler=answer)
     assert asked == ["Do you mean the June run or the July evaluation?"]
     assert run.status == ANSWERED and client.exhausted
-    assert "clarification" in thread_events(store, "thread_jane_research")
+    assert "clarification" in thread_events(corpus_once, "thread_jane_research")
     check_answer(store, transcript, run)
 
 
@@ -148,11 +146,7 @@ def test_without_a_model_the_request_is_prepared_and_recorded(store):
                       "Is Helios-RAG still the one to beat?")
     run = asyncio.run(AgentLoop(store, spec, parse_time("2026-09-28T12:00:00"), None, roles=("researcher",)).run())
     assert run.status == NO_MODEL and run.answer is None and len(run.rounds) == 1
-    store.set_tenant("acme")
-    recorded = store.connection.execute(
-        "SELECT content_json FROM ctxasm.conversation_memory WHERE id = %s", (run.rounds[0].request_record,)
-    ).fetchone()[0]
-    store.rollback()
+    recorded = store.read_event("acme", run.rounds[0].request_record)["content_json"]
     assert recorded["request_hash"] == run.window.manifest["request_hash"] == render.request_hash(recorded["request"])
 
 

@@ -14,7 +14,7 @@ from ctxasm.assembler import assemble, parse_time
 from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
-from ..conftest import TEST_DATABASE
+from ..conftest import TEST_DATABASE, read_as_owner
 
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
 AT = "2026-09-28T12:00:00"
@@ -35,10 +35,8 @@ def run(target, spec: WindowSpec, at: str = AT):
 
 
 def manifest_count(target, tenant: str = "acme") -> int:
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        PostgresStore(connection).set_tenant(tenant)
-        return connection.execute(
-            "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'").fetchone()[0]
+    return read_as_owner(target, tenant,
+                         "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'")[0][0]
 
 
 def test_same_scenario_twice_gives_identical_bytes(demo_target):
@@ -64,14 +62,12 @@ def test_constant_round_trips(demo_target):
 
 def test_manifest_is_recorded_with_its_source_refs(demo_target):
     window, _ = run(demo_target, jane())
-    with pgconn.connect(demo_target, pgconn.app_login()) as connection:
-        PostgresStore(connection).set_tenant("acme")
-        stored = connection.execute(
-            "SELECT content_json, thread_id, role FROM ctxasm.conversation_memory WHERE id = %s",
-            (window.manifest_id,)).fetchone()
-        refs = connection.execute(
-            "SELECT relation, source_type, source_id, source_version FROM ctxasm.context_source_ref "
-            "WHERE derived_id = %s", (window.manifest_id,)).fetchall()
+    stored = read_as_owner(demo_target, "acme",
+                           "SELECT content_json, thread_id, role FROM ctxasm.conversation_memory WHERE id = %s",
+                           (window.manifest_id,))[0]
+    refs = read_as_owner(demo_target, "acme",
+                         "SELECT relation, source_type, source_id, source_version FROM ctxasm.context_source_ref "
+                         "WHERE derived_id = %s", (window.manifest_id,))
     assert stored[0] == window.manifest
     assert stored[1:] == ("thread_jane_research", "event")
     assert ("rendered", "entity", "fact_helios_rag_beir_ndcg10", 2) in refs
@@ -116,7 +112,7 @@ def test_retrieved_text_stays_escaped(demo_target):
 
 
 @pytest.mark.parametrize("spec, at, error, text", [
-    (jane(tenant_id="nobody"), AT, errors.UnknownTenant, "nobody"),
+    (jane(tenant_id="nobody"), AT, errors.InvalidClaim, "the tenant claim was refused"),
     (jane(intent="gossip"), AT, errors.UnknownIntent, "gossip"),
     (jane(question="   "), AT, errors.InvalidQuestion, "must not be empty"),
     (jane(), "28/09/2026 noon", errors.InvalidArgument, "28/09/2026 noon"),

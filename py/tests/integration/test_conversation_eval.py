@@ -75,7 +75,8 @@ def test_every_question_gets_a_window_at_the_budget(evaluation, small_file):
 
 def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
     tenant = evaluation.samples[0]["tenant_id"]
-    with pgconn.connect(pg_target, pgconn.app_login()) as connection:
+    # As the owner: the application role reads no table (RLS keeps the owner to the tenant too).
+    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant(tenant)
         rows = connection.execute(
             "SELECT id, thread_id, content_json ->> 'dia_id' FROM ctxasm.conversation_memory "

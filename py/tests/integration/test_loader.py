@@ -39,10 +39,8 @@ def test_demo_scenario_loads_every_row(demo_loaded, app_conn):
     memories = sum(len(t["memories"]) for t in DEMO["tenants"])
     assert sum(demo_loaded.rows.values()) == memories
     assert demo_loaded.versions == 1
-    store = PostgresStore(app_conn)
-    store.set_tenant("acme")
-    count = app_conn.execute("SELECT count(*) FROM ctxasm.toolbox_memory WHERE status = 'active'").fetchone()[0]
-    assert count == 4
+    counts = {(r["memory_type"], r["status"]): r["rows"] for r in PostgresStore(app_conn).inventory("acme")}
+    assert counts[("toolbox", "active")] == 4
     assert "acme" in demo_loaded.describe()
 
 

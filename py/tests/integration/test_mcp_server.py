@@ -18,7 +18,7 @@ from ctxasm.render import memory_id
 from ctxasm.store import PostgresStore
 from ctxasm.window import WindowSpec
 
-from ..conftest import REPO, SCENARIOS, TEST_DATABASE
+from ..conftest import REPO, SCENARIOS, TEST_DATABASE, read_as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = Caller("acme", "jane", "research-assistant", "thread_jane_research", ("researcher",))
@@ -70,7 +70,7 @@ def test_tools_and_resources_come_from_the_database_rows(store):
     assert rows["guideline_cite_sources"]["content"] in guidelines
 
 
-def test_each_tool_answers(store):
+def test_each_tool_answers(store, corpus_once):
     window, manager = window_manager(store)
     found = call(manager, "search_memory", {"query": "AgentCore event expiry duration range"})
     assert not found.is_error
@@ -100,11 +100,12 @@ def test_each_tool_answers(store):
     assert asked == ["June or July?"]
     event = clarified.structured_content["items"][0]
     assert "the July evaluation" in event["text"]
-    store.set_tenant("acme")
-    row = store.connection.execute("SELECT thread_id, event_type, content_json FROM ctxasm.conversation_memory "
-                                   "WHERE id = %s", (event["ref"][1],)).fetchone()
-    store.rollback()
-    assert row == ("thread_jane_research", "clarification", {"question": "June or July?", "answer": "the July evaluation"})
+    row = store.read_event("acme", event["ref"][1])
+    assert (row["event_type"], row["content_json"]) == (
+        "clarification", {"question": "June or July?", "answer": "the July evaluation"})
+    thread = read_as_owner(corpus_once, "acme", "SELECT thread_id FROM ctxasm.conversation_memory WHERE id = %s",
+                           (event["ref"][1],))
+    assert thread == [("thread_jane_research",)]
 
     unasked = call(manager, "clarify", {"question": "June or July?"})
     assert "ask them in your answer: June or July?" in unasked.content[0].text
@@ -197,9 +198,9 @@ def test_retired_tool_and_missing_role_are_refused(store):
     tools, _, _ = listing(manager)
     assert "expand" not in [t.name for t in tools]
     # FastMCP looks the tool up again for each call, so it never reaches a retired row; the manager refuses too.
-    assert call(manager, "expand", {"memory_id": "M0123456789"}).is_error
+    assert call(manager, "expand", {"memory_id": "M012345678901"}).is_error
     with pytest.raises(errors.ToolRefused, match="tool_refused: 'expand'"):
-        asyncio.run(manager.call("expand", {"memory_id": "M0123456789"}))
+        asyncio.run(manager.call("expand", {"memory_id": "M012345678901"}))
 
     no_role = MemoryManager(store, Caller("acme", "jane", "research-assistant", "thread_jane_research", ()), at=AT)
     assert listing(no_role)[0] == []

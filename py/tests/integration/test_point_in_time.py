@@ -14,8 +14,9 @@ def entity(memory_id: str, content: str, **extra) -> dict:
 
 
 def snapshot_with_state(target, memory_type: str) -> tuple[str, list[dict]]:
-    """Record a snapshot and, in the same REPEATABLE READ transaction, what a plain read sees."""
-    with pgconn.connect(target, pgconn.app_login()) as conn:
+    """Record a snapshot and, in the same REPEATABLE READ transaction, what a plain read sees (as the owner: the
+    application role reads no table; RLS keeps the owner to the tenant too)."""
+    with pgconn.connect(target, pgconn.owner_login()) as conn:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         store = PostgresStore(conn)
         store.set_tenant("acme")
@@ -88,10 +89,10 @@ def test_bad_snapshot_is_named(acme_store):
         acme_store.rows_as_of("entity", "not-a-snapshot")
 
 
-def test_superseded_version_is_kept_with_its_old_content(demo_loaded, app_conn):
-    store = PostgresStore(app_conn)
+def test_superseded_version_is_kept_with_its_old_content(demo_loaded, owner_conn):
+    store = PostgresStore(owner_conn)
     store.set_tenant("acme")
-    rows = app_conn.execute(
+    rows = owner_conn.execute(
         "SELECT version, status, confidence, valid_until IS NOT NULL FROM ctxasm.entity_memory "
         "WHERE id = 'fact_helios_rag_beir_ndcg10' ORDER BY version"
     ).fetchall()

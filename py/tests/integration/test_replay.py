@@ -102,6 +102,16 @@ def test_other_renderer_version_is_unavailable(demo_target):
     assert "renderer version context-renderer-0" in result.reason
 
 
+def test_a_window_of_the_previous_selection_is_unavailable_naming_the_version(demo_target):
+    """Windows recorded by the selection rules of before (context-selection-1) cannot be rebuilt by today's:
+    replay says so first, before it reads any row."""
+    window = window_for(demo_target)
+    tamper(demo_target, window.manifest_id, lambda m: m.update(selection_version="context-selection-1"))
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("unavailable", 6)
+    assert "selection version context-selection-1 is not the running context-selection-2" in result.reason
+
+
 def test_other_code_is_unavailable(demo_target):
     window = window_for(demo_target)
     tamper(demo_target, window.manifest_id, lambda m: m.update(code_hash="f" * 64))

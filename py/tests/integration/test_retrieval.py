@@ -33,7 +33,7 @@ def window(target, question: str, intent: str = "fact_check"):
 
 
 def test_chunks_are_embedded_at_load(corpus_target):
-    with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
         missing, total = connection.execute(
             "SELECT count(*) FILTER (WHERE embedding IS NULL), count(*) FROM ctxasm.knowledge_base_chunk").fetchone()
@@ -54,7 +54,11 @@ def test_retrieval_is_hybrid_bounded_and_ordered(corpus_target):
     retrieval = manifest["retrieval"]
     assert retrieval["method"] == "hybrid-bm25-hnsw-rrf-60"
     items = [i for i in retrieval["items"] if i["origin"] == "retrieval" and i["slice"] == "evidence"]
-    assert 0 < len(items) <= manifest["candidate_limits"]["evidence"]
+    limit = manifest["candidate_limits"]["evidence"]
+    # Each retriever reads at least its depth (or the slice's limit); the fused list is cut to the limit.
+    assert 0 < len(items) <= 2 * max(retrieval["depth"], limit)
+    cut = sum(c["rows"] for c in manifest["candidate_cuts"] if c["slice"] == "evidence")
+    assert len(items) - cut <= limit
     fused = [i["fused"] for i in items]
     assert fused == sorted(fused, reverse=True)
     assert any(i["lexical_rank"] and i["vector_rank"] for i in items)
@@ -94,3 +98,23 @@ def test_comparison_under_a_small_evidence_budget_degrades(corpus_target):
         assert summary["summary_ref"] == ["compression", f"cmp_{summary['ref'][1]}", 1]
     used = manifest["allocation"]["slices"]["evidence"]["used"]
     assert used == sum(m["tokens"] for m in evidence) <= manifest["allocation"]["slices"]["evidence"]["allowance"]
+
+
+def test_a_reranked_window_with_candidates_cut_by_its_limit_replays(corpus_target):
+    """The reranker's second pass scores only the candidates the first pass kept; those its limit cut rank
+    after every scored one. The recorded sources carry exactly that, so replay rebuilds the same window."""
+    class ByLength:
+        name = "test-reranker:length"
+
+        def logits(self, question, texts):
+            return [round(len(text) / 100.0, 6) for text in texts]
+
+    spec = WindowSpec(tenant_id="acme", user_id="jane", agent_id="research-assistant",
+                      thread_id="thread_jane_research", intent="comparison", question=QUERIES["q01"]["query"])
+    with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
+        window = assemble(PostgresStore(connection), spec, parse_time("2026-09-28T12:00:00"), reranker=ByLength())
+    assert window.manifest["scorer"] == ByLength.name
+    assert any(cut["slice"] == "evidence" and cut["rows"] > 0 for cut in window.manifest["candidate_cuts"])
+    with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
+        result = replay(PostgresStore(connection), "acme", window.manifest_id)
+    assert result.status == "match", result.reason

@@ -89,9 +89,10 @@ def test_select_window_returns_the_counts(corpus_target):
 
 
 def test_a_new_text_without_a_count_gets_none(corpus_target):
-    """The database never lets a count outlive its text: supersede with new content and no count -> NULL."""
-    with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
-        connection.execute("SELECT ctx_session.set_tenant(in_tenant_id => 'acme')")
+    """The database never lets a count outlive its text: supersede with new content and no count -> NULL.
+    As the owner, which may read the table it writes through ctx_memory (the application role may not)."""
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant("acme")
         entity = connection.execute("SELECT id, content_tokens FROM ctxasm.entity_memory "
                                     "WHERE status = 'active' ORDER BY id LIMIT 1").fetchone()
         assert entity[1] is not None
@@ -130,7 +131,9 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
     used = [c for c in selection["candidates"]
             if window._stored_costs(c, window._record_tiers(c) if c["slice"] in window.RECORD_SLICES
                                     else {"full": c["tiers"]["full"]})]
-    assert used, "some candidate costs must come from the stored counts"
+    # At the default threshold only long texts qualify, and the corpus's long chunks all carry line breaks or
+    # quotes, which JSON escaping changes (so their stored count does not apply); at 0 the short ones do.
+    assert used or join_min_chars > 0, "some candidate costs must come from the stored counts"
 
 
 def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch):
@@ -140,11 +143,15 @@ def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch
         if candidate["slice"] not in window.RECORD_SLICES:
             continue
         for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
-            text, record = candidate["tiers"].get(tier), window._record_tiers(candidate)[tier]
-            if not text or render.escape(text) != text:
+            text, record = candidate["tiers"].get(tier), window._record_tiers(candidate).get(tier)
+            if not text or record is None:
                 continue
-            prefix, suffix = record[:record.rindex(text)], record[record.rindex(text) + len(text):]
-            assert count_joined(prefix, text, suffix, candidate[key]) == count_tokens(record), candidate["ref"]
+            line = render.json_text(record + "\n")  # the record as the serialized request carries it
+            if render.json_text(render.escape(text)) != text or text not in line:
+                continue
+            start = line.index(text)
+            assert count_joined(line[:start], text, line[start + len(text):], candidate[key]) == count_tokens(line), \
+                candidate["ref"]
             checked += 1
     assert checked > 20
 
@@ -163,7 +170,7 @@ def hostile_texts(n: int, seed: int = 8) -> list[str]:
 def test_joined_estimate_bounds_the_true_count_on_hostile_texts():
     """Hostile texts (control characters, scripts, emoji, injection text): the joined count is exact, or at
     worst within two tokens per record; the final request count still decides."""
-    prefix = '  <memory id="M0123456789" type="kb_chunk" status="evidence">\n    <content>'
+    prefix = '  <memory id="M012345678901" type="kb_chunk" status="evidence">\n    <content>'
     suffix = "</content>\n  </memory>"
     exact = off = 0
     for text in hostile_texts(400):

@@ -7,6 +7,8 @@ import pytest
 from ctxasm import errors
 from ctxasm.store import PostgresStore
 
+from ..conftest import read_as_owner
+
 
 @pytest.fixture()
 def store(clean_db, app_conn, owner_conn):
@@ -58,28 +60,28 @@ def test_duplicate_is_refused(store):
         store.put_memory("entity", fact())
 
 
-def test_supersede_retires_and_inserts_next_version(store, app_conn):
+def test_supersede_retires_and_inserts_next_version(store, clean_db):
     store.put_memory("entity", fact(valid_from="2026-05-12T09:00:00Z"))
     assert store.supersede("entity", "f1", {"content": "0.78 (corrected)", "confidence": 0.78,
                                             "valid_from": "2026-08-17T10:00:00Z"}) == 2
-    rows = app_conn.execute(
-        "SELECT version, status, valid_until, confidence, subject, content FROM ctxasm.entity_memory "
-        "WHERE id = 'f1' ORDER BY version").fetchall()
+    store.commit()
+    rows = read_as_owner(clean_db, "acme",
+                         "SELECT version, status, valid_until, confidence, subject, content FROM ctxasm.entity_memory "
+                         "WHERE id = 'f1' ORDER BY version")
     (v1, s1, until1, c1, subj1, _), (v2, s2, until2, c2, subj2, content2) = rows
     assert (v1, s1, float(c1)) == (1, "superseded", 0.92)
     assert until1.isoformat() == "2026-08-17T10:00:00+00:00"
     assert (v2, s2, until2, float(c2), subj2, content2) == (2, "active", None, 0.78, subj1, "0.78 (corrected)")
 
 
-def test_failed_supersede_leaves_the_active_version(store, app_conn):
+def test_failed_supersede_leaves_the_active_version(store, clean_db):
     store.put_memory("entity", fact())
     store.commit()
     store.set_tenant("acme")
     with pytest.raises(errors.InvalidField, match="entity.confidence"):
         store.supersede("entity", "f1", {"confidence": 2})
     store.rollback()
-    store.set_tenant("acme")
-    assert app_conn.execute("SELECT version, status FROM ctxasm.entity_memory").fetchall() == [(1, "active")]
+    assert read_as_owner(clean_db, "acme", "SELECT version, status FROM ctxasm.entity_memory") == [(1, "active")]
 
 
 def test_supersede_and_delete_need_an_active_version(store):
@@ -104,7 +106,7 @@ def test_supersede_cannot_go_back_in_time_or_change_the_id(store):
         store.supersede("entity", "f1", {"valid_from": "2026-01-01T00:00:00Z"})
 
 
-def test_every_memory_type_accepts_a_minimal_row(store, app_conn):
+def test_every_memory_type_accepts_a_minimal_row(store, owner_conn):
     minimal = {
         "guideline": {"guideline_key": "k"}, "persona": {"persona_key": "k"},
         "toolbox": {"tool_name": "t", "tool_schema": {"type": "object"}, "usage_notes": "n", "tool_handler": "h"},
@@ -116,7 +118,7 @@ def test_every_memory_type_accepts_a_minimal_row(store, app_conn):
         "source_ref": {"derived_type": "summary", "derived_id": "s", "derived_version": 1, "source_type": "entity",
                        "source_id": "e", "source_version": 1, "relation": "cites"},
     }
-    types = [t for (t,) in app_conn.execute("SELECT memory_type FROM ctxasm.memory_type ORDER BY ordinal")]
+    types = [t for (t,) in owner_conn.execute("SELECT memory_type FROM ctxasm.memory_type ORDER BY ordinal")]
     assert sorted(types) == sorted(minimal)
     for memory_type, fields in minimal.items():
         assert store.put_memory(memory_type, {"id": f"{memory_type}-1", "content": "text", **fields}) == f"{memory_type}-1"

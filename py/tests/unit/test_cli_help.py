@@ -47,8 +47,11 @@ def test_top_level_help_documents_every_exit_code(capsys):
     assert "ctxasm inspect MANIFEST_ID --tenant acme" in out
 
 
-def test_usage_errors_exit_2(capsys):
-    with pytest.raises(SystemExit) as done:
-        cli.main(["inspect", "manifest_x"])  # --tenant is required
-    assert done.value.code == 2
+def test_usage_errors_exit_2(capsys, monkeypatch):
+    monkeypatch.delenv("CTXASM_CLAIM", raising=False)
+    monkeypatch.setenv("CTXASM_CLAIM_KEY", "k" * 40)
+    assert cli.main(["inspect", "manifest_x"]) == 2  # --tenant (or a claim naming it) is required
     assert "--tenant" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        cli.main(["claim"])  # claim --tenant is required
+    assert done.value.code == 2

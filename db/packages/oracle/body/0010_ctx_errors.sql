@@ -3,11 +3,12 @@
 --changeset ctxasm:ora-pkg-0010-ctx-errors-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_errors is
    co_max_message_length constant pls_integer := 2000;
+   -- an error never echoes a long argument back whole
+   co_max_quoted_length  constant pls_integer := 200;
 
    function error_name(in_code in pls_integer) return varchar2 deterministic is
    begin
       return case in_code
-                when co_unknown_tenant then 'unknown_tenant'
                 when co_tenant_not_set then 'tenant_not_set'
                 when co_invalid_memory_type then 'invalid_memory_type'
                 when co_invalid_field then 'invalid_field'
@@ -22,6 +23,8 @@ create or replace package body ctx_errors is
                 when co_invalid_manifest then 'invalid_manifest'
                 when co_not_in_window then 'not_in_window'
                 when co_source_unavailable then 'source_unavailable'
+                when co_invalid_claim then 'invalid_claim'
+                when co_scope_not_allowed then 'scope_not_allowed'
              end;
    end error_name;
 
@@ -42,6 +45,10 @@ create or replace package body ctx_errors is
    begin
       if in_text is null then
          return 'NULL';
+      end if;
+      if length(in_text) > co_max_quoted_length then
+         return sys.dbms_assert.enquote_literal(str => replace(substr(in_text, 1, co_max_quoted_length), '''', ''''''))
+                || '... (' || to_char(length(in_text)) || ' characters)';
       end if;
       return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
    end quoted;

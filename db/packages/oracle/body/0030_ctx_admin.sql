@@ -50,7 +50,7 @@ create or replace package body ctx_admin is
             return 0;
       end;
       -- the VPD policies let a session delete only its own tenant's rows
-      ctx_session.set_tenant(in_tenant_id => l_tenant_id);
+      ctx_session.enter_tenant(in_tenant_id => l_tenant_id);
       delete from guideline_memory m where m.tenant_id = l_tenant_id;
       l_total := l_total + sql%rowcount;
       delete from persona_memory m where m.tenant_id = l_tenant_id;
@@ -77,5 +77,24 @@ create or replace package body ctx_admin is
       ctx_session.clear_tenant();
       return l_total;
    end purge_tenant;
+
+   procedure set_claim_key(in_key in varchar2) is
+      co_min_key_bytes constant pls_integer  := 32;
+      -- ctx_hmac_key.key_bytes is raw(256)
+      co_max_key_bytes constant pls_integer  := 256;
+      co_claim_purpose constant varchar2(16) := 'claim';
+   begin
+      if in_key is null or lengthb(in_key) not between co_min_key_bytes and co_max_key_bytes then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => 'in_key must be ' || to_char(co_min_key_bytes) || ' to ' || to_char(co_max_key_bytes)
+                         || ' bytes of secret text'
+         );
+      end if;
+      update ctx_hmac_key k
+         set k.key_bytes = sys.utl_raw.cast_to_raw(c => in_key),
+             k.changed_at = systimestamp
+       where k.purpose = co_claim_purpose;
+   end set_claim_key;
 end ctx_admin;
 /

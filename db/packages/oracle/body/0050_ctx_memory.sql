@@ -24,6 +24,8 @@ create or replace package body ctx_memory is
 
    -- columns with rules of their own
    co_col_tenant_id   constant varchar2(30) := 'TENANT_ID';
+   co_col_user_id     constant varchar2(30) := 'USER_ID';
+   co_col_agent_id    constant varchar2(30) := 'AGENT_ID';
    co_col_id          constant varchar2(30) := 'ID';
    co_col_version     constant varchar2(30) := 'VERSION';
    co_col_status      constant varchar2(30) := 'STATUS';
@@ -196,6 +198,22 @@ create or replace package body ctx_memory is
       end loop;
       return 0;
    end field_index;
+
+   -- The text of one field of a checked record, or NULL when the record does not give it.
+   function field_text(in_fields in t_field_tab, in_column_name in varchar2) return varchar2 is
+      l_field pls_integer;
+      r_field t_field_rec;
+   begin
+      l_field := field_index(in_fields => in_fields, in_column_name => in_column_name);
+      if l_field = 0 then
+         return null;
+      end if;
+      r_field := in_fields(l_field);
+      if r_field.is_null then
+         return null;
+      end if;
+      return substr(r_field.text_value, 1, 4000);
+   end field_text;
 
    function json_kind(in_value in json_element_t) return varchar2 is
    begin
@@ -664,6 +682,12 @@ create or replace package body ctx_memory is
          in_record      => in_record,
          in_tenant_id   => l_tenant_id
       );
+      -- the row must carry the user and agent the session's claim names, when it names them
+      ctx_session.require_row_scope(
+         in_memory_type => in_memory_type,
+         in_user_id     => field_text(in_fields => l_fields, in_column_name => co_col_user_id),
+         in_agent_id    => field_text(in_fields => l_fields, in_column_name => co_col_agent_id)
+      );
       l_id := field_index(in_fields => l_fields, in_column_name => co_col_id);
       if l_id > 0 then
          r_id := l_fields(l_id);
@@ -755,6 +779,8 @@ create or replace package body ctx_memory is
       l_text_key   varchar2(32);
       l_pointer    varchar2(64);
       l_stored     boolean := false;
+      l_user_id    varchar2(64);
+      l_agent_id   varchar2(64);
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
@@ -779,14 +805,25 @@ create or replace package body ctx_memory is
 
       -- the active version, locked until the caller ends the transaction
       begin
-         execute immediate 'select version, valid_from from ' || l_table
+         execute immediate 'select version, valid_from, user_id, agent_id from ' || l_table
                            || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_status for update'
-            into l_version, l_old_from
+            into l_version, l_old_from, l_user_id, l_agent_id
             using l_tenant_id, in_id, co_active;
       exception
          when no_data_found then
             not_found_error(in_memory_type => in_memory_type, in_id => in_id);
       end;
+      -- Both the version it retires and the one it writes must be the session's to write.
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
+      if field_index(in_fields => l_fields, in_column_name => co_col_user_id) > 0 then
+         l_user_id := field_text(in_fields => l_fields, in_column_name => co_col_user_id);
+      end if;
+      if field_index(in_fields => l_fields, in_column_name => co_col_agent_id) > 0 then
+         l_agent_id := field_text(in_fields => l_fields, in_column_name => co_col_agent_id);
+      end if;
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
 
       l_field := field_index(in_fields => l_fields, in_column_name => co_col_valid_from);
       l_new_from := systimestamp;
@@ -896,9 +933,23 @@ create or replace package body ctx_memory is
    ) is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
+      l_user_id   varchar2(64);
+      l_agent_id  varchar2(64);
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
+      -- the active version must be the session's to write (a claim for one user deletes none of another's)
+      begin
+         execute immediate 'select user_id, agent_id from ' || l_table
+                           || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_active'
+            into l_user_id, l_agent_id
+            using l_tenant_id, in_id, co_active;
+      exception
+         when no_data_found then
+            not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end;
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
       execute immediate 'update ' || l_table
                         || ' set status = :b_status, deleted_at = :b_deleted_at'
                         || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_active'
@@ -928,7 +979,7 @@ create or replace package body ctx_memory is
          l_value := null;
          if l_name in ('tenant_id', 'id', 'version', 'user_id', 'agent_id', 'thread_id', 'status', 'role',
                        'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
-                       'document_id', 'source_hash') then
+                       'document_id') then
             l_value := null;
          elsif r_column.data_type = co_type_json then
             l_value := case
@@ -1008,52 +1059,158 @@ create or replace package body ctx_memory is
       end loop;
    end mark_manifest;
 
-   function erase(in_memory_type in varchar2, in_id in varchar2) return number is
+   -- Copies of one erased memory to follow next: its compressions, conversation events whose source_refs
+   -- cite it, and every event recorded for a window in in_manifests (requests, responses, tool results).
+   function copies_of(
+      in_tenant_id   in varchar2,
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_manifests   in sys.odcivarchar2list
+   ) return json_array_t is
+      l_copies json_array_t := json_array_t();
+      l_pair   json_array_t;
+   begin
+      for r_copy in (
+         select cast('compression' as varchar2(32)) as memory_type, c.id
+           from context_compression c
+          where c.tenant_id = in_tenant_id
+            and c.source_type = in_memory_type
+            and c.source_id = in_id
+            and c.status <> co_erased
+         union
+         select cast('conversation' as varchar2(32)), m.id
+           from conversation_memory m
+          where m.tenant_id = in_tenant_id
+            and m.role = 'event'
+            and m.event_type <> 'context_manifest'
+            and m.status <> co_erased
+            and (exists (select 1
+                           from json_table(m.source_refs, '$[*]'
+                                   columns (
+                                      ref_type varchar2(32)  path '$.type',
+                                      ref_id   varchar2(128) path '$.id'
+                                   )
+                                ) j
+                          where (j.ref_type = in_memory_type and j.ref_id = in_id)
+                             or (j.ref_type = 'manifest'
+                                 and j.ref_id in (select column_value from table(in_manifests))))
+                 or json_value(m.content_json, '$.manifest_id') in (select column_value from table(in_manifests)))
+      ) loop
+         l_pair := json_array_t();
+         l_pair.append(val => r_copy.memory_type);
+         l_pair.append(val => r_copy.id);
+         l_copies.append(val => l_pair);
+      end loop;
+      return l_copies;
+   end copies_of;
+
+   function erase_report(in_memory_type in varchar2, in_id in varchar2) return clob is
+      type t_seen_tab is table of boolean index by varchar2(200);
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
-      l_total     number;
+      l_scopes    sys_refcursor;
+      l_sql       varchar2(400);
+      l_user_id   varchar2(64);
+      l_agent_id  varchar2(64);
+      l_versions  pls_integer := 0;
+      l_queue     json_array_t := json_array_t();
+      l_position  pls_integer := 0;
+      l_pair      json_array_t;
+      l_element   json_element_t;
+      l_copies    json_array_t;
+      l_last      pls_integer;
+      l_type      varchar2(32);
+      l_id        varchar2(128);
+      l_key       varchar2(200);
+      l_seen      t_seen_tab;
+      l_erased    json_array_t := json_array_t();
       l_contents  t_text_tab := t_text_tab();
+      l_texts     t_text_tab;
       l_manifests sys.odcivarchar2list := sys.odcivarchar2list();
+      l_found     sys.odcivarchar2list;
       l_manifest  varchar2(128);
+      l_rows      number;
+      l_total     number := 0;
+      l_tables    json_object_t := json_object_t();
+      l_counts    json_object_t;
+      l_report    json_object_t := json_object_t();
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
-      -- The whole text of every version (CLOBs: no prefix, no byte limit), to find it in the manifests'
-      -- questions once the rows are scrubbed.
-      execute immediate 'select content from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id'
-         bulk collect into l_contents using l_tenant_id, in_id;
-      -- References first: the manifests that rendered this memory, captured before anything changes.
-      select distinct r.derived_id
-        bulk collect into l_manifests
-        from context_source_ref r
-       where r.tenant_id = l_tenant_id
-         and r.source_type = in_memory_type
-         and r.source_id = in_id
-         and r.derived_type = 'manifest';
-      l_total := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => in_id);
-      if l_total = 0 then
+      -- Every version must be the session's to write: a claim for one user erases none of another's rows.
+      l_sql := 'select user_id, agent_id from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id';
+      open l_scopes for l_sql using l_tenant_id, in_id;
+      loop
+         fetch l_scopes into l_user_id, l_agent_id;
+         exit when l_scopes%notfound;
+         l_versions := l_versions + 1;
+         ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                       in_agent_id => l_agent_id);
+      end loop;
+      close l_scopes;
+      if l_versions = 0 then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_memory_not_found,
             in_detail => 'no ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id) || ' to erase'
          );
       end if;
-      -- Derived text, each derived id once (scrub_row scrubs all of an id's versions): compressions of this
-      -- memory, and recorded provider requests of the windows that rendered it (PostgreSQL: UNION).
-      for r_derived in (
-         select cast('CONTEXT_COMPRESSION' as varchar2(30)) as table_name, c.id
-           from context_compression c
-          where c.tenant_id = l_tenant_id
-            and c.source_type = in_memory_type
-            and c.source_id = in_id
-         union
-         select cast('CONVERSATION_MEMORY' as varchar2(30)), m.id
-           from conversation_memory m
-          where m.tenant_id = l_tenant_id
-            and m.event_type = 'provider_request'
-            and json_value(m.content_json, '$.manifest_id') in (select column_value from table(l_manifests))
-      ) loop
-         l_total := l_total + scrub_row(in_table => r_derived.table_name, in_tenant_id => l_tenant_id,
-                                        in_id => r_derived.id);
+      l_pair := json_array_t();
+      l_pair.append(val => in_memory_type);
+      l_pair.append(val => in_id);
+      l_queue.append(val => l_pair);
+      -- Follow every copy until nothing new turns up (PostgreSQL: the same walk in ctx_memory.erase_report).
+      while l_position < l_queue.get_size() loop
+         l_element := l_queue.get(l_position);
+         l_position := l_position + 1;
+         l_pair := treat(l_element as json_array_t);
+         l_type := l_pair.get_string(0);
+         l_id := l_pair.get_string(1);
+         l_key := l_type || ':' || l_id;
+         if not l_seen.exists(l_key) then
+            l_seen(l_key) := true;
+            l_erased.append(val => l_pair);
+            l_table := table_for_type(in_memory_type => l_type);
+            -- References and texts first: after the scrub there is nothing left to follow.
+            execute immediate 'select content from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id'
+               bulk collect into l_texts using l_tenant_id, l_id;
+            for i in 1 .. l_texts.count loop
+               l_contents.extend();
+               l_contents(l_contents.count) := l_texts(i);
+            end loop;
+            select distinct r.derived_id
+              bulk collect into l_found
+              from context_source_ref r
+             where r.tenant_id = l_tenant_id
+               and r.source_type = l_type
+               and r.source_id = l_id
+               and r.derived_type = 'manifest';
+            for i in 1 .. l_found.count loop
+               l_manifest := l_found(i);
+               if not l_seen.exists('manifest:' || l_manifest) then
+                  l_seen('manifest:' || l_manifest) := true;
+                  l_manifests.extend();
+                  l_manifests(l_manifests.count) := l_manifest;
+               end if;
+            end loop;
+            l_copies := copies_of(in_tenant_id => l_tenant_id, in_memory_type => l_type, in_id => l_id,
+                                  in_manifests => l_manifests);
+            l_last := l_copies.get_size() - 1;
+            for i in 0 .. l_last loop
+               l_queue.append(val => l_copies.get(i));
+            end loop;
+            l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => l_id);
+            l_total := l_total + l_rows;
+            if l_tables.has(key => lower(l_table)) then
+               l_counts := l_tables.get_object(key => lower(l_table));
+               l_counts.put(key => 'rows', val => l_counts.get_number(key => 'rows') + l_rows);
+            else
+               l_counts := json_object_t();
+               l_counts.put(key => 'rows', val => l_rows);
+               -- Oracle keeps no history table: earlier images are undo, the database's own (docs/security.md)
+               l_counts.put(key => 'history_rows', val => 0);
+            end if;
+            l_tables.put(key => lower(l_table), val => l_counts);
+         end if;
       end loop;
       for i in 1 .. l_manifests.count loop
          l_manifest := l_manifests(i);
@@ -1065,7 +1222,18 @@ create or replace package body ctx_memory is
             in_contents    => l_contents
          );
       end loop;
-      return l_total;
+      l_report.put(key => 'erased', val => l_erased);
+      l_report.put(key => 'tables', val => l_tables);
+      l_report.put(key => 'manifests_marked', val => l_manifests.count);
+      l_report.put(key => 'total', val => l_total);
+      return l_report.to_clob();
+   end erase_report;
+
+   function erase(in_memory_type in varchar2, in_id in varchar2) return number is
+      l_report json_object_t;
+   begin
+      l_report := json_object_t.parse(jsn => erase_report(in_memory_type => in_memory_type, in_id => in_id));
+      return l_report.get_number(key => 'total');
    end erase;
 
    function capture_snapshot return varchar2 is
@@ -1103,11 +1271,15 @@ create or replace package body ctx_memory is
                             else 't.' || l_name
                          end;
       end loop;
+      -- A version erased since the SCN is left out: undo still holds its text, the contract does not.
       l_sql := 'select json_object(' || l_members || ' null on null returning clob) as row_json'
                || ' from ' || l_table || ' as of scn :b_scn t'
-               || ' where t.tenant_id = :b_tenant_id order by t.id, t.version';
+               || ' where t.tenant_id = :b_tenant_id'
+               || ' and not exists (select 1 from ' || l_table || ' n where n.tenant_id = t.tenant_id'
+               || ' and n.id = t.id and n.version = t.version and n.status = :b_erased)'
+               || ' order by t.id, t.version';
       begin
-         open l_rows for l_sql using l_scn, l_tenant_id;
+         open l_rows for l_sql using l_scn, l_tenant_id, co_erased;
       exception
          when e_invalid_scn or e_snapshot_not_found or e_table_changed then
             ctx_errors.raise_error(
@@ -1117,5 +1289,145 @@ create or replace package body ctx_memory is
       end;
       return l_rows;
    end rows_as_of;
+
+   function read_event(in_event_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_event     clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_object('event_type' value m.event_type, 'content' value m.content,
+                         'content_json' value m.content_json null on null returning clob)
+        into l_event
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_event_id
+         and m.role = 'event'
+         and m.status = co_active;
+      return l_event;
+   exception
+      when no_data_found then
+         return null;
+   end read_event;
+
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
+      co_max_refs constant pls_integer := 10000;
+      co_bad_refs constant varchar2(200) :=
+         'in_refs must be a JSON array of at most 10000 [type, id, version] references';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_element   json_element_t;
+      l_refs      json_array_t;
+      l_ref       json_array_t;
+      l_result    json_object_t := json_object_t();
+      l_pair      json_array_t;
+      l_table     user_tab_columns.table_name%type;
+      l_id        varchar2(4000);
+      l_version   number;
+      l_now       varchar2(16);
+      l_then      varchar2(16);
+      l_scn       number;
+      l_member    json_element_t;
+      l_last      pls_integer;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_snapshot,
+            in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN from capture_snapshot'
+         );
+      end if;
+      l_scn := to_number(in_snapshot);
+      begin
+         l_element := json_element_t.parse(in_refs);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end;
+      if l_element is null or not l_element.is_array() then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_refs := treat(l_element as json_array_t);
+      if l_refs.get_size() > co_max_refs then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_member := l_refs.get(i);
+         if not l_member.is_array() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_ref := treat(l_member as json_array_t);
+         if l_ref.get_size() <> 3 then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_member := l_ref.get(2);
+         if not l_member.is_number() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_table := table_for_type(in_memory_type => l_ref.get_string(0));
+         l_id := l_ref.get_string(1);
+         l_version := l_ref.get_number(2);
+         begin
+            execute immediate 'select t.status from ' || l_table || ' t'
+                              || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+               into l_now
+               using l_tenant_id, l_id, l_version;
+         exception
+            when no_data_found then
+               l_now := null;
+         end;
+         if l_now is not null then
+            begin
+               execute immediate 'select t.status from ' || l_table || ' as of scn :b_scn t'
+                                 || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+                  into l_then
+                  using l_scn, l_tenant_id, l_id, l_version;
+            exception
+               when no_data_found or e_invalid_scn or e_snapshot_not_found then
+                  -- not readable at the snapshot (written later, or the undo no longer reaches it)
+                  l_then := null;
+            end;
+            l_pair := json_array_t();
+            l_pair.append(l_now);
+            if l_then is null then
+               l_pair.append_null();
+            else
+               l_pair.append(l_then);
+            end if;
+            l_result.put(l_ref.get_string(0) || ':' || l_id || ':' || to_char(l_version), l_pair);
+         end if;
+      end loop;
+      return l_result.to_clob();
+   end row_states;
+
+   function inventory return clob is
+      type t_type_tab is table of varchar2(32);
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_types     t_type_tab := t_type_tab('guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
+                                           'kb_chunk', 'conversation', 'summary', 'compression', 'source_ref');
+      l_counts    sys_refcursor;
+      l_status    varchar2(16);
+      l_rows      number;
+      l_entry     json_object_t;
+      l_result    json_array_t := json_array_t();
+      l_sql       varchar2(400);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      for i in 1 .. l_types.count loop
+         l_sql := 'select t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
+                  || ' t where t.tenant_id = :b_tenant_id group by t.status order by t.status';
+         open l_counts for l_sql using l_tenant_id;
+         loop
+            fetch l_counts into l_status, l_rows;
+            exit when l_counts%notfound;
+            l_entry := json_object_t();
+            l_entry.put('memory_type', l_types(i));
+            l_entry.put('status', l_status);
+            l_entry.put('rows', l_rows);
+            l_result.append(l_entry);
+         end loop;
+         close l_counts;
+      end loop;
+      return l_result.to_clob();
+   end inventory;
 end ctx_memory;
 /

@@ -24,6 +24,8 @@ create or replace package body ctx_assembly is
    -- the in-database embedding model used when the caller gives no query embedding (all-MiniLM-L6-v2)
    co_embedding_model   constant varchar2(30) := 'MINILM';
    co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
+   -- characters; bounds the work one call can ask for
+   co_max_question      constant pls_integer := 8000;
 
    co_snapshot_pattern constant varchar2(30) := '^[0123456789]{1,38}$';
    co_hash_pattern     constant varchar2(30) := '^[0123456789abcdef]{64}$';
@@ -1129,7 +1131,7 @@ create or replace package body ctx_assembly is
       l_items        clob;
       l_result       clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       -- the caller's query vector, else the in-database model's (if the schema has MINILM), else none
       if in_query_embedding is not null then
          l_query_vector := in_query_embedding;
@@ -1488,9 +1490,16 @@ create or replace package body ctx_assembly is
       l_lexical        clob;
       l_result         clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_question, in_detail => 'the question must not be empty');
+      end if;
+      if length(in_question) > co_max_question then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_question,
+            in_detail => 'in_question is ' || to_char(length(in_question)) || ' characters long, at most '
+                         || to_char(co_max_question) || ' are allowed'
+         );
       end if;
       if in_evaluation_time is null then
          ctx_errors.raise_error(
@@ -1560,6 +1569,11 @@ create or replace package body ctx_assembly is
                         from guideline_memory as of scn l_read_scn r
                        where r.tenant_id = l_tenant_id
                          and l_snapshot_scn is not null
+                         -- a budget erased since the SCN is not returned (see erased_now)
+                         and not exists (select 1
+                                           from guideline_memory n
+                                          where n.tenant_id = r.tenant_id and n.id = r.id
+                                            and n.version = r.version and n.status = 'erased')
                    ) g
              where g.guideline_key = co_budget_key
                and (g.user_id is null or g.user_id = in_user_id)
@@ -2108,6 +2122,65 @@ create or replace package body ctx_assembly is
                    on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
                 where f.memory_type = 'summary' and l_snapshot_scn is not null
             ),
+            -- Sources whose row version is erased now, looked up by primary key, for a replay only: read AS OF an
+            -- earlier SCN, undo still holds their text, and the contract never returns it (PostgreSQL: the
+            -- history copies are deleted with the erasure, so a replay finds no such row). A live window reads
+            -- the erased status itself and excludes the row as erased, as PostgreSQL does.
+            erased_now as (
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join guideline_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'guideline' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join persona_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'persona' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join toolbox_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'toolbox' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join entity_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'entity' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join workflow_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'workflow' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join knowledge_base_document e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'kb_document' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join knowledge_base_chunk e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'kb_chunk' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join conversation_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'conversation' and l_snapshot_scn is not null and e.status = 'erased'
+               union all
+               select f.memory_type, f.id, f.version
+                 from sources f
+                 join summarization_memory e
+                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
+                where f.memory_type = 'summary' and l_snapshot_scn is not null and e.status = 'erased'
+            ),
             -- Step: scope. Other tenants are invisible (every read names the tenant; VPD); user, agent and thread
             -- must match or be NULL (wider); a user's turns in other threads are recalled history; events are not
             -- memory. Checked again here because replay takes its source list from the caller.
@@ -2135,6 +2208,9 @@ create or replace package body ctx_assembly is
                        or (r.memory_type = 'conversation' and r.user_id = in_user_id))
                   and (r.memory_type <> 'conversation' or r.event_type = 'message')
                   and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
+                  and not exists (select 1
+                                    from erased_now x
+                                   where x.memory_type = r.memory_type and x.id = r.id and x.version = r.version)
             ),
             -- Step: lifecycle, at the one evaluation time. NULL reason = in effect. The claim identity of every
             -- row, in effect or not (a cited row out of effect names its claim's winner), as sha256 of its text:
@@ -2452,6 +2528,11 @@ create or replace package body ctx_assembly is
                 where l_snapshot_scn is not null
                   and k.status = 'active'
                   and k.deleted_at is null
+                  -- a compression erased since the SCN is not returned (see erased_now)
+                  and not exists (select 1
+                                    from context_compression n
+                                   where n.tenant_id = k.tenant_id and n.id = k.id
+                                     and n.version = k.version and n.status = 'erased')
             ),
             latest_compression as (
                select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
@@ -2851,21 +2932,30 @@ create or replace package body ctx_assembly is
       l_last_note   pls_integer;
       l_written     conversation_memory.id%type;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      -- The scope first, as PostgreSQL reads in_manifest -> 'scope' before anything else: a manifest that is
+      -- not an object, or has no scope object, has a NULL user and agent, which a claim naming them refuses.
+      if in_manifest is not null then
+         begin
+            l_element := json_element_t.parse(in_manifest);
+         exception
+            when e_json_syntax then
+               l_element := null;
+         end;
+      end if;
+      if l_element is not null and l_element.is_object() then
+         l_manifest := treat(l_element as json_object_t);
+         l_scope := object_member(in_object => l_manifest, in_key => 'scope');
+      end if;
+      if l_scope is not null then
+         l_user_id := member_text(in_object => l_scope, in_key => 'user_id');
+         l_agent_id := member_text(in_object => l_scope, in_key => 'agent_id');
+         l_thread_id := member_text(in_object => l_scope, in_key => 'thread_id');
+      end if;
+      l_tenant_id := ctx_session.require_scope(in_user_id => l_user_id, in_agent_id => l_agent_id);
       l_id := co_manifest_prefix || lower(rawtohex(sys_guid()));
-      if in_manifest is null then
+      if l_manifest is null then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
       end if;
-      begin
-         l_element := json_element_t.parse(in_manifest);
-      exception
-         when e_json_syntax then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
-      end;
-      if not l_element.is_object() then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => co_not_object);
-      end if;
-      l_manifest := treat(l_element as json_object_t);
       l_memories := manifest_array(in_manifest => l_manifest, in_field => 'memories');
       l_excluded := manifest_array(in_manifest => l_manifest, in_field => 'excluded');
       l_required := manifest_array(in_manifest => l_manifest, in_field => 'required_refs');
@@ -2884,12 +2974,6 @@ create or replace package body ctx_assembly is
       end if;
       if l_budget_ref is null or l_budget_ref.get_size() <> 3 then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => 'budget_ref must be [type, id, version]');
-      end if;
-      l_scope := object_member(in_object => l_manifest, in_key => 'scope');
-      if l_scope is not null then
-         l_user_id := member_text(in_object => l_scope, in_key => 'user_id');
-         l_agent_id := member_text(in_object => l_scope, in_key => 'agent_id');
-         l_thread_id := member_text(in_object => l_scope, in_key => 'thread_id');
       end if;
 
       -- The context_manifest event, through CTX_MEMORY like every other memory write.
@@ -2958,12 +3042,14 @@ create or replace package body ctx_assembly is
       add_dependency(io_rows => l_rows, in_ref => l_budget_ref, in_relation => 'budget');
 
       l_rows_json := l_rows.to_clob();
+      -- each row carries the manifest's scope, so a session whose claim names a user and agent writes rows it
+      -- may write (the scope was checked by require_scope above, the event row by CTX_MEMORY)
       insert into context_source_ref (
-         tenant_id, id, version, status, thread_id, derived_type, derived_id, derived_version,
+         tenant_id, id, version, status, user_id, agent_id, thread_id, derived_type, derived_id, derived_version,
          source_type, source_id, source_version, relation, content
       )
-      select l_tenant_id, l_id || ':' || to_char(r.ref_number), 1, co_active, l_thread_id, co_derived_manifest, l_id,
-             1, r.ref_type, r.ref_id, r.ref_version, r.relation,
+      select l_tenant_id, l_id || ':' || to_char(r.ref_number), 1, co_active, l_user_id, l_agent_id, l_thread_id,
+             co_derived_manifest, l_id, 1, r.ref_type, r.ref_id, r.ref_version, r.relation,
              'manifest ' || l_id || ' ' || r.relation || ' ' || r.ref_type || ':' || r.ref_id || '@' || r.version_text
         from json_table(l_rows_json, '$[*]'
                 columns (
@@ -2977,5 +3063,49 @@ create or replace package body ctx_assembly is
              ) r;
       return l_id;
    end record_manifest;
+
+   function read_manifest(in_manifest_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_manifest  clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_serialize(m.content_json returning clob)
+        into l_manifest
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_manifest_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active';
+      return l_manifest;
+   exception
+      when no_data_found then
+         return null;
+   end read_manifest;
+
+   function latest_manifest_id(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return varchar2 is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_id        conversation_memory.id%type;
+   begin
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
+      select m.id
+        into l_id
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.event_type = co_manifest_event
+         and m.status = 'active'
+         and decode(m.user_id, in_user_id, 1, 0) = 1
+         and decode(m.agent_id, in_agent_id, 1, 0) = 1
+         and decode(m.thread_id, in_thread_id, 1, 0) = 1
+       order by m.created_at desc, m.id desc
+       fetch first 1 row only;
+      return l_id;
+   exception
+      when no_data_found then
+         return null;
+   end latest_manifest_id;
 end ctx_assembly;
 /

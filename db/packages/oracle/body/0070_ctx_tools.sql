@@ -5,6 +5,8 @@ create or replace package body ctx_tools is
    -- The twin of db/packages/postgresql/0060_ctx_tools.sql, statement for statement. Every statement is
    -- static, every value a bind, every table named in the code.
 
+   -- entity_memory.subject and .predicate are varchar2(256)
+   co_max_claim_part constant pls_integer := 256;
    co_retrieval_depth constant pls_integer := 50;
    co_max_limit       constant pls_integer := 20;
    co_max_query       constant pls_integer := 500;
@@ -50,7 +52,7 @@ create or replace package body ctx_tools is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_result    clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       require_time(in_evaluation_time => in_evaluation_time);
       select json_arrayagg(
                 json_object(
@@ -103,7 +105,7 @@ create or replace package body ctx_tools is
       l_retrieval clob;
       l_result    clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       require_time(in_evaluation_time => in_evaluation_time);
       require_text(in_text => in_query, in_name => 'in_query');
       if length(in_query) > co_max_query then
@@ -225,10 +227,19 @@ create or replace package body ctx_tools is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_result    clob;
    begin
-      l_tenant_id := ctx_session.require_tenant();
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       require_time(in_evaluation_time => in_evaluation_time);
       require_text(in_text => in_subject, in_name => 'in_subject');
       require_text(in_text => in_predicate, in_name => 'in_predicate');
+      if length(in_subject) > co_max_claim_part or length(in_predicate) > co_max_claim_part then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => case when length(in_subject) > co_max_claim_part then 'in_subject' else 'in_predicate' end
+                         || ' is ' || to_char(case when length(in_subject) > co_max_claim_part
+                                                   then length(in_subject) else length(in_predicate) end)
+                         || ' characters long, at most ' || to_char(co_max_claim_part) || ' are allowed'
+         );
+      end if;
       -- One statement, so the version and the history are read at one point in time.
       with
       claim as (

@@ -11,7 +11,7 @@ create or replace package ctx_errors authid definer is
     * Engine-internal: not part of the contract, never granted to CTXASM_APP.
     */
 
-   co_unknown_tenant      constant pls_integer := -20101;
+   -- -20101 (unknown_tenant) is retired: set_tenant refuses every bad claim with -20118 invalid_claim
    co_tenant_not_set      constant pls_integer := -20102;
    co_invalid_memory_type constant pls_integer := -20103;
    co_invalid_field       constant pls_integer := -20104;
@@ -28,9 +28,10 @@ create or replace package ctx_errors authid definer is
    -- CTX_TOOLS (-20117 tool_refused is reserved: the MCP server raises it in Python, no routine here does)
    co_not_in_window       constant pls_integer := -20115;
    co_source_unavailable  constant pls_integer := -20116;
+   -- CTX_SESSION: tenant claims and the scope they name
+   co_invalid_claim       constant pls_integer := -20118;
+   co_scope_not_allowed   constant pls_integer := -20119;
 
-   e_unknown_tenant exception;
-   pragma exception_init(e_unknown_tenant, -20101);
    e_tenant_not_set exception;
    pragma exception_init(e_tenant_not_set, -20102);
    e_invalid_memory_type exception;
@@ -59,9 +60,13 @@ create or replace package ctx_errors authid definer is
    pragma exception_init(e_not_in_window, -20115);
    e_source_unavailable exception;
    pragma exception_init(e_source_unavailable, -20116);
+   e_invalid_claim exception;
+   pragma exception_init(e_invalid_claim, -20118);
+   e_scope_not_allowed exception;
+   pragma exception_init(e_scope_not_allowed, -20119);
 
    /**
-    * The symbolic name of an error number (co_unknown_tenant gives 'unknown_tenant'); NULL for a number
+    * The symbolic name of an error number (co_invalid_claim gives 'invalid_claim'); NULL for a number
     * that is not ours. Reads and writes nothing.
     */
    function error_name(in_code in pls_integer) return varchar2 deterministic;
@@ -74,7 +79,8 @@ create or replace package ctx_errors authid definer is
    procedure raise_error(in_code in pls_integer, in_detail in varchar2);
 
    /**
-    * A value quoted for an error message, as PostgreSQL's quote_literal does, or NULL spelt out.
+    * A value quoted for an error message, as PostgreSQL's quote_literal does, or NULL spelt out; a value
+    * longer than 200 characters is cut there and its length named (PostgreSQL: ctxasm.quoted).
     * Reads and writes nothing.
     */
    function quoted(in_text in varchar2) return varchar2 deterministic;

@@ -28,5 +28,14 @@ create or replace package ctx_admin authid definer is
     * @return the number of memory rows removed; 0 for a tenant that is not registered
     */
    function purge_tenant(in_tenant_id in ctx_tenant.tenant_id%type) return number;
+
+   /**
+    * Installs the key tenant claims are signed with (HMAC-SHA256): the one the deployment hands to the
+    * trusted side (ctxasm's launch configuration). Claims signed with an earlier key are refused from now.
+    * Writes CTX_HMAC_KEY; does not commit.
+    * @param in_key at least 32 bytes of secret text (its AL32UTF8 bytes are the key)
+    * @throws -20108 invalid_argument when in_key is NULL or shorter
+    */
+   procedure set_claim_key(in_key in varchar2);
 end ctx_admin;
 /

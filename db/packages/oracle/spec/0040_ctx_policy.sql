@@ -8,8 +8,13 @@ create or replace package ctx_policy authid definer is
     */
 
    /**
-    * The predicate 'tenant_id = sys_context(''CTXASM_CTX'', ''TENANT_ID'')'. With no tenant in the session
-    * the context is NULL, the comparison is never true and the table shows no rows.
+    * The predicate every statement on a memory table gets: the row's tenant is the tenant CTX_SESSION set for
+    * a verified claim, and when the claim names a user or an agent, rows scoped to another user or agent are
+    * left out too (rows with no user or agent belong to the whole tenant). It reads the context's attributes,
+    * which live for the session: the application has no privilege on any table, so it reaches rows only
+    * through the CTX_ packages, and every one of them first checks that the tenant was set in the current
+    * transaction (CTX_SESSION.require_tenant). Oracle Text's SYNC (ON COMMIT), which reads the new rows after
+    * the commit under this predicate, still sees the committing tenant's rows.
     * Reads and writes nothing. Raises nothing.
     * @param in_schema the owner of the protected table (passed by VPD, not used)
     * @param in_object the protected table (passed by VPD, not used)

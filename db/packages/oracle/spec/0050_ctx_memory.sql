@@ -62,20 +62,29 @@ create or replace package ctx_memory authid definer is
    );
 
    /**
-    * Erases one memory everywhere it went. Every version of the row keeps its keys and scope, but its text
-    * columns become '[erased]' (NOT NULL) or NULL, its JSON payloads [] / {} (NOT NULL) or NULL, its
-    * embedding and confidence NULL, and its status erased (as the PostgreSQL twin). The references captured before erasure are followed: compressions of the memory and
-    * recorded provider requests of windows that rendered it are erased the same way, each derived id once;
-    * every version of those windows' manifests keeps its references (no memory text), gets [type, id] in
-    * erased_dependencies, and loses the question when it contains an erased text in full.
+    * Erases one memory and every copy of its text the database keeps, and says what went. Every version of
+    * the row keeps its keys and scope, but its text columns become '[erased]' (NOT NULL) or NULL, its JSON
+    * payloads empty, its embedding and source_hash NULL, and its status erased. Followed the same way, until
+    * nothing new turns up: compressions of an erased row; conversation events (tool results, model responses,
+    * recorded requests) whose source_refs cite an erased row; the windows (manifests) that rendered an erased
+    * row and every event recorded for them. The manifests keep their references (no memory text), get
+    * erased_dependencies, and lose the question when it contained an erased text.
     * Oracle keeps the pre-erasure row images in undo (and in a Flashback Time Travel archive if one is
-    * enabled) until their retention ends: AS OF SCN reads of earlier SCNs can still return the text until
-    * then (docs/oracle.md). Replay checks erasure first and reports those windows unavailable.
+    * enabled) until their retention ends; rows_as_of and select_window do not return versions erased now
+    * (docs/security.md).
     * @param in_memory_type the memory type
     * @param in_id the id of the memory
-    * @return the number of row versions erased, derived rows included
+    * @return a CLOB holding {"erased": [[type, id], ...], "tables": {table: {"rows", "history_rows"}},
+    *         "manifests_marked", "total"} (history_rows is 0: Oracle keeps no history table)
     * @throws -20102 tenant_not_set, -20103 invalid_memory_type, -20106 memory_not_found when no version of
-    *         the memory exists for the tenant
+    *         the memory exists for the tenant, -20119 scope_not_allowed when a version is outside the claim's
+    *         user or agent
+    */
+   function erase_report(in_memory_type in varchar2, in_id in varchar2) return clob;
+
+   /**
+    * erase_report, returning only the number of row versions erased (its "total").
+    * @throws as erase_report
     */
    function erase(in_memory_type in varchar2, in_id in varchar2) return number;
 
@@ -86,8 +95,8 @@ create or replace package ctx_memory authid definer is
    function capture_snapshot return varchar2;
 
    /**
-    * Every row version of the type that was visible at the snapshot, for the session's tenant only,
-    * as one column ROW_JSON (a CLOB holding a JSON object of the common and type-specific columns),
+    * Every row version of the type that was visible at the snapshot and is not erased now, for the session's
+    * tenant only, as one column ROW_JSON (a CLOB holding a JSON object of the common and type-specific columns),
     * ordered by id and version.
     * Reads the type's table AS OF SCN (undo: history lasts for the undo retention); writes nothing.
     * @param in_memory_type the memory type
@@ -97,6 +106,36 @@ create or replace package ctx_memory authid definer is
     *         ORA-08181, ORA-01466)
     */
    function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor;
+
+   /**
+    * One active conversation event of the session's tenant (a tool result, a recorded request).
+    * Reads CONVERSATION_MEMORY; writes nothing.
+    * @param in_event_id the event's id
+    * @return a CLOB holding {"event_type", "content", "content_json"}, or NULL when there is no such event
+    * @throws -20102 tenant_not_set
+    */
+   function read_event(in_event_id in conversation_memory.id%type) return clob;
+
+   /**
+    * For each [type, id, version] of in_refs: the row version's status now and at the snapshot (AS OF SCN),
+    * for replay to check before it selects again. Versions the session cannot see now are left out.
+    * Reads the types' tables now and AS OF SCN; writes nothing.
+    * @param in_refs a JSON array of at most 10,000 [type, id, version] references
+    * @param in_snapshot a value returned by capture_snapshot
+    * @return a CLOB holding {"type:id:version": [status now, status then or null]}
+    * @throws -20102 tenant_not_set, -20103 invalid_memory_type, -20107 invalid_snapshot,
+    *         -20108 invalid_argument when in_refs is not such an array
+    */
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob;
+
+   /**
+    * The session's row versions counted per memory type and status.
+    * Reads every memory table; writes nothing.
+    * @return a CLOB holding [{"memory_type", "status", "rows"}], by type (the order of the memory types) and
+    *         status
+    * @throws -20102 tenant_not_set
+    */
+   function inventory return clob;
 
    /*
     * The stored text columns. put_memory and supersede store, with every row version of a table that has them

@@ -15,7 +15,7 @@ create or replace package ctx_assembly authid definer is
     * Needs, granted directly to the owner (roles do not count in definer's-rights code): EXECUTE on
     * SYS.DBMS_FLASHBACK (the SCN), SYS.DBMS_CRYPTO (through CTX_MEMORY: the summary tier's freshness) and
     * CTXSYS.CTX_QUERY (COUNT_HITS: how many documents a question word matches). Retrieval needs Oracle Text
-    * (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql and 0050_selection_indexes.sql), the
+    * (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql and 0060_selection_indexes.sql), the
     * HNSW vector indexes for the vector half and, only to embed the question in the database, an ONNX
     * embedding model MINILM in the owner's schema. Scoring with the in-database cross-encoder needs the ONNX
     * regression model BGE_RERANKER in the owner's schema (scripts/oracle-load-models loads both); without it
@@ -78,7 +78,8 @@ create or replace package ctx_assembly authid definer is
     *         candidate_cuts, retrieval, excluded; retrieval is {method: recorded | lexical-oracle-text |
     *         hybrid-oracle-text-hnsw-rrf-60, depth, items: the sources, one per row version, each with the
     *         logit, bm25 and similarity it was scored by}
-    * @throws -20102 tenant_not_set, -20113 invalid_question (empty question),
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the claim names another user or agent),
+    *         -20113 invalid_question (empty question, or longer than 8000 characters),
     *         -20108 invalid_argument (NULL in_evaluation_time; in_sources not a JSON array; in_scores not a
     *         JSON object of numbers; in_query_embedding not 384 numbers),
     *         -20107 invalid_snapshot (in_snapshot not an SCN Oracle can read),
@@ -106,12 +107,35 @@ create or replace package ctx_assembly authid definer is
     * Inserts 1 + n rows (VPD: the session's tenant); does not commit.
     * @param in_manifest the manifest (docs/assembly.md) as a JSON object in a CLOB
     * @return the manifest id, 'manifest_' and 32 hex digits; the source refs are '<manifest id>:<n>'
-    * @throws -20102 tenant_not_set, -20114 invalid_manifest (not an object; memories, excluded or
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the manifest's scope names a user or agent the
+    *         claim does not), -20114 invalid_manifest (not an object; memories, excluded or
     *         required_refs not arrays; request_hash not 64 lower-case hex digits; a reference that is not
     *         [type, id, version], named by its relation and quoted to 200 characters), -20104 invalid_field
     *         (from CTX_MEMORY for the event; a reference's type or id longer than its column)
     */
    function record_manifest(in_manifest in clob) return varchar2;
+
+   /**
+    * A recorded manifest of the session's tenant: the content_json of its active context_manifest event, or
+    * NULL when there is none (another tenant's manifest is as unknown as one that never existed).
+    * Reads CONVERSATION_MEMORY (VPD: the session's tenant); writes nothing.
+    * @param in_manifest_id the id record_manifest returned
+    * @return the manifest as a JSON object in a CLOB, or NULL
+    * @throws -20102 tenant_not_set
+    */
+   function read_manifest(in_manifest_id in conversation_memory.id%type) return clob;
+
+   /**
+    * The scope's most recent window: the id of its latest active context_manifest event (created_at desc,
+    * id desc) whose user, agent and thread are exactly these (NULL matches NULL), or NULL.
+    * Reads CONVERSATION_MEMORY; writes nothing.
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed when the claim names another user or agent
+    */
+   function latest_manifest_id(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return varchar2;
 
    /**
     * The retrieval step of select_window for one slice and one question, for callers that retrieve and
@@ -125,7 +149,7 @@ create or replace package ctx_assembly authid definer is
     *         "items": [{"ref": [type, id, version], "origin": "retrieval", "slice", "lexical_rank",
     *         "vector_rank", "lexical_score", "vector_distance", "fused"}]}, items by fused desc, type, id,
     *         version
-    * @throws -20102 tenant_not_set
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the claim names another user or agent)
     */
    -- contract:internal
    function retrieve_for_question(

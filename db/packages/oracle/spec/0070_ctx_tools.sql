@@ -98,7 +98,7 @@ create or replace package ctx_tools authid definer is
 
    /**
     * The full text of a memory that a recorded window issued (a memories[*].id of the context_manifest
-    * event in_manifest_id, 'M' and 10 hex digits), while its source row version is still visible: it exists
+    * event in_manifest_id, 'M' and 12 decimal digits), while its source row version is still visible: it exists
     * for this tenant, is the current version (status active), is not deleted or erased, and is in effect at
     * the evaluation time.
     * Reads CONVERSATION_MEMORY (the manifest) and the source row's table (session tenant only); writes nothing.

@@ -3,7 +3,7 @@
 -- embedding (written with the row), and the reads of the assembly path have indexes that lead with the
 -- tenant. The tables are partitioned by tenant, so each index below exists once per tenant partition.
 
---changeset ctxasm:pg-0080-search-columns dbms:postgresql splitStatements:false
+--changeset ctxasm:pg-0085-search-columns dbms:postgresql splitStatements:false
 --comment: lexical and vector retrieval for durable facts and recalled history, as for the knowledge base;
 --comment: only conversation messages are searchable (events such as manifests and tool results are not memory)
 ALTER TABLE ctxasm.entity_memory ADD COLUMN search_text tsvector
@@ -32,7 +32,7 @@ END;
 $$;
 --rollback ALTER TABLE ctxasm.entity_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.workflow_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.conversation_memory DROP COLUMN search_text, DROP COLUMN embedding; ALTER TABLE ctxasm.summarization_memory DROP COLUMN search_text, DROP COLUMN embedding;
 
---changeset ctxasm:pg-0080-text-functions dbms:postgresql splitStatements:false
+--changeset ctxasm:pg-0085-text-functions dbms:postgresql splitStatements:false
 --comment: the text identity of the dedup step (case and white space do not make a different memory) and the
 --comment: pointer tier's one line (the first sentence, cut at a word boundary to at most 60 characters): computed
 --comment: once when a row is written (the stored columns below), never per assembly. Changing either means
@@ -49,7 +49,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.pointer_line(text); DROP FUNCTION ctxasm.normalized_text(text);
 
---changeset ctxasm:pg-0080-text-columns dbms:postgresql splitStatements:false
+--changeset ctxasm:pg-0085-text-columns dbms:postgresql splitStatements:false
 --comment: the stored text identity (md5 of the normalized text) and pointer line of every row selection can
 --comment: render; the history tables keep them too, so a replay reads them as they were
 DO $$
@@ -69,7 +69,7 @@ END;
 $$;
 --rollback DO $$ DECLARE l_table text; BEGIN FOR l_table IN SELECT unnest(ARRAY['entity_memory', 'workflow_memory', 'knowledge_base_document', 'knowledge_base_chunk', 'conversation_memory', 'summarization_memory']) LOOP EXECUTE format('ALTER TABLE ctxasm.%I DROP COLUMN text_key, DROP COLUMN pointer_text', l_table); EXECUTE format('ALTER TABLE ctxasm.%I DROP COLUMN text_key, DROP COLUMN pointer_text', l_table || '_history'); END LOOP; END; $$;
 
---changeset ctxasm:pg-0080-search-indexes dbms:postgresql
+--changeset ctxasm:pg-0085-search-indexes dbms:postgresql
 --comment: GIN over the tsvector and HNSW over the embedding, per tenant partition
 CREATE INDEX entity_memory_search ON ctxasm.entity_memory USING gin (search_text);
 CREATE INDEX workflow_memory_search ON ctxasm.workflow_memory USING gin (search_text);
@@ -85,7 +85,7 @@ CREATE INDEX summarization_memory_embedding ON ctxasm.summarization_memory
     USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
 --rollback DROP INDEX ctxasm.entity_memory_search, ctxasm.workflow_memory_search, ctxasm.conversation_memory_search, ctxasm.summarization_memory_search, ctxasm.entity_memory_embedding, ctxasm.workflow_memory_embedding, ctxasm.conversation_memory_embedding, ctxasm.summarization_memory_embedding;
 
---changeset ctxasm:pg-0080-scope-indexes dbms:postgresql
+--changeset ctxasm:pg-0085-scope-indexes dbms:postgresql
 --comment: the reads of the assembly path and of the tools, each led by the tenant: the thread's latest turns,
 --comment: a user's other threads, the facts of a claim, a row's persisted compression, a source's dependants,
 --comment: a scope's latest manifest

@@ -1,0 +1,111 @@
+"""Multi-tenant is physical: a small tenant beside a large one gets the same retrieval, through its own rows.
+
+Every memory table is partitioned by tenant, so a tenant's vector and text indexes hold its rows only. A tenant
+of 20 chunks next to a neighbour whose 100,000 chunks all sit right at the question's embedding (the worst
+case for a shared index, which would return the neighbour's rows and filter them away) still gets all 20 of
+its chunks vector-ranked, and the same window it gets alone.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import psycopg
+
+from ctxasm import embedding, pgconn
+from ctxasm.assembler import assemble, parse_time
+from ctxasm.store import PostgresStore
+from ctxasm.window import WindowSpec
+
+NEIGHBOUR_CHUNKS = 100_000
+QUESTION = "Which retriever should the team build on after the benchmark correction?"
+AT = "2026-09-28T12:00:00"
+BUDGET = {
+    "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,
+    "max_rounds": 3, "max_tool_result_tokens": 1000,
+    "weights": {"rerank": 0.6, "confidence": 0.25, "recency": 0.15}, "recency_days": 60,
+    "shares": {"comparison": {"durable_facts": 0.1, "evidence": 0.8, "volatile_tail": 0.1}},
+    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
+    "candidate_limits": {"evidence": 40},
+}
+
+
+def _unit(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [round(x / norm, 6) for x in vector]
+
+
+def _small_tenant(store: PostgresStore, question: list[float]) -> None:
+    store.register_tenant("small", "Small")
+    store.set_tenant("small")
+    store.put_memory("guideline", {"id": "budget", "guideline_key": "context_budget", "content": "Budget.",
+                                   "content_json": BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
+    rng = random.Random(20)
+    for index in range(20):
+        # Each chunk points away from the question: every neighbour chunk is nearer to it than any of these.
+        away = _unit([-q + rng.uniform(-0.3, 0.3) for q in question])
+        store.put_memory("kb_chunk", {"id": f"chunk_{index:02d}", "document_id": "doc", "chunk_index": index,
+                                      "content": f"Small tenant note {index} about its own retriever choice.",
+                                      "embedding": away, "valid_from": "2026-01-01T00:00:00Z"})
+    store.commit()
+
+
+def _neighbour(target, question: list[float]) -> None:
+    """100,000 chunks of another tenant, every one within a hair of the question's embedding, bulk-loaded as
+    the owner (RLS, constraints, generated columns and indexes all apply)."""
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.register_tenant("neighbour", "Neighbour")
+        store.set_tenant("neighbour")
+        connection.execute(
+            "INSERT INTO ctxasm.knowledge_base_chunk (tenant_id, id, document_id, chunk_index, content, embedding, "
+            "valid_from) "
+            "SELECT 'neighbour', 'n' || g, 'ndoc', g, 'Neighbour retriever benchmark correction note ' || g, "
+            "       %s::vector, '2026-01-01T00:00:00Z' FROM generate_series(1, %s) AS g",
+            (embedding.vector_literal(question), NEIGHBOUR_CHUNKS))
+        connection.commit()
+    with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
+        admin.execute("ANALYZE ctxasm.knowledge_base_chunk")
+
+
+def _vector_ranked(target, question: list[float]) -> tuple[list[str], dict]:
+    spec = WindowSpec(tenant_id="small", user_id="jane", agent_id=None, thread_id="t1", intent="comparison",
+                      question=QUESTION)
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        selection_store = _FixedEmbedding(store, embedding.vector_literal(question))
+        window = assemble(selection_store, spec, parse_time(AT))
+    items = [i for i in window.manifest["retrieval"]["items"]
+             if i["slice"] == "evidence" and i.get("vector_rank") is not None]
+    return sorted(i["ref"][1] for i in items), window.manifest
+
+
+class _FixedEmbedding:
+    """The store with the question's embedding fixed (the test places the neighbour's rows at it)."""
+
+    def __init__(self, store: PostgresStore, literal: str):
+        self._store, self._literal = store, literal
+
+    def select_window(self, tenant_id, scope):
+        from dataclasses import replace
+
+        return self._store.select_window(tenant_id, replace(scope, query_embedding=self._literal))
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_a_small_tenant_keeps_its_full_k_beside_a_crowding_neighbour(clean_db):
+    question = _unit([math.sin(i) for i in range(embedding.DIMENSIONS)])
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        _small_tenant(PostgresStore(connection), question)
+    alone, window_alone = _vector_ranked(clean_db, question)
+    assert len(alone) == 20
+
+    _neighbour(clean_db, question)
+    beside, window_beside = _vector_ranked(clean_db, question)
+    assert beside == alone, "the neighbour changed the small tenant's vector results"
+    rendered = lambda m: [(e["ref"], e["tier"]) for e in m["memories"]]  # noqa: E731
+    assert rendered(window_beside) == rendered(window_alone)
+    assert not any("neighbour" in str(e) for e in window_beside["memories"] + window_beside["excluded"])

@@ -1,0 +1,125 @@
+"""The Oracle side of the findings, checked statically (no Oracle database runs here; with one, the utPLSQL suite
+db/tests/utplsql/0030_test_ctx_session.sql runs the same checks inside it, and the conformance suite runs every
+scenario through claims).
+
+Finding 1 and 7 on Oracle: CTX_SESSION.set_tenant took a bare tenant id, and its context lived for the whole
+session, so a pooled connection could inherit it. Finding 2: SELECT on the tables exposed
+ALL_TAB_COL_STATISTICS and histograms."""
+
+from __future__ import annotations
+
+import re
+
+from ctxasm.gates.formatted_sql import strip_sql_comments
+
+from ..conftest import REPO
+
+ORACLE = REPO / "db" / "packages" / "oracle"
+TABLES = ("guideline_memory", "persona_memory", "toolbox_memory", "entity_memory", "workflow_memory",
+          "knowledge_base_document", "knowledge_base_chunk", "conversation_memory", "summarization_memory",
+          "context_compression", "context_source_ref")
+
+
+def public_routines() -> set[str]:
+    names: set[str] = set()
+    for path in sorted((ORACLE / "spec").glob("*.sql")):
+        names |= set(re.findall(r"\b(?:function|procedure)\s+(\w+)", code(path)))
+    return names
+
+
+def code(path) -> str:
+    return strip_sql_comments(path.read_text(encoding="utf-8")).lower()
+
+
+def routine(text: str, name: str) -> str:
+    found = re.search(rf"\b(procedure|function)\s+{name}\b.*?\bend\s+{name}\s*;", text, re.DOTALL)
+    assert found, f"{name} not found"
+    return found.group(0)
+
+
+def test_set_tenant_takes_a_claim_and_verifies_it_with_an_hmac():
+    spec = code(ORACLE / "spec" / "0020_ctx_session.sql")
+    assert re.search(r"procedure\s+set_tenant\s*\(\s*in_claim\s+in\s+varchar2\s*\)", spec)
+    body = code(ORACLE / "body" / "0020_ctx_session.sql")
+    set_tenant = routine(body, "set_tenant")
+    assert "sys.dbms_crypto.mac(" in set_tenant and "sys.dbms_crypto.hmac_sh256" in set_tenant
+    assert "from ctx_hmac_key" in set_tenant
+    # one refusal, whatever was wrong, and nothing set before the claim holds
+    assert set_tenant.count("ctx_errors.raise_error(") == 1 and "co_invalid_claim" in set_tenant
+    assert set_tenant.index("clear_tenant()") < set_tenant.index("bind_to_transaction(")
+    assert "unknown_tenant" not in body
+
+
+def test_the_tenant_context_is_bound_to_the_transaction_that_set_it():
+    body = code(ORACLE / "body" / "0020_ctx_session.sql")
+    bind = routine(body, "bind_to_transaction")
+    assert "local_transaction_id(create_transaction => true)" in bind
+    current = routine(body, "current_tenant")
+    assert "local_transaction_id(create_transaction => false)" in current and "l_bound <> l_current" in current
+    # Every package routine that touches a table checks the transaction first (the application holds no table
+    # privilege); the VPD predicate itself reads the context, which Oracle Text's post-commit sync needs.
+    public = public_routines()
+    checked = 0
+    for path in sorted((ORACLE / "body").glob("*.sql")):
+        body_code = code(path)
+        if path.name not in ("0050_ctx_memory.sql", "0060_ctx_assembly.sql", "0070_ctx_tools.sql"):  # granted
+            continue
+        for name, text in re.findall(r"\n   (?:function|procedure)\s+(\w+)\b(.*?)\n   end \1;", body_code, re.DOTALL):
+            touches = re.search(r"\b(from|into|update)\s+(" + "|".join(TABLES) + r")\b", text)
+            if touches and name in public:
+                assert re.search(r"ctx_session\.require_(tenant|scope)\(", text), f"{path.name}: {name}"
+                checked += 1
+    assert checked >= 6, "the check must see the routines that read the tables, or it proves nothing"
+    policy = code(ORACLE / "body" / "0040_ctx_policy.sql")
+    assert "sys_context(''ctxasm_ctx'', ''tenant_id'')" in policy
+
+
+def test_enter_tenant_is_for_ctx_admin_only():
+    spec = code(ORACLE / "spec" / "0020_ctx_session.sql")
+    assert re.search(r"procedure\s+enter_tenant\s*\([^)]*\)\s*accessible\s+by\s*\(\s*package\s+ctx_admin\s*\)", spec)
+
+
+def test_the_application_user_ends_with_no_table_privilege():
+    grants = code(REPO / "db" / "security" / "oracle" / "0030_grants.sql")
+    held: set[str] = set()
+    for verb, table in re.findall(r"\b(grant|revoke)\s+select\s+on\s+(\w+)\s+(?:to|from)\s+ctxasm_app", grants):
+        (held.add if verb == "grant" else held.discard)(table)
+    assert held == set()
+    assert set(TABLES) <= set(re.findall(r"revoke\s+select\s+on\s+(\w+)\s+from\s+ctxasm_app", grants))
+
+
+def test_routines_with_a_scope_check_it_against_the_claim():
+    tools = code(ORACLE / "body" / "0070_ctx_tools.sql")
+    for name in ("active_tools", "search_memory", "lookup_entity"):
+        assert "ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id)" in routine(tools, name)
+    assembly = code(ORACLE / "body" / "0060_ctx_assembly.sql")
+    for name in ("select_window", "latest_manifest_id", "record_manifest"):
+        assert "ctx_session.require_scope(" in routine(assembly, name), name
+    assert "co_max_question" in routine(assembly, "select_window")
+
+
+def test_the_oracle_store_sends_claims():
+    store = (REPO / "py" / "ctxasm" / "store.py").read_text(encoding="utf-8")
+    oracle = store[store.index("class OracleStore"):]
+    assert 'self._call("ctx_session.set_tenant", in_claim=self._claim(tenant_id))' in oracle
+    assert oracle.count("set_tenant(in_claim => :claim)") >= 3 and "in_tenant_id => :tenant" not in oracle
+    assert "ctxasm_owner." not in oracle, "the application user reads no table"
+
+
+def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
+    """Finding 4 on Oracle: rows_as_of and select_window(in_snapshot) returned erased text AS OF an older SCN."""
+    memory = code(ORACLE / "body" / "0050_ctx_memory.sql")
+    report = routine(memory, "erase_report")
+    assert "copies_of(" in report and "mark_manifest(" in report and "ctx_session.require_row_scope(" in report
+    copies = routine(memory, "copies_of")
+    assert "json_table(m.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    scrub = routine(memory, "scrub_row")
+    assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
+    rows_as_of = routine(memory, "rows_as_of")
+    assert "n.status = :b_erased" in rows_as_of
+    assembly = code(ORACLE / "body" / "0060_ctx_assembly.sql")
+    select_window = routine(assembly, "select_window")
+    assert "erased_now as (" in select_window and "from erased_now x" in select_window
+    assert "n.status = 'erased'" in select_window  # compressions too
+    schema = code(REPO / "db" / "schema" / "oracle" / "0050_keys_and_erasure.sql")
+    assert "modify (source_hash null)" in schema
