@@ -120,6 +120,21 @@ create or replace package test_ctx_assembly authid definer is
 
    --%test(Oracle Text indexes each tenant's documents when each tenant commits its own rows)
    procedure text_index_sees_each_tenant;
+
+   --%test(select_window with a question longer than 8000 characters raises invalid_question)
+   --%throws(-20113)
+   procedure window_rejects_long_question;
+
+   --%test(select_window for a user the session's claim does not name raises scope_not_allowed)
+   --%throws(-20119)
+   procedure window_outside_the_claim_scope;
+
+   --%test(record_manifest under a claim for one user and agent writes every source ref with that user and agent)
+   procedure manifest_refs_carry_the_claim_scope;
+
+   --%test(record_manifest whose scope names another user than the claim raises scope_not_allowed)
+   --%throws(-20119)
+   procedure manifest_outside_the_claim_scope;
 end test_ctx_assembly;
 /
 
@@ -1079,5 +1094,68 @@ create or replace package body test_ctx_assembly is
       l_expect := ut.expect(hits_of(l_result, 'ut_text_a'));
       l_expect.to_equal(1);
    end text_index_sees_each_tenant;
+
+   procedure window_rejects_long_question is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      l_window := window_at(co_after, in_question => rpad('Which retriever scores best on BEIR? ', 8001, 'x'));
+   end window_rejects_long_question;
+
+   procedure window_outside_the_claim_scope is
+      l_window clob;
+   begin
+      -- the claim names another user; window_at asks for jane
+      ctx_session.set_tenant(
+         in_claim => test_claims.claim_for(in_tenant_id => co_tenant, in_user_id => 'bob',
+                                           in_agent_id => 'research-assistant')
+      );
+      l_window := window_at(co_after);
+   end window_outside_the_claim_scope;
+
+   -- a small manifest of one rendered memory and the budget, for the given scope
+   function scoped_manifest(in_user_id in varchar2, in_agent_id in varchar2) return clob is
+   begin
+      return to_clob('{"request_hash": "' || co_hash || '", '
+                     || '"scope": {"user_id": "' || in_user_id || '", "agent_id": "' || in_agent_id || '", '
+                     || '"thread_id": "thread_main"}, '
+                     || '"budget_ref": ["guideline", "ut_budget", 1], '
+                     || '"memories": [{"ref": ["entity", "ut_f_helios", 2]}], '
+                     || '"excluded": [], "required_refs": []}');
+   end scoped_manifest;
+
+   procedure manifest_refs_carry_the_claim_scope is
+      l_expect ut_expectation;
+      l_id     varchar2(128);
+      l_rows   number;
+      l_scoped number;
+   begin
+      ctx_session.set_tenant(
+         in_claim => test_claims.claim_for(in_tenant_id => co_tenant, in_user_id => 'jane',
+                                           in_agent_id => 'research-assistant')
+      );
+      l_id := ctx_assembly.record_manifest(in_manifest => scoped_manifest('jane', 'research-assistant'));
+      select count(*),
+             count(case when r.user_id = 'jane' and r.agent_id = 'research-assistant'
+                         and r.thread_id = 'thread_main' then 1 end)
+        into l_rows, l_scoped
+        from context_source_ref r
+       where r.tenant_id = co_tenant and r.derived_type = 'manifest' and r.derived_id = l_id;
+      -- rendered (1) and budget (1), both in the manifest's scope
+      l_expect := ut.expect(l_rows);
+      l_expect.to_equal(2);
+      l_expect := ut.expect(l_scoped);
+      l_expect.to_equal(2);
+   end manifest_refs_carry_the_claim_scope;
+
+   procedure manifest_outside_the_claim_scope is
+      l_id varchar2(128);
+   begin
+      ctx_session.set_tenant(
+         in_claim => test_claims.claim_for(in_tenant_id => co_tenant, in_user_id => 'jane',
+                                           in_agent_id => 'research-assistant')
+      );
+      l_id := ctx_assembly.record_manifest(in_manifest => scoped_manifest('bob', 'research-assistant'));
+   end manifest_outside_the_claim_scope;
 end test_ctx_assembly;
 /
