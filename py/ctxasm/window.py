@@ -281,7 +281,8 @@ class _Built:
                  states: dict[str, _SliceState], limit: int):
         self.spec, self.budget, self.developer, self.tool_defs = spec, budget, developer, tool_defs
         self.states, self.limit = states, limit
-        self.trimmed: list[Seated] = []
+        #: seats given back, each with how far over its limit the request was when it went
+        self.trimmed: list[tuple[Seated, int]] = []
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -305,7 +306,7 @@ class _Built:
                 state.seated = [s for s in state.seated if s is not seat]
             for name in {seat.candidate.slice for seat in given}:
                 _reprice(self.states[name])
-            self.trimmed += given
+            self.trimmed += [(seat, self.counted - self.limit) for seat in given]
             self.rebuild()
 
 
@@ -401,12 +402,12 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
 
     excluded = list(selection["excluded"]) + [
         {"ref": gone.candidate.ref["ref"], "rule": gone.rule, "slice": gone.candidate.slice,
-         "tokens": gone.smallest_tokens}
+         "tokens": gone.smallest_tokens, "left": gone.left, **_standing(gone.candidate)}
         for name in budgets.DYNAMIC_SLICES for gone in states[name].excluded
     ] + [
         {"ref": seat.candidate.ref["ref"], "rule": REQUEST_BUDGET, "slice": seat.candidate.slice,
-         "tokens": seat.tokens}
-        for seat in trimmed
+         "tokens": seat.tokens, "over": over, **_standing(seat.candidate)}
+        for seat, over in trimmed
     ]
     slice_report = {
         name: {"share": state.share, "allowance": state.allowance, "used": state.used,
@@ -457,6 +458,15 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "excluded": excluded,
     }
     return Window(request=request, manifest=manifest)
+
+
+def _standing(candidate: Candidate) -> dict[str, Any]:
+    """Where a left-out candidate stood: its rank in its slice (selection order, 1 = best) and its priority."""
+    item = candidate.ref
+    standing: dict[str, Any] = {"rank": item.get("selection_rank")}
+    if (item.get("scores") or {}).get("priority") is not None:
+        standing["priority"] = item["scores"]["priority"]
+    return standing
 
 
 def _is_instruction(item: Mapping[str, Any]) -> bool:

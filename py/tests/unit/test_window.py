@@ -98,8 +98,11 @@ def test_optional_that_fits_nowhere_is_excluded_with_slice_budget():
     budget["shares"]["fact_check"] = {"durable_facts": 0.0, "evidence": 0.0, "recalled_history": 0.0,
                                       "volatile_tail": 0.0}
     window = compose(selection([candidate(["entity", "f1", 1])], budget=budget), SPEC)
+    # with what it needed against what was left when it came up, and where it stood
     assert window.manifest["excluded"] == [{"ref": ["entity", "f1", 1], "rule": "slice_budget",
-                                            "slice": "durable_facts", "tokens": window.manifest["excluded"][0]["tokens"]}]
+                                            "slice": "durable_facts", "tokens": window.manifest["excluded"][0]["tokens"],
+                                            "left": 0, "rank": 1, "priority": 0.5}]
+    assert window.manifest["excluded"][0]["tokens"] > 0
 
 
 def test_fixed_slice_overflow_names_the_slice():
