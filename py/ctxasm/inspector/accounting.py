@@ -31,6 +31,8 @@ from .model import RESERVE_ORDER, REQUEST_LAYOUT, TOOL_RESULTS, Inspection, orde
 RESERVE_PURPOSE = {"output": "the model's answer (max_completion_tokens)",
                    "tools": "tool calls and their results in later rounds",
                    "request_overhead": "message framing and joins the slices do not pay for"}
+#: How each reserve is named in the views.
+RESERVE_NAMES = {"output": "output reserve", "tools": "tool reserve", "request_overhead": "request-overhead reserve"}
 #: Exclusion rules that mean "no room" (the fitter's), as opposed to the selection's rules.
 ROOM_RULES = ("slice_budget", "tier_limit", "request_budget")
 

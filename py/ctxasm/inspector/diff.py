@@ -221,7 +221,7 @@ def sentences(diff: ManifestDiff) -> list[str]:
             elif x.what == "order in slice":
                 words.append(f"moved from place {x.old} to {x.new} in its slice")
         if words:
-            out.append(f"{change.ref[0]} {change.ref[1]} (version {change.ref[2]}) " + ", ".join(words) + ".")
+            out.append(f"{_named([{'ref': list(change.ref)}])} " + ", ".join(words) + ".")
     gone = [item for item in diff.excluded_removed if ref_key(item.get("ref")) not in
             {ref_key(m.get("ref")) for m in diff.added}]
     if gone:

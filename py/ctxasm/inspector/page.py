@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import __version__
-from .accounting import RESERVE_PURPOSE, Account, account, n, unused_parts, unused_sentence, why_unused
+from .accounting import RESERVE_NAMES, RESERVE_PURPOSE, Account, account, n, unused_parts, unused_sentence, why_unused
 from .diff import ManifestDiff, sentences
 from .exclusions import candidates_in, cut_sentence, explain, needed_total, slice_summary
 from .model import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, citation_id, exclusions_by_rule, ref_key, \
@@ -267,7 +267,7 @@ def _accounting(inspection: Inspection, acc: Account | None) -> str:
     for name in ("output", "tools"):
         if name in reserve:
             extra = f", shared by up to {_e(rounds.get('max_rounds'))} rounds" if name == "tools" and rounds else ""
-            row(f"− {_e(name)} reserve", reserve[name], _e(RESERVE_PURPOSE[name]) + extra)
+            row(f"− {RESERVE_NAMES[name]}", reserve[name], _e(RESERVE_PURPOSE[name]) + extra)
     row("= request limit", acc.window_limit, "what the first request may count", "total")
     row("− request-overhead reserve", acc.overhead, _e(RESERVE_PURPOSE["request_overhead"]))
     row("= before the fixed slices", acc.before_fixed, "", "total")

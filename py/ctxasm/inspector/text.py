@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .accounting import RESERVE_PURPOSE, account, n, unused_parts, why_unused
+from .accounting import RESERVE_NAMES, RESERVE_PURPOSE, account, n, unused_parts, why_unused
 from .diff import ManifestDiff, sentences
 from .exclusions import cut_sentence, explain, needed_total, slice_summary
 from .model import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, exclusions_by_rule, overflow_order, ref_text, \
@@ -88,7 +88,7 @@ def budget_bar(inspection: Inspection, width: int = BAR_WIDTH) -> list[str]:
     for name in ("output", "tools"):
         if name in reserve:
             extra = f", shared by up to {rounds.get('max_rounds')} rounds" if name == "tools" and rounds else ""
-            out.append(line(f"- {name} reserve", reserve[name], RESERVE_PURPOSE[name] + extra))
+            out.append(line(f"- {RESERVE_NAMES[name]}", reserve[name], RESERVE_PURPOSE[name] + extra))
     out.append(line("= request limit", acc.window_limit))
     out.append(line("- request-overhead reserve", acc.overhead, RESERVE_PURPOSE["request_overhead"]))
     out.append(line("= before the fixed slices", acc.before_fixed))
