@@ -272,9 +272,24 @@ def why_not(inspection: Inspection, query: str, rows_then: Sequence[Mapping[str,
                        f"{cuts[0].get('limit')} candidates {cuts[0].get('slice')} kept after scoring: "
                        f"{cut_sentence(cuts[0])}.")
         elif source is not None:
-            out.append(f"{head}: a source of this window ({_source_text(source)}), left out before fitting by the "
-                       "scope step (its user, agent or thread is not this window's).")
+            out.append(f"{head}: a source of this window ({_source_text(source)}), "
+                       + _unrendered_source(inspection, key, rows_then))
     return out
+
+
+def _unrendered_source(inspection: Inspection, key: tuple, rows_then: Sequence[Mapping[str, Any]]) -> str:
+    """Why a source the window read is neither in it nor excluded by a rule: the budget guideline is read, not
+    rendered; a tool's memory instruction waits for its tool; anything else fell to the scope step."""
+    if ref_key(inspection.manifest.get("budget_ref")) == key:
+        return "read as the budget guideline: it sets the allocation and is not rendered into the request."
+    row = inspection.row(key) or next((r for r in rows_then if str(r.get("id")) == key[1]
+                                       and int(r.get("version") or 0) == key[2]), None) or {}
+    guideline_key = str(row.get("guideline_key") or "")
+    if guideline_key.startswith(render.TOOL_INSTRUCTION_PREFIX):
+        handler = guideline_key[len(render.TOOL_INSTRUCTION_PREFIX):]
+        return (f"a tool's memory instruction ({guideline_key}): rendered only when a tool with handler {handler} "
+                "is in the window, and none was.")
+    return "left out before fitting by the scope step (its user, agent or thread is not this window's)."
 
 
 def _not_named(inspection: Inspection, label: str, row_id: str | None,

@@ -199,7 +199,7 @@ def describe_manifest(inspection: Inspection) -> str:
                 out.append(f"       summary from {ref_text(memory['summary_ref'])}")
             seen = view.seen.get(str(memory.get("id"))) if view is not None else None
             if seen is not None:
-                out.append(f"       seen: {safe_line(seen)}")
+                out.append(f"       seen: {safe_line(seen, None)}")  # what the model saw, never shortened
             else:
                 text, what = inspection.seen_text(memory)
                 out.append(f"       text: {safe_line(text)}" if text is not None else f"       text: ({what})")
