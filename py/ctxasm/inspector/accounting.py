@@ -231,15 +231,20 @@ def unused_parts(acc: Account) -> list[tuple[str, int]]:
         parts.append(("taken back by the reclaim pass", -acc.reclaimed_total))
     if acc.ledger is not None:
         parts.append(("of the tool reserve not yet spent", acc.ledger.left))
-        parts.append(("tool-message framing beyond the tool ledger", -acc.round_framing))
+        parts.append(("taken by tool-message framing (the tool ledger does not count it)", -acc.round_framing))
     return sorted(((what, tokens) for what, tokens in parts if tokens), key=lambda p: -p[1])
 
 
 def unused_sentence(acc: Account) -> str:
     """Where the unused tokens stayed, in one sentence."""
     parts = unused_parts(acc)
-    return "They stayed here: " + "; ".join(f"{n(tokens)} {what}" for what, tokens in parts) + "." if parts else \
+    return "They stayed here: " + "; ".join(part_text(what, tokens) for what, tokens in parts) + "." if parts else \
         "Nothing went unused."
+
+
+def part_text(what: str, tokens: int) -> str:
+    """One part of the unused tokens in words: a part that took tokens away reads "less 25 taken by ..."."""
+    return f"{n(tokens)} {what}" if tokens >= 0 else f"less {n(-tokens)} {what}"
 
 
 def why_unused(acc: Account, needed: int) -> str:

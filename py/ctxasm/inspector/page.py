@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import __version__
-from .accounting import RESERVE_NAMES, RESERVE_PURPOSE, Account, account, n, unused_parts, unused_sentence, why_unused
+from .accounting import RESERVE_NAMES, RESERVE_PURPOSE, Account, account, n, part_text, unused_parts, unused_sentence, \
+    why_unused
 from .diff import ManifestDiff, sentences
 from .exclusions import candidates_in, cut_sentence, explain, needed_total, slice_summary
 from .model import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, citation_id, exclusions_by_rule, ref_key, \
@@ -307,7 +308,7 @@ def _accounting(inspection: Inspection, acc: Account | None) -> str:
         row("= this round's request", acc.request_tokens, f"limit {n(acc.limit)} (usable context − output reserve)",
             "total")
         row("tool reserve left", ledger.left, f"{n(ledger.used)} of {n(ledger.reserve)} used so far")
-    row("unused", acc.unused, "; ".join(f"{n(t)} {_e(w)}" for w, t in unused_parts(acc)), "total")
+    row("unused", acc.unused, "; ".join(_e(part_text(w, t)) for w, t in unused_parts(acc)), "total")
     return ("<section id=\"accounting\"><h2>Every token</h2><table class=\"accounting\">"
             "<tr><th></th><th class=\"num\">tokens</th><th></th></tr>" + "".join(rows) + "</table></section>")
 
@@ -349,12 +350,12 @@ def _request(inspection: Inspection, view: RequestView | None) -> str:
             out.append(f"<pre>tool call <code>{_e(call.get('id'))}</code>: {_e(function.get('name'))}"
                        f"({_e(function.get('arguments'))})</pre>")
         out.append("</article>")
-    out.append(f"<h3 id=\"request-tools\">tools ({len(view.tools)})</h3>")
-    for tool in view.tools:
+    out.append(f"<div id=\"request-tools\"><h3>tools ({len(view.tools)})</h3>")
+    for index, tool in enumerate(view.tools):
         target = f" <a href=\"#mem-{_e(tool.memory_id)}\">manifest entry</a>" if tool.memory_id else ""
-        out.append(f"<article class=\"msg\"><h3>{_e(tool.name)} <small>{n(tool.tokens)} tokens</small>{target}</h3>"
-                   f"<pre>{_e(tool.json)}</pre></article>")
-    out.append("</section>")
+        out.append(f"<article class=\"msg\" id=\"tool-{index}\"><h3>{_e(tool.name)} <small>{n(tool.tokens)} tokens"
+                   f"</small>{target}</h3><pre>{_e(tool.json)}</pre></article>")
+    out.append("</div></section>")
     return "\n".join(out)
 
 
