@@ -19,7 +19,7 @@ from typing import Any
 
 from fastmcp import Client
 
-from . import render
+from . import render, telemetry
 from .assembler import AssembledWindow, assemble
 from .manager import Caller, MemoryManager
 from .mcp_server import build_server
@@ -74,6 +74,7 @@ class AgentLoop:
         self.elicitation_handler = elicitation_handler
         self.exhausted = False
 
+    @telemetry.traced("ctxasm.agent_run", telemetry.describe_run)
     async def run(self) -> AgentRun:
         spec = self.spec
         window = assemble(self.store, spec, self.at, reranker=self.reranker)
@@ -94,40 +95,42 @@ class AgentLoop:
         async with Client(build_server(manager), mode="legacy",
                           elicitation_handler=self.elicitation_handler) as mcp:
             for number in range(1, limits["max_rounds"] + 2):
-                current = self._check_and_record(request, number, manifest_id,
-                                                 manifest["request_limit"] if number == 1 else limit)
-                rounds.append(current)
-                if self.client is None:
-                    break
-                response = self.client.complete(request)
-                message = response["choices"][0]["message"]
-                current.response_record = self._record("model_response", f"model response, round {number}",
-                                                       {"round": number, "response": response},
-                                                       [{"type": "manifest", "id": manifest_id, "version": 1}])
-                calls = message.get("tool_calls") or []
-                if not calls:
-                    status, answer = ANSWERED, message.get("content") or ""
-                    break
-                assistant = {"role": "assistant", "content": message.get("content"),
-                             "tool_calls": [{"id": c["id"], "type": "function", "function": {
-                                 "name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
-                                 for c in calls]}
-                ledger.charge(count_tokens(render.serialize(assistant)))
-                request["messages"].append(assistant)
-                entries = []
-                for call in assistant["tool_calls"]:
-                    entry, tool_message = await self._run_tool(mcp, call, number, ledger, manifest_id)
-                    current.tool_calls.append(entry)
-                    entries.append(entry)
-                    request["messages"].append(tool_message)
-                if number >= limits["max_rounds"] or self.exhausted:
-                    request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
-                turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
-                manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
-                                                turn)
-                self.store.set_tenant(spec.tenant_id)
-                manifest_id = self.store.record_manifest(manifest)
-                manifests.append(manifest)
+                with telemetry.round_span(number) as traced_round:
+                    current = self._check_and_record(request, number, manifest_id,
+                                                     manifest["request_limit"] if number == 1 else limit)
+                    rounds.append(current)
+                    traced_round.round, traced_round.ledger = current, ledger
+                    if self.client is None:
+                        break
+                    response = self.client.complete(request)
+                    message = response["choices"][0]["message"]
+                    current.response_record = self._record("model_response", f"model response, round {number}",
+                                                           {"round": number, "response": response},
+                                                           [{"type": "manifest", "id": manifest_id, "version": 1}])
+                    calls = message.get("tool_calls") or []
+                    if not calls:
+                        status, answer = ANSWERED, message.get("content") or ""
+                        break
+                    assistant = {"role": "assistant", "content": message.get("content"),
+                                 "tool_calls": [{"id": c["id"], "type": "function", "function": {
+                                     "name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                                     for c in calls]}
+                    ledger.charge(count_tokens(render.serialize(assistant)))
+                    request["messages"].append(assistant)
+                    entries = []
+                    for call in assistant["tool_calls"]:
+                        entry, tool_message = await self._run_tool(mcp, call, number, ledger, manifest_id)
+                        current.tool_calls.append(entry)
+                        entries.append(entry)
+                        request["messages"].append(tool_message)
+                    if number >= limits["max_rounds"] or self.exhausted:
+                        request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
+                    turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
+                    manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
+                                                    turn)
+                    self.store.set_tenant(spec.tenant_id)
+                    manifest_id = self.store.record_manifest(manifest)
+                    manifests.append(manifest)
         return AgentRun(window, status, answer, rounds, manifests, request, ledger.used)
 
     def _check_and_record(self, request: dict[str, Any], number: int, manifest_id: str, limit: int) -> Round:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from . import telemetry
 from .errors import InvalidArgument, InvalidQuestion
 from .store import MemoryStore, WindowScope, unstorable_text
 from .timing import phase  # bench: per-phase seconds (no-op unless collecting)
@@ -79,6 +80,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
     return again
 
 
+@telemetry.traced("ctxasm.assemble", telemetry.describe_window)
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
              scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
