@@ -20,6 +20,12 @@ the thread's memory in ctxasm is the history, selected under the budget. `Contex
 each model response as a `model_response` event linked to its call's manifest; `ContextAssembly.run()` runs an
 agent with both. The agent's tool definitions are the agent's; they are not counted in the request.
 
+`ContextAssembly.tools()` gives the agent the Memory Manager's tools (the toolbox rows in effect for the scope
+and its roles: search_memory, lookup_entity, expand, clarify) as SDK function tools. The manager runs them with
+the same checks as over MCP; each result is fitted into the tool reserve of the run's window (degraded before
+it is dropped), recorded as a `tool_result` event citing the rows it showed, and returned to the SDK as the
+rendered <tool_result> record. `expand` opens ids of the latest call's window.
+
 Needs the `agents` extra (openai-agents). Server-side conversation state (`previous_response_id`,
 `conversation_id`) does not mix with a filter that rebuilds the input each call; use neither.
 """
@@ -29,22 +35,24 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 from . import render
 from .assembler import assemble, parse_time
-from .errors import ConfigError, InvalidQuestion
-from .manager import Caller, MemoryManager
+from .errors import ConfigError, CtxasmError, InvalidQuestion
+from .manager import Caller, MemoryManager, ToolRow
 from .store import MemoryStore
 from .tokens import count_tokens
+from .tool_results import ToolLedger, ToolOutput, fit_and_charge
 from .window import DEFAULT_MODEL, RequestOverBudget, WindowSpec
 
 try:
-    from agents import Agent, RunConfig, RunHooks, Runner
+    from agents import Agent, FunctionTool, RunConfig, RunHooks, Runner
     from agents.items import ModelResponse
     from agents.run_config import CallModelData, ModelInputData
+    from agents.tool_context import ToolContext
 except ImportError as exc:  # the adapter is an extra; say how to get it
     raise ConfigError("config_error: the OpenAI Agents SDK is not installed: pip install 'ctxasm[agents]' "
                       f"(openai-agents==0.24.0): {exc}") from exc
@@ -68,6 +76,8 @@ class AssembledCall:
     #: items the run added after the question, passed on (tool calls and outputs, earlier answers)
     run_items: int
     response_record: str | None = None
+    #: tool_result events of the memory tools the model called in answer to this call
+    tool_records: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,6 +148,10 @@ class ContextAssembly:
         self.manager = MemoryManager(store, Caller(tenant_id, user_id, agent_id, thread_id, tuple(roles)),
                                      at=self.at)
         self.calls: list[AssembledCall] = []
+        #: the tool reserve of the current run's window, shared by every tool result of the run
+        self.ledger: ToolLedger | None = None
+        #: True once not even a notice fitted the tool reserve: the memory tools are then disabled
+        self.exhausted = False
 
     # -- the SDK's extension points ----------------------------------------------------------------------
 
@@ -161,6 +175,18 @@ class ContextAssembly:
         return await Runner.run(agent, input, run_config=run_config, hooks=kwargs.pop("hooks", None) or self.hooks(),
                                 **kwargs)
 
+    def tools(self) -> list[FunctionTool]:
+        """The Memory Manager's tools in effect for this scope and roles, as SDK function tools."""
+        return [self._function_tool(row) for row in self.manager.tools()]
+
+    def _function_tool(self, row: ToolRow) -> FunctionTool:
+        async def invoke(context: ToolContext[Any], arguments: str) -> str:
+            return await asyncio.to_thread(self.run_tool, row.name, arguments, context.tool_call_id)
+
+        return FunctionTool(name=row.name, description=row.description, params_json_schema=dict(row.schema),
+                            on_invoke_tool=invoke, strict_json_schema=False,
+                            is_enabled=lambda _context, _agent: not self.exhausted)
+
     # -- one call ----------------------------------------------------------------------------------------
 
     def prepare(self, model_data: ModelInputData, agent: Agent[Any]) -> ModelInputData:
@@ -174,11 +200,16 @@ class ContextAssembly:
                           model=self._model_name(agent))
         at = self.at or parse_time(None)
         window = assemble(self.store, spec, at, reranker=self.reranker)
+        self.manager.manifest_id = window.manifest_id  # expand opens the ids of this window
         run_items = items[position + 1:]
         instructions = compose_instructions(window.request["messages"][0]["content"], model_data.instructions)
         new_input: list[Any] = [*window_items(window.request), *run_items]
         request = {"model": spec.model, "instructions": instructions, "input": [plain(i) for i in new_input]}
         allocation = window.manifest["allocation"]
+        if self.ledger is None or not run_items:  # a new question: a new run, a fresh tool reserve
+            self.ledger = ToolLedger(reserve=allocation["reserves"]["tools"],
+                                     per_result=allocation["tool_rounds"]["max_tool_result_tokens"])
+            self.exhausted = False
         limit = allocation["usable_context"] - allocation["reserves"]["output"]
         counted = count_tokens(render.serialize(request))
         if counted > limit:
@@ -193,6 +224,35 @@ class ContextAssembly:
         self.calls.append(AssembledCall(number, window.manifest_id, record, digest, counted, limit,
                                         replaced_items=position, run_items=len(run_items)))
         return ModelInputData(input=new_input, instructions=instructions)
+
+    def run_tool(self, name: str, arguments_json: str, call_id: str) -> str:
+        """Run one memory tool for the model (synchronous): the manager's result, fitted into the run's tool
+        reserve, recorded as a tool_result event; returns the rendered record the model reads."""
+        if not self.calls or self.ledger is None:
+            raise ConfigError(f"config_error: {name}: a memory tool runs only inside a run this ContextAssembly "
+                              "prepared (pass run_config=memory.run_config() or use memory.run)")
+        call = self.calls[-1]
+        try:
+            arguments = json.loads(arguments_json or "{}")
+        except json.JSONDecodeError:
+            arguments, output = None, ToolOutput(name, (), ("invalid_argument: the arguments are not JSON",))
+        else:
+            try:
+                # The manager's dispatch is a coroutine (clarify may ask the client); this worker thread has
+                # no event loop of its own, so it gets one for the call.
+                output = asyncio.run(self.manager.call(name, arguments))
+            except CtxasmError as exc:  # refused or invalid: the model reads why, as over MCP
+                output = ToolOutput(name, (), (str(exc),))
+        fitted, exhausted = fit_and_charge(output, self.ledger)
+        self.exhausted = self.exhausted or exhausted
+        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        record = self.manager.record_event("tool_result", fitted.content, {
+            "round": call.number, "framework": FRAMEWORK, "manifest_id": call.manifest_id, "call_id": call_id,
+            "tool": name, "arguments": arguments, "tier": fitted.tier, "tokens": fitted.tokens,
+            "items": [i.memory_id for i in fitted.kept], "dropped": [i.memory_id for i in fitted.dropped]},
+            shown + [{"type": "manifest", "id": call.manifest_id, "version": 1}])
+        call.tool_records.append(record)
+        return fitted.content
 
     def record_response(self, response: ModelResponse) -> str | None:
         """Record a model response against the latest call's manifest (None when no call was prepared)."""

@@ -29,7 +29,7 @@ from ctxasm.replay import replay  # noqa: E402
 from ctxasm.store import PostgresStore  # noqa: E402
 from ctxasm.window import RequestOverBudget  # noqa: E402
 
-from ..conftest import SCENARIOS, empty_database  # noqa: E402
+from ..conftest import SCENARIOS, empty_database, read_as_owner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
@@ -39,7 +39,7 @@ INSTRUCTIONS = "Answer in one sentence and cite the memory ids you used."
 
 class RecordingModel(Model):
     """A model written against the SDK's Model interface: it keeps what it was given and answers from a
-    script, one list of output items per call."""
+    script, one list of output items per call (or a function of what it was given that returns one)."""
 
     def __init__(self, script: list[list[Any]]):
         self.script = list(script)
@@ -52,11 +52,18 @@ class RecordingModel(Model):
                               "tools": [tool.name for tool in tools]})
         if not self.script:
             raise AssertionError(f"model call {len(self.received)} was not scripted")
-        return ModelResponse(output=self.script.pop(0), usage=Usage(requests=1, input_tokens=100, output_tokens=20),
+        step = self.script.pop(0)
+        output = step(self.received[-1]) if callable(step) else step
+        return ModelResponse(output=output, usage=Usage(requests=1, input_tokens=100, output_tokens=20),
                              response_id=f"resp_{len(self.received)}")
 
     def stream_response(self, *args: Any, **kwargs: Any):
         raise NotImplementedError("this test model does not stream")
+
+
+def tool_call(name: str, arguments: str, call_id: str) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(id=f"fc_{call_id}", call_id=call_id, type="function_call", name=name,
+                                    arguments=arguments)
 
 
 def message(text: str) -> ResponseOutputMessage:
@@ -180,3 +187,55 @@ def test_the_docs_example_runs(demo_db, monkeypatch):
     assert lines[0] == "No: the corrected figure is 0.78 nDCG@10 on BEIR."
     assert re.fullmatch(r"call 1: manifest \S+, \d+/\d+ tokens, request provider_request_[0-9a-f]+", lines[1])
     assert lines[-1] == "memory in the input: True"
+
+
+def test_memory_tools_run_through_the_manager_fitted_and_recorded(store, demo_db):
+    memory = assembly(store, roles=("researcher",))
+    tools = memory.tools()
+    assert sorted(t.name for t in tools) == ["clarify", "expand", "lookup_entity", "search_memory"]
+    assert assembly(store).tools() == []  # the toolbox rows admit only the researcher role
+
+    def expand_a_window_id(received: dict[str, Any]) -> list[Any]:
+        window_id = re.search(r'id="(M\d{12})"', str(received["input"])).group(1)
+        return [tool_call("expand", f'{{"memory_id": "{window_id}"}}', "call_expand")]
+
+    model = RecordingModel([
+        [tool_call("lookup_entity", '{"subject": "model:helios-rag", "predicate": "beir_ndcg10"}', "call_lookup")],
+        expand_a_window_id,
+        [tool_call("lookup_entity", '{"subject": 42}', "call_bad")],
+        [message("No: 0.78 nDCG@10 now.")],
+    ])
+    agent = Agent(name="research-assistant", instructions=INSTRUCTIONS, model=model, tools=tools)
+    result = asyncio.run(memory.run(agent, QUESTION))
+    assert result.final_output == "No: 0.78 nDCG@10 now."
+    assert model.received[0]["tools"] == [t.name for t in tools]
+
+    outputs = {item["call_id"]: item["output"] for item in model.received[-1]["input"]
+               if item.get("type") == "function_call_output"}
+    assert outputs["call_lookup"].startswith('<tool_result tool="lookup_entity">') and "0.78" in outputs["call_lookup"]
+    assert outputs["call_expand"].startswith('<tool_result tool="expand">') and "in full" in outputs["call_expand"]
+    assert "invalid_argument" in outputs["call_bad"]  # refused by the row's schema; the model reads why
+
+    # Every result was paid from the window's tool reserve and recorded, citing what it showed.
+    assert 0 < memory.ledger.used <= memory.ledger.reserve
+    records = [r for call in memory.calls for r in call.tool_records]
+    assert [len(call.tool_records) for call in memory.calls] == [1, 1, 1, 0]
+    events = [store.read_event("acme", record) for record in records]
+    assert {e["event_type"] for e in events} == {"tool_result"}
+    by_call = {e["content_json"]["call_id"]: e for e in events}
+    lookup = by_call["call_lookup"]
+    assert lookup["content"] == outputs["call_lookup"]
+    assert lookup["content_json"]["manifest_id"] == memory.calls[0].manifest_id
+    (source_refs,), = read_as_owner(demo_db, "acme", "SELECT source_refs FROM ctxasm.conversation_memory "
+                                    "WHERE id = %s", (records[0],))
+    assert {"type": "manifest", "id": memory.calls[0].manifest_id, "version": 1} in source_refs
+    assert any(ref["type"] == "entity" for ref in source_refs)  # the rows the result showed
+    assert sum(e["content_json"]["tokens"] for e in by_call.values()) == memory.ledger.used
+
+
+def test_a_memory_tool_outside_a_prepared_run_is_refused(store):
+    from ctxasm.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="only inside a run"):
+        assembly(store, roles=("researcher",)).run_tool("expand", "{}", "call_1")
+
