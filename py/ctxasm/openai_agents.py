@@ -24,7 +24,8 @@ agent with both. The agent's tool definitions are the agent's; they are not coun
 and its roles: search_memory, lookup_entity, expand, clarify) as SDK function tools. The manager runs them with
 the same checks as over MCP; each result is fitted into the tool reserve of the run's window (degraded before
 it is dropped), recorded as a `tool_result` event citing the rows it showed, and returned to the SDK as the
-rendered <tool_result> record. `expand` opens ids of the latest call's window.
+rendered <tool_result> record. `expand` opens ids of the latest call's window. The SDK runs the tools of one
+response concurrently; the assembly runs them one at a time (they share its connection and its tool reserve).
 
 Needs the `agents` extra (openai-agents). Server-side conversation state (`previous_response_id`,
 `conversation_id`) does not mix with a filter that rebuilds the input each call; use neither.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -49,7 +51,7 @@ from .tool_results import ToolLedger, ToolOutput, fit_and_charge
 from .window import DEFAULT_MODEL, RequestOverBudget, WindowSpec
 
 try:
-    from agents import Agent, FunctionTool, RunConfig, RunHooks, Runner
+    from agents import Agent, FunctionTool, RunConfig, RunContextWrapper, RunHooks, Runner
     from agents.items import ModelResponse
     from agents.run_config import CallModelData, ModelInputData
     from agents.tool_context import ToolContext
@@ -152,6 +154,11 @@ class ContextAssembly:
         self.ledger: ToolLedger | None = None
         #: True once not even a notice fitted the tool reserve: the memory tools are then disabled
         self.exhausted = False
+        # The SDK may run several tools of one response at once, each in a worker thread; they share the
+        # store's connection, the ledger and `calls`, so one call, tool or response record runs at a time.
+        self._lock = threading.Lock()
+        #: the context wrapper of the run the memory tools were last offered in
+        self._run_context: RunContextWrapper[Any] | None = None
 
     # -- the SDK's extension points ----------------------------------------------------------------------
 
@@ -184,13 +191,25 @@ class ContextAssembly:
             return await asyncio.to_thread(self.run_tool, row.name, arguments, context.tool_call_id)
 
         return FunctionTool(name=row.name, description=row.description, params_json_schema=dict(row.schema),
-                            on_invoke_tool=invoke, strict_json_schema=False,
-                            is_enabled=lambda _context, _agent: not self.exhausted)
+                            on_invoke_tool=invoke, strict_json_schema=False, is_enabled=self._offer_tools)
+
+    def _offer_tools(self, context: RunContextWrapper[Any], _agent: Any) -> bool:
+        """FunctionTool.is_enabled: the SDK asks before each model call, before the input filter runs, with the
+        run's context wrapper (one per run). A spent reserve withdraws the memory tools for the rest of its
+        run only: a new wrapper is a new run, which the filter gives a fresh reserve."""
+        if context is not self._run_context:
+            self._run_context = context
+            self.exhausted = False
+        return not self.exhausted
 
     # -- one call ----------------------------------------------------------------------------------------
 
     def prepare(self, model_data: ModelInputData, agent: Agent[Any]) -> ModelInputData:
         """Assemble, check and record the input of one model call (synchronous)."""
+        with self._lock:
+            return self._prepare(model_data, agent)
+
+    def _prepare(self, model_data: ModelInputData, agent: Agent[Any]) -> ModelInputData:
         items = list(model_data.input) if isinstance(model_data.input, list) else \
             [{"role": "user", "content": str(model_data.input)}]
         position = question_position(items)
@@ -228,6 +247,10 @@ class ContextAssembly:
     def run_tool(self, name: str, arguments_json: str, call_id: str) -> str:
         """Run one memory tool for the model (synchronous): the manager's result, fitted into the run's tool
         reserve, recorded as a tool_result event; returns the rendered record the model reads."""
+        with self._lock:
+            return self._run_tool(name, arguments_json, call_id)
+
+    def _run_tool(self, name: str, arguments_json: str, call_id: str) -> str:
         if not self.calls or self.ledger is None:
             raise ConfigError(f"config_error: {name}: a memory tool runs only inside a run this ContextAssembly "
                               "prepared (pass run_config=memory.run_config() or use memory.run)")
@@ -256,6 +279,10 @@ class ContextAssembly:
 
     def record_response(self, response: ModelResponse) -> str | None:
         """Record a model response against the latest call's manifest (None when no call was prepared)."""
+        with self._lock:
+            return self._record_response(response)
+
+    def _record_response(self, response: ModelResponse) -> str | None:
         if not self.calls:
             return None
         call = self.calls[-1]

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("agents", reason="the OpenAI Agents SDK (the agents extra) is not installed")
 
-from agents import Agent, ModelResponse, Usage, function_tool  # noqa: E402
+from agents import Agent, ModelResponse, Usage, function_tool, set_tracing_disabled  # noqa: E402
 from agents.models.interface import Model  # noqa: E402
 from agents.run_config import ModelInputData  # noqa: E402
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText  # noqa: E402
@@ -75,6 +75,14 @@ def message(text: str) -> ResponseOutputMessage:
 def benchmark_date() -> str:
     """The date of the latest BEIR run."""
     return "2026-09-01"
+
+
+@pytest.fixture(autouse=True)
+def no_trace_export():
+    """The SDK traces runs and sends the traces to OpenAI when a key is set: these runs stay offline."""
+    set_tracing_disabled(True)
+    yield
+    set_tracing_disabled(False)
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +247,57 @@ def test_a_memory_tool_outside_a_prepared_run_is_refused(store):
     with pytest.raises(ConfigError, match="only inside a run"):
         assembly(store, roles=("researcher",)).run_tool("expand", "{}", "call_1")
 
+
+
+def test_tools_of_one_response_run_one_at_a_time_each_charged_and_recorded(store, demo_db):
+    """The SDK runs the tool calls of one response concurrently; each still gets its share of the reserve."""
+    memory = assembly(store, roles=("researcher",))
+    model = RecordingModel([
+        [tool_call("lookup_entity", '{"subject": "model:helios-rag", "predicate": "beir_ndcg10"}', "call_a"),
+         tool_call("search_memory", '{"query": "Helios-RAG BEIR nDCG@10"}', "call_b"),
+         tool_call("lookup_entity", '{"subject": "model:helios-rag", "predicate": "beir_ndcg10"}', "call_c")],
+        [message("0.78.")],
+    ])
+    agent = Agent(name="research-assistant", instructions=INSTRUCTIONS, model=model, tools=memory.tools())
+    assert asyncio.run(memory.run(agent, QUESTION)).final_output == "0.78."
+
+    first = memory.calls[0]
+    assert len(first.tool_records) == 3 and memory.calls[1].tool_records == []
+    events = [store.read_event("acme", record) for record in first.tool_records]
+    assert sorted(e["content_json"]["call_id"] for e in events) == ["call_a", "call_b", "call_c"]
+    assert sum(e["content_json"]["tokens"] for e in events) == memory.ledger.used <= memory.ledger.reserve
+    outputs = {item["call_id"]: item["output"] for item in model.received[1]["input"]
+               if item.get("type") == "function_call_output"}
+    for event in events:
+        assert outputs[event["content_json"]["call_id"]] == event["content"]
+    assert outputs["call_a"] == outputs["call_c"]  # the same lookup, the same rows, the same record
+
+
+def test_a_spent_tool_reserve_gives_a_notice_and_withdraws_the_memory_tools(store):
+    memory = assembly(store, roles=("researcher",))
+
+    def spend_the_reserve(received: dict[str, Any]) -> list[Any]:
+        # Earlier results of this run took all but a few tokens of the window's tool reserve.
+        memory.ledger.used = memory.ledger.reserve - 3
+        return [tool_call("lookup_entity", '{"subject": "model:helios-rag", "predicate": "beir_ndcg10"}',
+                          "call_late")]
+
+    model = RecordingModel([spend_the_reserve, [message("From the window: 0.78.")]])
+    agent = Agent(name="research-assistant", instructions=INSTRUCTIONS, model=model,
+                  tools=[*memory.tools(), benchmark_date])
+    assert asyncio.run(memory.run(agent, QUESTION)).final_output == "From the window: 0.78."
+
+    assert memory.exhausted and memory.ledger.used == memory.ledger.reserve
+    assert set(model.received[0]["tools"]) == {"clarify", "expand", "lookup_entity", "search_memory",
+                                               "benchmark_date"}
+    assert model.received[1]["tools"] == ["benchmark_date"]  # the agent's own tools stay
+    (record,) = memory.calls[0].tool_records
+    event = store.read_event("acme", record)
+    assert "tool reserve exhausted" in event["content"] and "0.78" not in event["content"]
+    assert event["content_json"]["tier"] == "notice" and event["content_json"]["items"] == []
+
+    # The next question is a new run: a fresh reserve, and the tools are offered again.
+    model.script.append([message("Again from the window.")])
+    asyncio.run(memory.run(agent, "And on MTEB?"))
+    assert not memory.exhausted and memory.ledger.used == 0
+    assert "lookup_entity" in model.received[2]["tools"]
