@@ -26,8 +26,7 @@ from .mcp_server import build_server
 from .model_clients import ModelClient
 from .store import MemoryStore
 from .tokens import count_tokens
-from .tool_results import (TOOL_RESULTS, FittedResult, ToolBudgetExhausted, ToolLedger, ToolOutput, fit_output,
-                           render_output)
+from .tool_results import TOOL_RESULTS, ToolLedger, ToolOutput, fit_and_charge
 from .window import RequestOverBudget, WindowSpec
 
 ANSWERED, NO_MODEL = "answered", "no_model_called"
@@ -161,15 +160,9 @@ class AgentLoop:
                 output = ToolOutput(name, (), (text,))
             else:
                 output = ToolOutput.from_json(result.structured_content)
-        try:
-            fitted = fit_output(output, ledger.allowance())
-            ledger.charge(fitted.tokens)
-        except ToolBudgetExhausted:
-            # Not even a notice fits: say so in as few tokens as possible and stop offering tools.
-            content = render_output(ToolOutput(name, (), ("tool reserve exhausted",)))
-            fitted = FittedResult(content, count_tokens(content), (), output.items, "notice")
-            ledger.used = ledger.reserve
-            self.exhausted = True
+        fitted, exhausted = fit_and_charge(output, ledger)
+        # Not even a notice fits: it says so in as few tokens as possible, and no more tools are offered.
+        self.exhausted = self.exhausted or exhausted
         shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
         record_id = self._record("tool_result", fitted.content, {
             "round": number, "call_id": call["id"], "tool": name, "arguments": arguments, "tier": fitted.tier,

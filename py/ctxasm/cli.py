@@ -104,6 +104,14 @@ def _db_deploy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _models_export(args: argparse.Namespace) -> int:
+    from .embedding import _PACKAGE, MODEL_NAME, model_dir
+    from .ml.onnx_embedding import ensure_export
+
+    print(ensure_export(model_dir(), MODEL_NAME, package=_PACKAGE, force=args.force).describe())
+    return 0
+
+
 def _load(args: argparse.Namespace) -> int:
     from . import loader, pgconn
 
@@ -352,6 +360,17 @@ def build_parser() -> argparse.ArgumentParser:
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help="database name (default CTXASM_PG_DATABASE or ctxasm)")
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+
+    models = commands.add_parser("models", help="the embedding model: its ONNX export for onnxruntime",
+                                 description="the embedding model: its ONNX export for onnxruntime",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Example: ctxasm models export\n\n" + EXIT_CODES)
+    models_commands = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    export_cmd = add(models_commands, "export", _models_export,
+                     "export the shipped all-MiniLM-L6-v2 weights to ONNX under CTXASM_HOME/models (once; "
+                     "again only when the weights or the exporter change); needs no torch",
+                     "ctxasm models export")
+    export_cmd.add_argument("--force", action="store_true", help="export again even when the cache is up to date")
 
     claim_cmd = add(commands, "claim", _claim,
                     "mint a signed tenant claim (HS256 JWT) with the deployment's claim key and print it; the "
