@@ -24,7 +24,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 from ctxasm import pgconn  # noqa: E402
 from ctxasm.errors import InvalidQuestion  # noqa: E402
 from ctxasm.openai_agents import AGENT_INSTRUCTIONS_HEADING, ContextAssembly, plain  # noqa: E402
-from ctxasm.render import MEMORY_INSTRUCTIONS  # noqa: E402
+from ctxasm.loader import DEFAULT_MEMORY_INSTRUCTIONS  # noqa: E402
 from ctxasm.replay import replay  # noqa: E402
 from ctxasm.store import PostgresStore  # noqa: E402
 from ctxasm.window import RequestOverBudget  # noqa: E402
@@ -35,6 +35,8 @@ REPO = Path(__file__).resolve().parents[3]
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
 AT = "2026-09-28T12:00:00"
 INSTRUCTIONS = "Answer in one sentence and cite the memory ids you used."
+#: The first sentence of the memory instructions every demo tenant gets from the loader (a guideline row).
+MEMORY_POLICY = DEFAULT_MEMORY_INSTRUCTIONS[0][2].splitlines()[0]
 
 
 class RecordingModel(Model):
@@ -123,7 +125,7 @@ def test_every_model_call_of_a_run_is_assembled_recorded_and_replayable(store):
     first, second = model.received
     for sent in (first, second):
         # The window, not the SDK's history: ctxasm's memory instructions, then the agent's own.
-        assert sent["instructions"].startswith("# ") and MEMORY_INSTRUCTIONS in sent["instructions"]
+        assert sent["instructions"].startswith("# ") and MEMORY_POLICY in sent["instructions"]
         assert sent["instructions"].endswith(f"{AGENT_INSTRUCTIONS_HEADING}\n{INSTRUCTIONS}")
         text = str(sent["input"])
         assert "<memory_context>" in text and QUESTION in text
