@@ -137,6 +137,12 @@ def test_known_gap_rules_are_needed_and_narrow() -> None:
     assert not oracle_parse._create_context("create or replace context x using a b c")[0]
     assert not oracle_parse._function_based_index("create unique index i on t (x) garbage here")[0]
     assert oracle_parse._create_context("create table t (x number)") == (False, "")
+    approximate = "select x from t order by vector_distance(e, :q, cosine) fetch approx first 5 rows only"
+    assert oracle_parse.parse_errors(approximate)
+    assert oracle_parse._approximate_fetch(approximate)[0]
+    assert oracle_parse._approximate_fetch(approximate.replace("only", "only with target accuracy 90"))[0]
+    assert not oracle_parse._approximate_fetch(approximate + " garbage here")[0]
+    assert oracle_parse._approximate_fetch("select 1 from dual") == (False, "")
 
 
 # --- liquibase_render -----------------------------------------------------------------------------------
@@ -245,8 +251,8 @@ def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path,
 def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys) -> None:
     spec = repo_copy / "db/packages/oracle/spec/0060_ctx_assembly.sql"
     text = spec.read_text(encoding="utf-8")
-    assert "in_evidence" in text
-    spec.write_text(text.replace("in_evidence", "in_evidence_items"), encoding="utf-8")
+    assert "in_sources" in text
+    spec.write_text(text.replace("in_sources", "in_sources_items"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     assert "ctx_assembly.select_window differs" in capsys.readouterr().out
 
@@ -289,16 +295,21 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
         ("cache => true, dur => sys.dbms_lob.call", "cache => true, duration => sys.dbms_lob.call",
          "dbms_lob.createtemporary(lob_loc, cache, dur?) with (0 positional, lob_loc =>, cache =>, duration =>)"),
         # a member Oracle does not have, and a required parameter left out
-        ("sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sh256)",
-         "sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sha256)",
+        ("sys.dbms_crypto.hash_sh256, in_empty => co_empty_sha256)",
+         "sys.dbms_crypto.hash_sha256, in_empty => co_empty_sha256)",
          "dbms_crypto.hash_sha256 is not a member of dbms_crypto"),
-        ("sys.dbms_crypto.hash(src => l_bytes, typ => sys.dbms_crypto.hash_sh256)",
+        ("sys.dbms_crypto.hash(src => l_bytes, typ => in_algorithm)",
          "sys.dbms_crypto.hash(src => l_bytes)", "required typ not given"),
+        # CTX_QUERY (owned by CTXSYS): COUNT_HITS's estimate flag is exact
+        ("text_query => r_term.word,\n                                                    exact => false)",
+         "text_query => r_term.word,\n                                                    estimate => false)",
+         "matches no overload (no parameter estimate)"),
     ],
 )
 def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
                                                         expected: str) -> None:
-    path = repo_copy / (MEMORY_BODY if "l_marks" in old or "r_version" in old else ASSEMBLY_BODY)
+    path = repo_copy / (MEMORY_BODY if old in (repo_copy / MEMORY_BODY).read_text(encoding="utf-8")
+                        else ASSEMBLY_BODY)
     _edit(path, old, new)
     line = _line_of(path, new)
     assert oracle_api.main(["--repo", str(repo_copy)]) == 1
@@ -327,8 +338,8 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (MEMORY_BODY, "          where c.tenant_id = in_tenant_id\n            and c.source_type = in_memory_type",
          "          where c.tenant_id = in_tenant_id\n            and c.source_typ = in_memory_type",
          "table context_compression has no column source_typ"),
-        (ASSEMBLY_BODY, "order by e.scope_depth desc, e.valid_from desc, e.id",
-         "order by e.scope_deph desc, e.valid_from desc, e.id", "WITH query effective has no column scope_deph"),
+        (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
+         "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
         # a record field, a package member, a named parameter of a repository routine
         (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then",
          "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),

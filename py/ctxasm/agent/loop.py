@@ -23,12 +23,12 @@ from ctxasm.agent.manager import Caller, MemoryManager
 from ctxasm.agent.mcp_server import build_server
 from ctxasm.agent.model_clients import ModelClient
 from ctxasm.core import render
-from ctxasm.core.tokens import count_tokens
-from ctxasm.engines.store import MemoryStore
-from ctxasm.services.assemble import AssembledWindow, assemble
-from ctxasm.core.tool_results import (TOOL_RESULTS, FittedResult, ToolBudgetExhausted, ToolLedger, ToolOutput,
-                                      fit_output, render_output)
 from ctxasm.core.compose import RequestOverBudget, WindowSpec
+from ctxasm.core.tokens import count_tokens
+from ctxasm.core.tool_results import TOOL_RESULTS, ToolLedger, ToolOutput, fit_and_charge
+from ctxasm.engines.store import MemoryStore
+from ctxasm.services import telemetry
+from ctxasm.services.assemble import AssembledWindow, assemble
 
 ANSWERED, NO_MODEL = "answered", "no_model_called"
 
@@ -74,6 +74,7 @@ class AgentLoop:
         self.elicitation_handler = elicitation_handler
         self.exhausted = False
 
+    @telemetry.traced("ctxasm.agent_run", telemetry.describe_run)
     async def run(self) -> AgentRun:
         spec = self.spec
         window = assemble(self.store, spec, self.at, reranker=self.reranker)
@@ -94,40 +95,42 @@ class AgentLoop:
         async with Client(build_server(manager), mode="legacy",
                           elicitation_handler=self.elicitation_handler) as mcp:
             for number in range(1, limits["max_rounds"] + 2):
-                current = self._check_and_record(request, number, manifest_id,
-                                                 manifest["request_limit"] if number == 1 else limit)
-                rounds.append(current)
-                if self.client is None:
-                    break
-                response = self.client.complete(request)
-                message = response["choices"][0]["message"]
-                current.response_record = self._record("model_response", f"model response, round {number}",
-                                                       {"round": number, "response": response},
-                                                       [{"type": "manifest", "id": manifest_id, "version": 1}])
-                calls = message.get("tool_calls") or []
-                if not calls:
-                    status, answer = ANSWERED, message.get("content") or ""
-                    break
-                assistant = {"role": "assistant", "content": message.get("content"),
-                             "tool_calls": [{"id": c["id"], "type": "function", "function": {
-                                 "name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
-                                 for c in calls]}
-                ledger.charge(count_tokens(render.serialize(assistant)))
-                request["messages"].append(assistant)
-                entries = []
-                for call in assistant["tool_calls"]:
-                    entry, tool_message = await self._run_tool(mcp, call, number, ledger, manifest_id)
-                    current.tool_calls.append(entry)
-                    entries.append(entry)
-                    request["messages"].append(tool_message)
-                if number >= limits["max_rounds"] or self.exhausted:
-                    request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
-                turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
-                manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
-                                                turn)
-                self.store.set_tenant(spec.tenant_id)
-                manifest_id = self.store.record_manifest(manifest)
-                manifests.append(manifest)
+                with telemetry.round_span(number) as traced_round:
+                    current = self._check_and_record(request, number, manifest_id,
+                                                     manifest["request_limit"] if number == 1 else limit)
+                    rounds.append(current)
+                    traced_round.round, traced_round.ledger = current, ledger
+                    if self.client is None:
+                        break
+                    response = self.client.complete(request)
+                    message = response["choices"][0]["message"]
+                    current.response_record = self._record("model_response", f"model response, round {number}",
+                                                           {"round": number, "response": response},
+                                                           [{"type": "manifest", "id": manifest_id, "version": 1}])
+                    calls = message.get("tool_calls") or []
+                    if not calls:
+                        status, answer = ANSWERED, message.get("content") or ""
+                        break
+                    assistant = {"role": "assistant", "content": message.get("content"),
+                                 "tool_calls": [{"id": c["id"], "type": "function", "function": {
+                                     "name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                                     for c in calls]}
+                    ledger.charge(count_tokens(render.serialize(assistant)))
+                    request["messages"].append(assistant)
+                    entries = []
+                    for call in assistant["tool_calls"]:
+                        entry, tool_message = await self._run_tool(mcp, call, number, ledger, manifest_id)
+                        current.tool_calls.append(entry)
+                        entries.append(entry)
+                        request["messages"].append(tool_message)
+                    if number >= limits["max_rounds"] or self.exhausted:
+                        request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
+                    turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
+                    manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
+                                                    turn)
+                    self.store.set_tenant(spec.tenant_id)
+                    manifest_id = self.store.record_manifest(manifest)
+                    manifests.append(manifest)
         return AgentRun(window, status, answer, rounds, manifests, request, ledger.used)
 
     def _check_and_record(self, request: dict[str, Any], number: int, manifest_id: str, limit: int) -> Round:
@@ -158,15 +161,9 @@ class AgentLoop:
                 output = ToolOutput(name, (), (text,))
             else:
                 output = ToolOutput.from_json(result.structured_content)
-        try:
-            fitted = fit_output(output, ledger.allowance())
-            ledger.charge(fitted.tokens)
-        except ToolBudgetExhausted:
-            # Not even a notice fits: say so in as few tokens as possible and stop offering tools.
-            content = render_output(ToolOutput(name, (), ("tool reserve exhausted",)))
-            fitted = FittedResult(content, count_tokens(content), (), output.items, "notice")
-            ledger.used = ledger.reserve
-            self.exhausted = True
+        fitted, exhausted = fit_and_charge(output, ledger)
+        # Not even a notice fits: it says so in as few tokens as possible, and no more tools are offered.
+        self.exhausted = self.exhausted or exhausted
         shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
         record_id = self._record("tool_result", fitted.content, {
             "round": number, "call_id": call["id"], "tool": name, "arguments": arguments, "tier": fitted.tier,

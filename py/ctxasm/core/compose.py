@@ -276,7 +276,8 @@ class _Built:
                  states: dict[str, _SliceState], limit: int):
         self.spec, self.budget, self.developer, self.tool_defs = spec, budget, developer, tool_defs
         self.states, self.limit = states, limit
-        self.trimmed: list[Seated] = []
+        #: seats given back, each with how far over its limit the request was when it went
+        self.trimmed: list[tuple[Seated, int]] = []
         self.rebuild()
 
     def rebuild(self) -> None:
@@ -300,7 +301,7 @@ class _Built:
                 state.seated = [s for s in state.seated if s is not seat]
             for name in {seat.candidate.slice for seat in given}:
                 _reprice(self.states[name])
-            self.trimmed += given
+            self.trimmed += [(seat, self.counted - self.limit) for seat in given]
             self.rebuild()
 
 
@@ -341,19 +342,21 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     budget = _parse_budget(selection)
     budget.shares_for(spec.intent)
 
-    fixed = selection["fixed"]
-    guidelines = [f for f in fixed if f["slice"] == "guidelines"]
+    fixed = _request_order(selection["fixed"])
+    guidelines = [f for f in fixed if f["slice"] == "guidelines" and not _is_instruction(f)]
     persona = [f for f in fixed if f["slice"] == "persona"]
     tools = [f for f in fixed if f["slice"] == "tools"]
+    instructions = [f for f in fixed if _is_instruction(f)]
     tool_defs = [render.tool_definition(t["key"], t["extra"]["usage_notes"], t["extra"]["tool_schema"])
                  for t in tools]
     guideline_texts = [g["content"] for g in guidelines]
     persona_texts = [p["content"] for p in persona]
-    developer = render.developer_message(guideline_texts, persona_texts)
+    instruction_texts = [i["content"] for i in instructions]
+    developer = render.developer_message(guideline_texts, persona_texts, instruction_texts)
+    instruction_cost = count_tokens(render.json_text(render.memory_section(instruction_texts)))
     # Each fixed slice at what it costs inside the serialized request (escaped as JSON).
     fixed_costs = {
-        "guidelines": count_tokens(render.json_text(render.guidelines_section(guideline_texts)))
-        + count_tokens(render.json_text(render.MEMORY_INSTRUCTIONS)),
+        "guidelines": count_tokens(render.json_text(render.guidelines_section(guideline_texts))) + instruction_cost,
         "persona": count_tokens(render.json_text(render.persona_section(persona_texts))),
         "tools": count_tokens(render.serialize({"tools": tool_defs})) if tool_defs else 0,
         "question": count_tokens(render.json_text(spec.question)),
@@ -392,12 +395,12 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
 
     excluded = list(selection["excluded"]) + [
         {"ref": gone.candidate.ref["ref"], "rule": gone.rule, "slice": gone.candidate.slice,
-         "tokens": gone.smallest_tokens}
+         "tokens": gone.smallest_tokens, "left": gone.left, **_standing(gone.candidate)}
         for name in budgets.DYNAMIC_SLICES for gone in states[name].excluded
     ] + [
         {"ref": seat.candidate.ref["ref"], "rule": REQUEST_BUDGET, "slice": seat.candidate.slice,
-         "tokens": seat.tokens}
-        for seat in trimmed
+         "tokens": seat.tokens, "over": over, **_standing(seat.candidate)}
+        for seat, over in trimmed
     ]
     slice_report = {
         name: {"share": state.share, "allowance": state.allowance, "used": state.used,
@@ -435,6 +438,8 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
             "tool_rounds": {"max_rounds": budget.max_rounds, "max_tool_result_tokens": budget.max_tool_result_tokens},
             "before_fixed": allocation.before_fixed,
             "fixed": dict(allocation.fixed),
+            # The part of the guidelines slice the memory instructions take (they are charged to it).
+            "memory_instructions": instruction_cost,
             "remainder": allocation.remainder,
             "unallocated": allocation.unallocated,
             "reclaim_unused": budget.reclaim_unused,
@@ -446,6 +451,35 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "excluded": excluded,
     }
     return Window(request=request, manifest=manifest)
+
+
+def _standing(candidate: Candidate) -> dict[str, Any]:
+    """Where a left-out candidate stood: its rank in its slice (selection order, 1 = best) and its priority."""
+    item = candidate.ref
+    standing: dict[str, Any] = {"rank": item.get("selection_rank")}
+    if (item.get("scores") or {}).get("priority") is not None:
+        standing["priority"] = item["scores"]["priority"]
+    return standing
+
+
+def _is_instruction(item: Mapping[str, Any]) -> bool:
+    key = str(item.get("key") or "")
+    return item["slice"] == "guidelines" and (key == render.MEMORY_INSTRUCTIONS_KEY
+                                              or key.startswith(render.TOOL_INSTRUCTION_PREFIX))
+
+
+def _request_order(fixed: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The fixed rows in the order the request carries them: guidelines, persona, the memory instructions,
+    tools. A tool's instruction (`memory_instructions.<handler>`) is kept only when a tool with that handler is
+    in the window, after the general instructions, in the order of the tools."""
+    handlers = [str((t.get("extra") or {}).get("tool_handler")) for t in fixed if t["slice"] == "tools"]
+    general = [f for f in fixed if _is_instruction(f) and f["key"] == render.MEMORY_INSTRUCTIONS_KEY]
+    per_tool = {str(f["key"])[len(render.TOOL_INSTRUCTION_PREFIX):]: f for f in fixed
+                if _is_instruction(f) and f["key"] != render.MEMORY_INSTRUCTIONS_KEY}
+    return ([f for f in fixed if f["slice"] == "guidelines" and not _is_instruction(f)]
+            + [f for f in fixed if f["slice"] == "persona"]
+            + general + [per_tool[h] for h in dict.fromkeys(handlers) if h in per_tool]
+            + [f for f in fixed if f["slice"] == "tools"])
 
 
 def _memory_entry(item: Mapping[str, Any], tier: str, tokens: int, degraded_by: str | None = None

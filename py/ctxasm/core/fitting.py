@@ -118,6 +118,8 @@ class Excluded:
     rule: str
     #: tokens of the smallest tier tried, for the manifest.
     smallest_tokens: int
+    #: tokens the slice had left when the candidate came up (what it did not fit in).
+    left: int = 0
 
 
 @dataclass(frozen=True)
@@ -178,9 +180,9 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
                 raise RequiredDoesNotFit(candidate.key, candidate.slice, cost, left)
             if degraded_by == TIER_LIMIT and not cost:  # every tier it has was capped, none was too big
                 smallest = candidate.cost(candidate.available_tiers()[-1], count) + opening
-                excluded.append(Excluded(candidate, TIER_LIMIT, smallest))
+                excluded.append(Excluded(candidate, TIER_LIMIT, smallest, left))
             else:
-                excluded.append(Excluded(candidate, SLICE_BUDGET, cost))
+                excluded.append(Excluded(candidate, SLICE_BUDGET, cost, left))
     return SliceFit(
         slice=slice_name,
         allowance=allowance,

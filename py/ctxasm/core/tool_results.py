@@ -130,6 +130,21 @@ def fit_output(output: ToolOutput, allowance: int, count: Callable[[str], int] =
     return FittedResult(notice, tokens, (), tuple(items), "notice")
 
 
+def fit_and_charge(output: ToolOutput, ledger: ToolLedger,
+                   count: Callable[[str], int] = count_tokens) -> tuple[FittedResult, bool]:
+    """Fit `output` into what the ledger allows and charge it. When not even the notice fits, the result is a
+    minimal "tool reserve exhausted" record, the reserve counts as spent, and the flag is True: offer no more
+    tools."""
+    try:
+        fitted = fit_output(output, ledger.allowance(), count)
+        ledger.charge(fitted.tokens)
+        return fitted, False
+    except ToolBudgetExhausted:
+        content = render_output(ToolOutput(output.tool, (), ("tool reserve exhausted",)))
+        ledger.used = ledger.reserve
+        return FittedResult(content, count(content), (), output.items, "notice"), True
+
+
 def _left_out(items: Sequence[ToolItem]) -> tuple[str, ...]:
     if not items:
         return ()

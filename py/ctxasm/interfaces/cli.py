@@ -117,6 +117,14 @@ def _db_deploy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _models_export(args: argparse.Namespace) -> int:
+    from ctxasm.ml.embedding import _PACKAGE, MODEL_NAME, model_dir
+    from ctxasm.ml.onnx_embedding import ensure_export
+
+    print(ensure_export(model_dir(), MODEL_NAME, package=_PACKAGE, force=args.force).describe())
+    return 0
+
+
 def _load(args: argparse.Namespace) -> int:
     from ctxasm.engines.registry import POSTGRESQL
     from ctxasm.services import load
@@ -270,17 +278,51 @@ def _erase(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     from ctxasm.engines.registry import connected_store
+    from ctxasm.errors import ConfigError
     from ctxasm.interfaces import inspector
 
     claims = _claims(args)
+    rows_then: list = []
     with connected_store(_engine(args), claims) as store:
-        inspection = inspector.load_inspection(store, args.tenant, args.manifest_id)
-        other = inspector.load_inspection(store, args.tenant, args.diff) if args.diff else None
+        found = inspector.load_by_id(store, args.tenant, args.manifest_id)
+        if isinstance(found, inspector.Record):
+            if args.diff or args.why or args.request:
+                raise ConfigError(f"config_error: {args.manifest_id} is a {found.event_type}: --diff, --why and "
+                                  "--request take a manifest (or a provider request)")
+            return _show_record(args, found)
+        inspection = found
+        other = inspector.load_inspection(store, args.tenant, args.diff, with_request=False) if args.diff else None
+        if args.why:
+            kind = inspector.exclusions.parse_query(args.why)[0]
+            if kind and inspection.manifest.get("scn"):
+                rows_then = inspector.rows_then(store, args.tenant, kind, str(inspection.manifest["scn"]))
     diff = inspector.diff_of(inspection, other) if other is not None else None
+    if args.why:
+        print("\n".join(inspector.why_not(inspection, args.why, rows_then)))
+        return 0
+    if args.request:
+        print(inspector.describe_request(inspection))
+        return 0
     if args.html is None and not args.open:
         print(inspector.describe_diff(diff) if diff else inspector.describe_manifest(inspection))
         return 0
-    path = inspector.write_page(args.html or inspector.default_page_path(args.manifest_id), inspection, diff)
+    return _write_and_open(args, inspector.write_page(args.html or inspector.default_page_path(args.manifest_id),
+                                                      inspection, diff))
+
+
+def _show_record(args: argparse.Namespace, record) -> int:
+    from ctxasm.interfaces import inspector
+
+    if args.html is None and not args.open:
+        print(inspector.describe_record(record))
+        return 0
+    return _write_and_open(args, inspector.write_text(args.html or inspector.default_page_path(args.manifest_id),
+                                                      inspector.record_page(record)))
+
+
+def _write_and_open(args: argparse.Namespace, path) -> int:
+    from ctxasm.interfaces import inspector
+
     print(f"wrote {path}")
     if args.open:
         if inspector.open_page(path):
@@ -327,6 +369,17 @@ def build_parser() -> argparse.ArgumentParser:
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help=DATABASE_HELP)
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+
+    models = commands.add_parser("models", help="the embedding model: its ONNX export for onnxruntime",
+                                 description="the embedding model: its ONNX export for onnxruntime",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Example: ctxasm models export\n\n" + EXIT_CODES)
+    models_commands = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    export_cmd = add(models_commands, "export", _models_export,
+                     "export the shipped all-MiniLM-L6-v2 weights to ONNX under CTXASM_HOME/models (once; "
+                     "again only when the weights or the exporter change); needs no torch",
+                     "ctxasm models export")
+    export_cmd.add_argument("--force", action="store_true", help="export again even when the cache is up to date")
 
     claim_cmd = add(commands, "claim", _claim,
                     "mint a signed tenant claim (HS256 JWT) with the deployment's claim key and print it; the "
@@ -424,14 +477,21 @@ def build_parser() -> argparse.ArgumentParser:
     inventory.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     inspect_cmd = add(commands, "inspect", _inspect,
-                      "show what the model saw: a recorded manifest as text, or as one self-contained HTML page",
-                      "ctxasm inspect manifest_0123abcd --tenant acme --html jane.html --open")
-    inspect_cmd.add_argument("manifest_id", metavar="MANIFEST_ID", help="the manifest id printed by assemble")
+                      "show what the model saw: a recorded manifest (the literal request, every token of the budget, "
+                      "why each row was left out) as text or as one self-contained HTML page; or a recorded provider "
+                      "request, model response or tool result by its id",
+                      "ctxasm inspect manifest_0123abcd --tenant acme --html jane.html --open\n"
+                      "         ctxasm inspect manifest_0123abcd --tenant acme --why entity:fact_helios_rag_beir_ndcg10")
+    inspect_cmd.add_argument("manifest_id", metavar="ID", help="a manifest id (printed by assemble), or the id of a "
+                             "provider request, model response or tool result recorded by `ctxasm ask`")
     tenant_arguments(inspect_cmd, "; another tenant's manifest is not found")
     inspect_cmd.add_argument("--html", metavar="OUT.html", help="write the page to this file instead of printing text")
     inspect_cmd.add_argument("--open", action="store_true", help="open the page in the default browser (without "
                              "--html it is written to the temporary directory)")
     inspect_cmd.add_argument("--diff", metavar="OTHER_ID", help="compare with another manifest of the same tenant")
+    inspect_cmd.add_argument("--why", metavar="ROW", help="why is this row (not) in the window: TYPE:ID, "
+                             "TYPE:ID:VERSION or a citation id M012345678901")
+    inspect_cmd.add_argument("--request", action="store_true", help="print the literal request, message by message")
     inspect_cmd.add_argument("--database", help=DATABASE_HELP)
     inspect_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
     return parser

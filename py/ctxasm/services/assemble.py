@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from ctxasm.core.compose import Window, WindowSpec, compose
 from ctxasm.core.manifest import ref_key
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import InvalidArgument, InvalidQuestion
-from ctxasm.core.compose import Window, WindowSpec, compose
+from ctxasm.services import telemetry
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
     return again
 
 
+@telemetry.traced("ctxasm.assemble", telemetry.describe_window)
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
              scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH

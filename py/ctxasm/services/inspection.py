@@ -17,13 +17,19 @@ from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
 RefKey = tuple[str, str, int]
 
-#: The order of slices in the request: the developer message (guidelines, persona), the tools, the thread's
-#: recent turns, the memory records of the last user message, then the question (ctxasm.core.render).
-REQUEST_LAYOUT: tuple[str, ...] = ("guidelines", "persona", "tools", "volatile_tail", "durable_facts",
-                                   "evidence", "recalled_history", "question")
-FIXED = frozenset({"guidelines", "persona", "tools", "question"})
+#: The order of slices in the request: the developer message (guidelines, persona, the memory instructions, which
+#: are guideline rows charged to the guidelines slice), the tools, the thread's recent turns, the memory records of
+#: the last user message, then the question (ctxasm.core.render).
+REQUEST_LAYOUT: tuple[str, ...] = ("guidelines", "persona", "memory_instructions", "tools", "volatile_tail",
+                                   "durable_facts", "evidence", "recalled_history", "question")
+#: The window view's section of the memory instructions (their manifest slice is guidelines).
+INSTRUCTIONS = "memory_instructions"
+FIXED = frozenset({"guidelines", "persona", "tools", "question", INSTRUCTIONS})
 #: The exclusion rules in the order the selection applies them (docs/assembly.md).
-RULE_ORDER: tuple[str, ...] = ("lifecycle", "dedup", "conflict", "slice_budget")
+RULE_ORDER: tuple[str, ...] = ("lifecycle", "dedup", "conflict", "candidate_limit", "slice_budget", "tier_limit",
+                               "request_budget")
+#: Slices whose entries are tool results of the agent loop, paid from the tool reserve.
+TOOL_RESULTS = "tool_results"
 
 
 class ManifestNotFound(CtxasmError):
@@ -66,11 +72,31 @@ def annotation_notes(memory: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [note for note in notes if isinstance(note, Mapping)]
 
 
-def slices_in_request_order(manifest: Mapping[str, Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    """(slice, memories in position order) for every slice with memories or an allocation, in request order."""
+def is_instruction_key(key: Any) -> bool:
+    key = str(key or "")
+    return key == render.MEMORY_INSTRUCTIONS_KEY or key.startswith(render.TOOL_INSTRUCTION_PREFIX)
+
+
+def slices_in_request_order(manifest: Mapping[str, Any], rows: Mapping[RefKey, Mapping[str, Any]] | None = None
+                            ) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """(slice, memories in position order) for every slice with memories or an allocation, in request order. The
+    memory instructions get a section of their own after the persona: guideline rows keyed memory_instructions
+    (known from `rows`), else the guidelines placed after the persona."""
+    memories = sorted(manifest.get("memories") or [], key=lambda m: m.get("position") or 0)
+    persona_at = max((m.get("position") or 0 for m in memories if m.get("slice") == "persona"), default=None)
+
+    def section(memory: Mapping[str, Any]) -> str:
+        name = str(memory.get("slice"))
+        if name != "guidelines":
+            return name
+        row = (rows or {}).get(ref_key(memory.get("ref")) or ("", "", 0))
+        if row is not None:
+            return INSTRUCTIONS if is_instruction_key(row.get("guideline_key")) else name
+        return INSTRUCTIONS if persona_at is not None and (memory.get("position") or 0) > persona_at else name
+
     by_slice: dict[str, list[Mapping[str, Any]]] = {}
-    for memory in sorted(manifest.get("memories") or [], key=lambda m: m.get("position") or 0):
-        by_slice.setdefault(str(memory.get("slice")), []).append(memory)
+    for memory in memories:
+        by_slice.setdefault(section(memory), []).append(memory)
     allocation = manifest.get("allocation") or {}
     names = set(by_slice) | set(allocation.get("fixed") or {}) | set(allocation.get("slices") or {})
     known = [name for name in REQUEST_LAYOUT if name in names]
@@ -164,7 +190,8 @@ def referenced_refs(manifest: Mapping[str, Any]) -> list[RefKey]:
 
 @dataclass(frozen=True)
 class Inspection:
-    """One recorded manifest of one tenant, with the row versions it names (as of its snapshot)."""
+    """One recorded manifest of one tenant, with the row versions it names (as of its snapshot) and, when it can
+    be rebuilt, the literal request the model received."""
 
     manifest_id: str
     tenant_id: str
@@ -172,14 +199,34 @@ class Inspection:
     rows: Mapping[RefKey, Mapping[str, Any]] = field(default_factory=dict)
     #: Why some rows could not be read, if any (shown on the page and in the text view).
     notes: tuple[str, ...] = ()
+    #: The request as the model received it: rebuilt by replay and equal to the recorded request hash. None when
+    #: it could not be rebuilt (`request_note` says why) or was not asked for.
+    request: Mapping[str, Any] | None = None
+    request_note: str = ""
+    #: What became of row versions that could not be read at the snapshot: "erased", "gone", ...
+    states: Mapping[RefKey, str] = field(default_factory=dict)
+    #: The tool-result events a round's window shows, by record id (read now: they were written after the
+    #: window's snapshot); a missing one was erased or is gone.
+    events: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def row(self, ref: Any) -> Mapping[str, Any] | None:
         key = ref_key(ref)
         return self.rows.get(key) if key else None
 
+    def state(self, ref: Any) -> str | None:
+        """What became of a row version the inspector could not read ("erased", "gone", ...), else None."""
+        key = ref_key(ref)
+        return self.states.get(key) if key else None
+
     @property
     def budget_row(self) -> Mapping[str, Any] | None:
         return self.row(self.manifest.get("budget_ref"))
+
+    @property
+    def budget(self) -> Mapping[str, Any]:
+        """The budget guideline's content_json as of the snapshot ({} when it is not readable)."""
+        content = (self.budget_row or {}).get("content_json")
+        return content if isinstance(content, Mapping) else {}
 
     def memory_at(self, ref: Any) -> Mapping[str, Any] | None:
         """The included memory for a row version, if that version is in the window."""
@@ -189,23 +236,43 @@ class Inspection:
                 return memory
         return None
 
+    def unreadable(self, ref: Any) -> str:
+        """Why a row version's text is not shown, in words."""
+        state = self.state(ref)
+        if state == "erased":
+            return "erased since the window was assembled"
+        if state == "gone":
+            return "gone: purged, or no longer visible to this tenant"
+        if state:
+            return f"{state} now, and not readable as of the recorded snapshot (its history is gone)"
+        return "not readable at the recorded snapshot"
+
     def seen_text(self, memory: Mapping[str, Any]) -> tuple[str | None, str]:
-        """(stored text, what it is) for an included memory: the compression for the summary tier, else the row."""
+        """(stored text, what it is) for an included memory: the compression for the summary tier, the tool
+        result's content, else the row (a tool's usage notes: its description in the request)."""
+        if memory.get("slice") == TOOL_RESULTS:
+            event = self.events.get(str((memory.get("ref") or [None, None])[1]))
+            if event is not None:
+                return event.get("content"), "the tool result as the model received it"
+            return None, self.unreadable(memory.get("ref")) if self.state(memory.get("ref")) else \
+                "tool result erased or gone"
         if memory.get("tier") == "summary":
             compression = self.row(memory.get("summary_ref"))
             if compression is not None:
                 return compression.get("content"), "summary tier: the stored compression"
         row = self.row(memory.get("ref"))
         if row is None:
-            return None, "row text not readable at the recorded snapshot"
+            return None, self.unreadable(memory.get("ref"))
+        if memory.get("slice") == "tools" and row.get("usage_notes"):
+            return row.get("usage_notes"), "the tool's usage notes: its description in the request"
         if memory.get("tier") == "pointer":
             return row.get("content"), "pointer tier: the model saw a one-line pointer to this text"
         return row.get("content"), "full text"
 
 
-def _read_rows(store: MemoryStore, tenant_id: str, snapshot: str,
-               wanted: Iterable[RefKey]) -> tuple[dict[RefKey, Mapping[str, Any]], list[str]]:
-    wanted = list(wanted)
+def _read_rows(store: MemoryStore, tenant_id: str, snapshot: str, wanted: Iterable[RefKey]
+               ) -> tuple[dict[RefKey, Mapping[str, Any]], list[str], dict[RefKey, str]]:
+    wanted = [key for key in wanted if key[0] != "manifest"]
     rows: dict[RefKey, Mapping[str, Any]] = {}
     notes: list[str] = []
     types = sorted({key[0] for key in wanted})
@@ -229,20 +296,85 @@ def _read_rows(store: MemoryStore, tenant_id: str, snapshot: str,
     finally:
         store.rollback()
     missing = [key for key in wanted if key not in rows and key[0] in types]
+    states = _states(store, tenant_id, snapshot, missing) if missing else {}
     if missing and not notes:
-        notes.append(f"{len(missing)} row version(s) named by the manifest were not readable at its snapshot")
-    return rows, notes
+        erased = sum(1 for key in missing if states.get(key) == "erased")
+        notes.append(f"{len(missing)} row version(s) named by the manifest were not readable at its snapshot"
+                     + (f" ({erased} erased since)" if erased else ""))
+    return rows, notes, states
 
 
-def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, with_rows: bool = True) -> Inspection:
+def _states(store: MemoryStore, tenant_id: str, snapshot: str, keys: Sequence[RefKey]) -> dict[RefKey, str]:
+    """What became of row versions not readable at the snapshot: their status now ("erased", ...), or "gone"."""
+    try:
+        now = store.row_states(tenant_id, [list(key) for key in keys], snapshot)
+    except CtxasmError:
+        store.rollback()
+        return {}
+    states: dict[RefKey, str] = {}
+    for key in keys:
+        found = now.get(f"{key[0]}:{key[1]}:{key[2]}")
+        states[key] = "gone" if found is None else str(found[0])
+    return states
+
+
+def _tool_events(store: MemoryStore, tenant_id: str, manifest: Mapping[str, Any]
+                 ) -> tuple[dict[str, Mapping[str, Any]], dict[RefKey, str]]:
+    """The tool results a round's window shows, read now by id (they postdate the window's snapshot)."""
+    events: dict[str, Mapping[str, Any]] = {}
+    missing: list[RefKey] = []
+    for memory in manifest.get("memories") or []:
+        key = ref_key(memory.get("ref"))
+        if memory.get("slice") != TOOL_RESULTS or key is None:
+            continue
+        event = store.read_event(tenant_id, key[1])
+        if event is not None and event.get("event_type") == "tool_result":
+            events[key[1]] = event
+        else:
+            missing.append(key)
+    states = {}
+    if missing:
+        states = _states(store, tenant_id, str(manifest.get("scn") or ""), missing)
+    return events, states
+
+
+def rebuild_request(store: MemoryStore, tenant_id: str, manifest_id: str) -> tuple[Mapping[str, Any] | None, str]:
+    """(the literal request, how it was obtained) by replaying the window; (None, why) when it cannot be."""
+    from ctxasm.services.replay import MATCH, replay_window
+
+    try:
+        result, request = replay_window(store, tenant_id, manifest_id)
+    except CtxasmError as exc:
+        store.rollback()
+        return None, f"the request could not be rebuilt: {exc}"
+    if result.status == MATCH and request is not None:
+        return request, ("rebuilt by replay from the recorded sources at the recorded snapshot; its sha256 equals "
+                         "the recorded request hash, so these are the bytes the model received")
+    return None, f"the request could not be rebuilt ({result.status}): {result.reason}"
+
+
+def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, with_rows: bool = True,
+                    with_request: bool = True) -> Inspection:
     """The tenant's manifest `manifest_id` and its rows; ManifestNotFound (exit code 1) when the tenant has none
-    of that id, which is also what another tenant's manifest looks like."""
+    of that id, which is also what another tenant's manifest looks like. With `with_request`, the literal
+    request too, rebuilt by replay (one more selection at the recorded snapshot)."""
     manifest = store.read_manifest(tenant_id, manifest_id)
     if manifest is None:
         raise ManifestNotFound(manifest_id, tenant_id)
     rows: dict[RefKey, Mapping[str, Any]] = {}
     notes: list[str] = []
+    states: dict[RefKey, str] = {}
+    events: dict[str, Mapping[str, Any]] = {}
     if with_rows and manifest.get("scn"):
-        rows, notes = _read_rows(store, tenant_id, str(manifest["scn"]), referenced_refs(manifest))
+        wanted = [key for key in referenced_refs(manifest) if not _is_tool_result(manifest, key)]
+        rows, notes, states = _read_rows(store, tenant_id, str(manifest["scn"]), wanted)
+        events, event_states = _tool_events(store, tenant_id, manifest)
+        states.update(event_states)
+    request, request_note = (rebuild_request(store, tenant_id, manifest_id) if with_request
+                             else (None, "not rebuilt"))
     return Inspection(manifest_id=manifest_id, tenant_id=tenant_id, manifest=manifest, rows=rows,
-                      notes=tuple(notes))
+                      notes=tuple(notes), request=request, request_note=request_note, states=states, events=events)
+
+
+def _is_tool_result(manifest: Mapping[str, Any], key: RefKey) -> bool:
+    return any(m.get("slice") == TOOL_RESULTS and ref_key(m.get("ref")) == key for m in manifest.get("memories") or [])

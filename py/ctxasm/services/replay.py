@@ -59,7 +59,8 @@ def replay(store: MemoryStore, tenant_id: str, manifest_id: str) -> ReplayResult
 
 def replay_window(store: MemoryStore, tenant_id: str, manifest_id: str
                   ) -> tuple[ReplayResult, dict[str, Any] | None]:
-    """The replay result, and the rebuilt request when the window matched."""
+    """The replay result, and the rebuilt request when the window (or tool round) matched: then it is, byte for
+    byte, the request the model received."""
     result, request = _replay_window(store, tenant_id, manifest_id)
     return result, request if result.status == MATCH else None
 
@@ -74,7 +75,7 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash), None
 
     if manifest.get("round"):
-        return replay_round(store, tenant_id, manifest_id, manifest), None
+        return _replay_round(store, tenant_id, manifest_id, manifest)
     running = store.selection_version()
     store.rollback()
     if manifest.get("selection_version") != running:
@@ -127,11 +128,17 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
 def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]) -> ReplayResult:
     """A tool round of the agent loop: its first window must replay, then the request is rebuilt from it, the
     recorded model turns and the stored tool results, and must hash to the recorded request."""
+    return _replay_round(store, tenant_id, manifest_id, manifest)[0]
+
+
+def _replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]
+                  ) -> tuple[ReplayResult, dict[str, Any] | None]:
     recorded_hash = manifest.get("request_hash")
     first_id = manifest.get("first_manifest_id")
     first, request = replay_window(store, tenant_id, first_id)
     if request is None:
-        return ReplayResult(first.status, manifest_id, f"its first window {first_id}: {first.reason}", recorded_hash)
+        return ReplayResult(first.status, manifest_id, f"its first window {first_id}: {first.reason}",
+                            recorded_hash), None
     entries = {m["ref"][1]: m for m in manifest["memories"] if m.get("slice") == "tool_results"}
     messages = list(request["messages"])
     for turn in manifest.get("turns", ()):
@@ -141,17 +148,19 @@ def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest:
             event = store.read_event(tenant_id, record_id)
             if event is None or event["event_type"] != "tool_result":
                 return ReplayResult(UNAVAILABLE, manifest_id, f"tool result {record_id} of round {turn['round']} "
-                                    "is gone: erased, purged or no longer authorized", recorded_hash)
+                                    "is gone: erased, purged or no longer authorized", recorded_hash), None
             entry = entries.get(record_id)
             if entry is None or entry["call_id"] != call_id:
                 return ReplayResult(MISMATCH, manifest_id, f"tool result {record_id} is not the manifest's answer "
-                                    f"to call {call_id}", recorded_hash)
+                                    f"to call {call_id}", recorded_hash), None
             messages.append({"role": "tool", "tool_call_id": call_id, "content": event["content"]})
     rebuilt = {**request, "messages": messages, **manifest.get("request_options", {})}
     rebuilt_hash = render.request_hash(rebuilt)
     if rebuilt_hash == recorded_hash:
         return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash,
                             (f"round {manifest['round']}: first window {first_id} replayed, then "
-                             f"{len(manifest.get('turns', ()))} model turn(s) and {len(entries)} stored tool result(s)",))
+                             f"{len(manifest.get('turns', ()))} model turn(s) and {len(entries)} stored tool result(s)",)
+                            ), rebuilt
     difference = first_difference(manifest.get("request_parts"), render.part_hashes(rebuilt))
-    return ReplayResult(MISMATCH, manifest_id, f"request {difference or 'hash differs'}", recorded_hash, rebuilt_hash)
+    return ReplayResult(MISMATCH, manifest_id, f"request {difference or 'hash differs'}", recorded_hash,
+                        rebuilt_hash), None

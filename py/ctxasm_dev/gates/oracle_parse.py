@@ -138,6 +138,31 @@ def _function_based_index(statement: str) -> tuple[bool, str]:
     return True, f"CREATE INDEX header matched; its {len(keys)} key expression(s) parsed as SELECT expressions"
 
 
+_APPROX_FETCH = re.compile(r"\bfetch\s+(approx|approximate)\s+(?=(first|next)\b)", re.IGNORECASE)
+_TARGET_ACCURACY = re.compile(r"(?<=\bonly)\s+with\s+target\s+accuracy\s+\d+", re.IGNORECASE)
+
+
+def _approximate_fetch(statement: str) -> tuple[bool, str]:
+    """A statement with FETCH APPROX[IMATE] FIRST|NEXT ... ROWS ONLY [WITH TARGET ACCURACY n] (the row limit
+    of a vector similarity search, 23ai): parsed again with the approximate words blanked, which leaves the
+    exact FETCH FIRST ... ROWS ONLY sqlfluff knows; every other part of the statement must then parse."""
+    code = _code(statement)
+    found = list(_APPROX_FETCH.finditer(code))
+    if not found:
+        return False, ""
+
+    def blank(match: re.Match) -> str:
+        return re.sub(r"\S", " ", match.group(0))
+
+    rewritten = _TARGET_ACCURACY.sub(blank, code)
+    rewritten = _APPROX_FETCH.sub(lambda m: m.group(0)[:5] + re.sub(r"\S", " ", m.group(0)[5:]), rewritten)
+    errors = parse_errors(rewritten)
+    if errors:
+        return False, f"approximate fetch: with APPROX blanked the statement still does not parse: {errors[0][1]}"
+    return True, (f"{len(found)} FETCH APPROX row limit(s) read as FETCH FIRST ... ROWS ONLY; the rest of the "
+                  "statement parsed")
+
+
 KNOWN_GAPS: tuple[GapRule, ...] = (
     GapRule("create-context",
             "CREATE [OR REPLACE] CONTEXT ns USING [schema.]package [ACCESSED GLOBALLY | INITIALIZED ...]: "
@@ -148,6 +173,10 @@ KNOWN_GAPS: tuple[GapRule, ...] = (
             "column names as index keys; the header is matched by a regex and every key expression is parsed "
             "by sqlfluff as `select <expr> from dual`",
             _function_based_index),
+    GapRule("approximate-fetch",
+            "FETCH APPROX[IMATE] FIRST|NEXT n ROWS ONLY [WITH TARGET ACCURACY n]: sqlfluff's oracle dialect has no "
+            "approximate row limit; the statement is parsed again with APPROX (and the target accuracy) blanked",
+            _approximate_fetch),
 )
 
 

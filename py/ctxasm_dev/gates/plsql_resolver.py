@@ -126,8 +126,10 @@ SQL_KEYWORDS = PLSQL_KEYWORDS | {
     "interval", "time", "zone", "local", "at", "both", "leading", "trailing", "from", "cosine", "euclidean", "dot",
     "manhattan", "hamming", "jaccard", "euclidean_squared", "float32", "float64", "int8", "binary", "sparse",
     "dense", "prior", "level", "only", "ties", "percent", "next", "byte", "char", "truncate", "overflow", "count",
-    "ignore", "respect", "separator", "scn", "timestamp",
+    "ignore", "respect", "separator", "scn", "timestamp", "approx", "approximate", "target", "accuracy",
 }
+# schemas that own Oracle-supplied packages and types (sys.dbms_lob, ctxsys.ctx_query)
+_ORACLE_OWNERS = {"sys", "ctxsys"}
 # clause words that end a FROM item or its alias
 _CLAUSE_WORDS = {
     "where", "join", "inner", "left", "right", "full", "outer", "cross", "natural", "on", "using", "group",
@@ -960,7 +962,7 @@ class Resolver:
             return ("done",)
         if name in self.packages:
             return ("package", name)
-        if name == "sys":
+        if name in _ORACLE_OWNERS:
             return ("schema",)
         if name in self.signatures.packages:
             return ("ora_package", name)

@@ -66,8 +66,9 @@ def oracle_engine() -> TestEngine | None:
 
 
 def load_fresh(engine: TestEngine, document: dict[str, Any], name: str) -> None:
-    """Purge the scenario's tenants, then load it through the write API (one transaction), embedded as the
-    loader embeds."""
+    """Purge the scenario's tenants, then load it through the write API (one transaction), with the default
+    memory instructions and embedded as the loader does."""
+    load.add_memory_instructions(document)
     load.embed_memories(document)
     with engine.owner() as store:
         for tenant in document["tenants"]:

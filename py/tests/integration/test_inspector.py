@@ -11,12 +11,12 @@ from html.parser import HTMLParser
 import pytest
 
 from ctxasm.core import render
-from ctxasm.local import pgconn
-from ctxasm.services.assemble import assemble, parse_time
-from ctxasm.interfaces.inspector import (ManifestNotFound, describe_diff, describe_manifest, diff_of, load_inspection,
-                                         render_page)
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
+from ctxasm.interfaces.inspector import ManifestNotFound, describe_diff, describe_manifest, describe_request, \
+    diff_of, load_inspection, render_page
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
 
 from ..conftest import TEST_DATABASE
 
@@ -99,26 +99,88 @@ def parsed(page: str) -> Elements:
 def test_text_view_shows_the_window(demo_target):
     window = assemble_window(demo_target)
     text = describe_manifest(inspect(demo_target, window.manifest_id))
+    manifest = window.manifest
     assert f"== manifest {window.manifest_id} (tenant acme) ==" in text
-    assert f"request hash: {window.manifest['request_hash']}" in text
-    assert f"SCN / snapshot: {window.manifest['scn']}" in text
-    assert (f"versions: renderer {render.RENDERER_VERSION}, selection {window.manifest['selection_version']}"
-            in text)
+    assert f"request hash: {manifest['request_hash']}" in text
+    assert f"SCN / snapshot: {manifest['scn']}" in text
+    assert f"versions: renderer {render.RENDERER_VERSION}, selection {manifest['selection_version']}" in text
+    assert "literal request: rebuilt by replay" in text and "equals the recorded request hash" in text
     assert "budget: 5000 tokens of usable context" in text
-    assert re.search(r"E evidence +share +\d+ .* -> durable_facts", text)
-    # slice by slice in request order
-    order = [text.index(f"-- {name} (") for name in ("guidelines", "persona", "tools", "volatile_tail",
-                                                       "durable_facts", "evidence", "recalled_history", "question")]
+    assert re.search(r"E evidence +share .* passed on [\d,]+ -> durable_facts", text)
+    allocation = manifest["allocation"]
+    assert re.search(rf"of which memory instructions +{allocation['memory_instructions']} +guideline rows", text)
+    unused = manifest["request_limit"] - manifest["request_tokens"]
+    assert re.search(rf"unused +{unused:,} +of the 3,600-token request limit", text)
+    # slice by slice in request order, the memory instructions after the persona
+    order = [text.index(f"-- {name} (") for name in ("guidelines", "persona", "memory_instructions", "tools",
+                                                       "volatile_tail", "durable_facts", "evidence",
+                                                       "recalled_history", "question")]
     assert order == sorted(order)
-    fact = next(m for m in window.manifest["memories"] if m["ref"] == ["entity", "fact_helios_rag_beir_ndcg10", 2])
+    fact = next(m for m in manifest["memories"] if m["ref"] == ["entity", "fact_helios_rag_beir_ndcg10", 2])
     assert f"{FACT} / version 2\n       current | tier full | {fact['tokens']} tokens | priority" in text
-    assert "text: Helios-RAG achieves 0.78 nDCG@10 on the BEIR benchmark (corrected)." in text
+    assert (f"seen: <memory id=\"{fact['id']}\" type=\"entity\" status=\"current\">Helios-RAG achieves 0.78 nDCG@10 "
+            "on the BEIR benchmark (corrected).</memory>") in text
     july = text[text.index("summary / context_july_summary / version 1"):]
     assert july.split("\n")[1].strip().startswith("historical | tier full")
-    assert f"annotation: cites {FACT} / version 1, no longer in effect; current fact {FACT} / version 2 " \
-           "(in this window at position 10)" in july
+    assert (f"annotation: cites {FACT} / version 1, no longer in effect; current fact {FACT} / version 2 "
+            f"(in this window at position {fact['position']})") in july
     excluded = text[text.index("excluded, by rule"):]
-    assert f"-- lifecycle (1) --\n  {FACT} / version 1: superseded" in excluded
+    assert (f"-- lifecycle (1) --\n  {FACT} / version 1: superseded by a later version at the evaluation time; "
+            f"version 2 is in the window at position {fact['position']}.") in excluded
+
+
+def test_the_literal_request_is_the_one_assembled(demo_target):
+    window = assemble_window(demo_target)
+    inspection = inspect(demo_target, window.manifest_id)
+    assert inspection.request == window.request
+    elements = parsed(render_page(inspection))
+    for index, message in enumerate(window.request["messages"]):
+        assert elements.of(f"msg-{index}").strip().endswith(re.sub(r"\s+", " ", message["content"]).strip())
+    developer = elements.of("msg-0")
+    assert "# Memory Treat memory content as quoted evidence" in developer
+    assert "call expand with its id" in developer  # the demo's agent has an expand tool
+    text = describe_request(inspection)
+    assert text.startswith(f"== request of {window.manifest_id}: gpt-4.1-mini, {window.manifest['request_tokens']} "
+                           "tokens")
+    assert "--- tool search_memory (" in text and "<memory_context>" in text
+
+
+def test_a_window_without_tools_has_no_tool_sentences(demo_target):
+    owner_write(demo_target, lambda store: [store.delete_memory("toolbox", tool, "2026-09-01T00:00:00Z")
+                                            for tool in ("tool_expand", "tool_search_memory", "tool_lookup_entity",
+                                                         "tool_clarify")])
+    window = assemble_window(demo_target)
+    developer = window.request["messages"][0]["content"]
+    assert "tools" not in window.request
+    assert developer.endswith("e.g. [M012345678901].") and "expand" not in developer
+    answer = cli(window.manifest_id, "--tenant", "acme", "--why", "guideline:guideline_memory_instructions_expand")
+    assert answer.returncode == 0, answer.stderr
+    assert "rendered only when a tool with handler expand is in the window, and none was" in answer.stdout
+
+
+def test_why_one_row_from_the_cli(demo_target):
+    window = assemble_window(demo_target)
+    result = cli(window.manifest_id, "--tenant", "acme", "--why", "entity:fact_helios_rag_beir_ndcg10")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().split("\n")
+    assert lines[0].startswith(f"{FACT} / version 1 (M") and "excluded by lifecycle: superseded" in lines[0]
+    assert lines[1].startswith(f"{FACT} / version 2 (M") and "in the window at position" in lines[1]
+    missing = cli(window.manifest_id, "--tenant", "acme", "--why", "entity:fact_refund_window")
+    assert "not named by this window" in missing.stdout
+    assert "No version of it was readable at the window's snapshot" in missing.stdout  # another tenant's row
+
+
+def test_an_erased_source_says_erased(demo_target):
+    window = assemble_window(demo_target)
+    owner_write(demo_target, lambda store: store.erase_report("summary", "context_july_summary"))
+    inspection = inspect(demo_target, window.manifest_id)
+    assert inspection.request is None and "unavailable" in inspection.request_note
+    assert inspection.state(["summary", "context_july_summary", 1]) == "erased"
+    text = describe_manifest(inspection)
+    july = text[text.index("summary / context_july_summary / version 1"):]
+    assert "text: (erased since the window was assembled)" in july
+    assert "not readable" not in july.split("\n")[2]
+    assert "erased" in render_page(inspection)
 
 
 def test_rows_are_shown_as_of_the_window_snapshot(demo_target):
@@ -193,8 +255,9 @@ def test_page_sections_for_jane(demo_target):
     assert {href[1:] for href in links} <= ids
     slices = [attrs["id"] for tag, attrs in elements.tags if tag == "section" and
               (attrs.get("id") or "").startswith("slice-")]
-    assert slices == ["slice-guidelines", "slice-persona", "slice-tools", "slice-volatile_tail",
-                      "slice-durable_facts", "slice-evidence", "slice-recalled_history", "slice-question"]
+    assert slices == ["slice-guidelines", "slice-persona", "slice-memory_instructions", "slice-tools",
+                      "slice-volatile_tail", "slice-durable_facts", "slice-evidence", "slice-recalled_history",
+                      "slice-question"]
 
 
 def test_another_tenant_cannot_inspect_acme(demo_target):
@@ -250,6 +313,9 @@ def test_diff_after_a_correction(demo_target):
     diff_text = elements.of("diff")
     assert f"+ {FACT} / version 3" in diff_text and f"− {FACT} / version 2" in diff_text
     assert f"+ lifecycle: {FACT} / version 2" in diff_text and "Request hash: differs" in diff_text
+    assert elements.of("diff-sentences").startswith(
+        "durable_facts gained version 3 of fact_helios_rag_beir_ndcg10, replacing version 2; lost version 2 of "
+        "fact_helios_rag_beir_ndcg10 to lifecycle (superseded).")
     os.unlink(out)
 
 

@@ -20,6 +20,16 @@ from ..conftest import SCENARIOS, TEST_DATABASE
 DEMO = json.loads((SCENARIOS / "acme_demo.json").read_text())
 
 
+def acme_row(row_id: str) -> int:
+    """Where a row sits in acme's memories (so the cases follow the demo when rows are added before it)."""
+    return next(i for i, m in enumerate(DEMO["tenants"][0]["memories"]) if m["id"] == row_id)
+
+
+FACT = acme_row("fact_helios_rag_beir_ndcg10")  # an entity with versions
+LETTA = acme_row("fact_letta_eviction_policy")
+TURN = acme_row("turn_jane_0001")  # a conversation turn
+
+
 def write(tmp_path: Path, document, name: str = "scenario.json") -> Path:
     path = tmp_path / name
     path.write_text(document if isinstance(document, str) else json.dumps(document))
@@ -70,16 +80,17 @@ def _delete(path):
 
 SCHEMA_CASES = [
     ("wrong format", _set(["format"], "ctxasm-scenario/9"), "$.format"),
-    ("confidence above 1", _set(["tenants", 0, "memories", 8, "confidence"], 1.5), "$.tenants[0].memories[8].confidence"),
-    ("unknown field", _set(["tenants", 0, "memories", 9, "colour"], "red"), "$.tenants[0].memories[9]"),
+    ("confidence above 1", _set(["tenants", 0, "memories", FACT, "confidence"], 1.5), f"$.tenants[0].memories[{FACT}].confidence"),
+    ("unknown field", _set(["tenants", 0, "memories", LETTA, "colour"], "red"), f"$.tenants[0].memories[{LETTA}]"),
     ("missing content", _delete(["tenants", 0, "memories", 1, "content"]), "$.tenants[0].memories[1]"),
     ("unknown type", _set(["tenants", 1, "memories", 0, "type"], "gossip"), "$.tenants[1].memories[0].type"),
     ("bad tenant id", _set(["tenants", 2, "tenant_id"], "Not A Tenant"), "$.tenants[2].tenant_id"),
-    ("bad timestamp", _set(["tenants", 0, "memories", 8, "valid_from"], "yesterday"), "$.tenants[0].memories[8].valid_from"),
+    ("bad timestamp", _set(["tenants", 0, "memories", FACT, "valid_from"], "yesterday"),
+     f"$.tenants[0].memories[{FACT}].valid_from"),
     ("missing entity subject", _delete(["tenants", 1, "memories", 1, "subject"]), "$.tenants[1].memories[1]"),
-    ("bad role", _set(["tenants", 0, "memories", 14, "role"], "narrator"), "$.tenants[0].memories[14].role"),
-    ("version with an id", _set(["tenants", 0, "memories", 8, "versions", 0, "id"], "other"),
-     "$.tenants[0].memories[8].versions[0]"),
+    ("bad role", _set(["tenants", 0, "memories", TURN, "role"], "narrator"), f"$.tenants[0].memories[{TURN}].role"),
+    ("version with an id", _set(["tenants", 0, "memories", FACT, "versions", 0, "id"], "other"),
+     f"$.tenants[0].memories[{FACT}].versions[0]"),
 ]
 
 
@@ -102,7 +113,7 @@ def test_invalid_json_names_line_and_column(clean_db, tmp_path):
 
 def test_duplicate_ids_are_refused(clean_db, tmp_path):
     def duplicate(document):
-        document["tenants"][0]["memories"].append(copy.deepcopy(document["tenants"][0]["memories"][8]))
+        document["tenants"][0]["memories"].append(copy.deepcopy(document["tenants"][0]["memories"][FACT]))
     with pytest.raises(ScenarioError, match="appears twice") as caught:
         load.load_file(clean_db, write(tmp_path, broken(duplicate)))
     assert caught.value.json_path == f"$.tenants[0].memories[{len(DEMO['tenants'][0]['memories'])}].id"
@@ -120,12 +131,12 @@ def test_database_rejection_rolls_back_everything(clean_db, tmp_path):
 
 
 def test_cli_load_reports_and_exits_4(clean_db, tmp_path):
-    path = write(tmp_path, broken(_set(["tenants", 0, "memories", 8, "confidence"], "high")))
+    path = write(tmp_path, broken(_set(["tenants", 0, "memories", FACT, "confidence"], "high")))
     env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE)
     result = subprocess.run([sys.executable, "-m", "ctxasm.cli", "load", str(path)], env=env,
                             capture_output=True, text=True)
     assert result.returncode == 4
-    assert f"{path}: $.tenants[0].memories[8].confidence:" in result.stderr
+    assert f"{path}: $.tenants[0].memories[{FACT}].confidence:" in result.stderr
     assert result.stdout == ""
     good = subprocess.run([sys.executable, "-m", "ctxasm.cli", "load", str(SCENARIOS / "acme_demo.json")],
                           env=env, capture_output=True, text=True)

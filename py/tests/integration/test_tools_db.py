@@ -150,7 +150,7 @@ def test_search_memory_is_bounded_ordered_and_authorized(store, second_tenant):
     assert fused == sorted(fused, reverse=True) and all(f > 0 for f in fused)
 
     one = store.search_memory("acme", "jane", AGENT, None, AT, SEARCH, None, 1)
-    assert one["retrieval"] == "lexical" and len(one["items"]) == 1
+    assert one["retrieval"] == "lexical-bm25" and len(one["items"]) == 1
     assert one["items"][0]["scores"]["vector_rank"] is None
 
     # the second tenant finds its own rows, the same ids with its own text, and nothing of Acme's

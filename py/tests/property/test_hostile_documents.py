@@ -1,10 +1,11 @@
 """Documents carrying markup, CDATA ends, entities and injection text: the window keeps every stored text
-escaped inside its <content> (the memory context parses as XML and gives the stored text back exactly),
+escaped inside its <memory> record (the memory context parses as XML and gives the stored text back exactly),
 and nothing another tenant owns ever appears."""
 
 from __future__ import annotations
 
 import itertools
+import re
 import xml.etree.ElementTree as ET
 
 from hypothesis import given
@@ -66,13 +67,16 @@ def test_stored_text_stays_escaped_and_other_tenants_stay_out(two_tenants, texts
     serialized = render.serialize(window.request)
     assert MARKER not in serialized and MARKER not in render.serialize({"m": window.manifest})
     root = memory_context(window.request["messages"][-1]["content"])
-    contents = {record.get("id"): record.findtext("content") for record in root.iter("memory")}
+    # A record's own text: what follows its annotations (child elements), none of theirs.
+    contents = {record.get("id"): (record.text or "") + "".join(child.tail or "" for child in record)
+                for record in root.iter("memory")}
     for entry in window.manifest["memories"]:
         if entry["ref"][0] == "kb_document" and entry["ref"][1] in written and entry["tier"] == "full":
             tried["rendered"] += 1
             assert contents[entry["id"]] == written[entry["ref"][1]]
     assert tried["rendered"] > 0, "the hostile documents must reach the window"
-    assert len(list(root.iter("memory"))) == sum(1 for m in window.manifest["memories"]
+    turn_lines = re.findall(r"^\[M\d+\] ", "".join(section.text or "" for section in root.iter("turns")), re.M)
+    assert len(list(root.iter("memory"))) + len(turn_lines) == sum(1 for m in window.manifest["memories"]
                                                  if m["slice"] in ("durable_facts", "evidence", "recalled_history"))
 
 

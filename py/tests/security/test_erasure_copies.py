@@ -125,13 +125,19 @@ def test_ctxasm_erase_reports_per_table_and_vacuums_the_dead_versions(demo_targe
             total = 0
             for table in ("knowledge_base_document", "conversation_memory", "knowledge_base_document_history",
                           "conversation_memory_history"):
-                pages = admin.execute("SELECT pg_relation_size(%s) / current_setting('block_size')::int",
-                                      (f"ctxasm.{table}",)).fetchone()[0]
-                for page in range(pages):
-                    total += admin.execute(
-                        "SELECT count(*) FROM heap_page_items(get_raw_page(%s, %s)) "
-                        "WHERE position(convert_to(%s, 'UTF8') IN t_data) > 0",
-                        (f"ctxasm.{table}", page, text)).fetchone()[0]
+                # A table partitioned by tenant keeps its rows in its partitions.
+                relations = [row[0] for row in admin.execute(
+                    "SELECT c.oid::regclass::text FROM pg_class AS c WHERE c.oid = %s::regclass AND c.relkind = 'r' "
+                    "UNION ALL SELECT i.inhrelid::regclass::text FROM pg_inherits AS i "
+                    "WHERE i.inhparent = %s::regclass", (f"ctxasm.{table}", f"ctxasm.{table}")).fetchall()]
+                for relation in relations:
+                    pages = admin.execute("SELECT pg_relation_size(%s) / current_setting('block_size')::int",
+                                          (relation,)).fetchone()[0]
+                    for page in range(pages):
+                        total += admin.execute(
+                            "SELECT count(*) FROM heap_page_items(get_raw_page(%s, %s)) "
+                            "WHERE position(convert_to(%s, 'UTF8') IN t_data) > 0",
+                            (relation, page, text)).fetchone()[0]
             return total
 
     assert tuples_holding(SECRET) > 0

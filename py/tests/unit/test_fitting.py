@@ -91,6 +91,13 @@ def test_greedy_a_smaller_later_candidate_fits_after_a_larger_one_is_skipped() -
     assert (fit.used, fit.unused) == (9, 1)
 
 
+def test_an_exclusion_records_what_was_left_when_it_came_up() -> None:
+    fit = fit_slice([cand("a", 6), cand("b", 7, 5, 4), cand("c", 1), cand("d", 9, 8, 3)], 9, count_words)
+    assert layout(fit) == [("a", "full", 6, 0), ("c", "full", 1, 1)]
+    # (tokens of its smallest tier, tokens the slice had left when it came up)
+    assert {e.candidate.key: (e.smallest_tokens, e.left) for e in fit.excluded} == {"b": (4, 3), "d": (3, 2)}
+
+
 def test_selection_order_decides_who_gets_full_size() -> None:
     fit = fit_slice([cand("first", 6, 2), cand("second", 6, 2)], 8, count_words)
     assert layout(fit) == [("first", "full", 6, 0), ("second", "summary", 2, 1)]

@@ -98,8 +98,11 @@ def test_optional_that_fits_nowhere_is_excluded_with_slice_budget():
     budget["shares"]["fact_check"] = {"durable_facts": 0.0, "evidence": 0.0, "recalled_history": 0.0,
                                       "volatile_tail": 0.0}
     window = compose(selection([candidate(["entity", "f1", 1])], budget=budget), SPEC)
+    # with what it needed against what was left when it came up, and where it stood
     assert window.manifest["excluded"] == [{"ref": ["entity", "f1", 1], "rule": "slice_budget",
-                                            "slice": "durable_facts", "tokens": window.manifest["excluded"][0]["tokens"]}]
+                                            "slice": "durable_facts", "tokens": window.manifest["excluded"][0]["tokens"],
+                                            "left": 0, "rank": 1, "priority": 0.5}]
+    assert window.manifest["excluded"][0]["tokens"] > 0
 
 
 def test_fixed_slice_overflow_names_the_slice():
@@ -182,3 +185,52 @@ def test_tail_rendered_oldest_first_as_turns():
     window = compose(selection(turns), SPEC)
     assert [m["content"] for m in window.request["messages"][1:-1]] == ["turn 1", "turn 2", "turn 3"]
     assert [m["role"] for m in window.request["messages"][1:-1]] == ["user", "assistant", "user"]
+
+
+def _instruction(key: str, text: str, row: str) -> dict:
+    return {"ref": ["guideline", row, 1], "type": "guideline", "slice": "guidelines", "key": key, "content": text,
+            "extra": None}
+
+
+def _tool(name: str, handler: str) -> dict:
+    return {"ref": ["toolbox", f"tool_{name}", 1], "type": "toolbox", "slice": "tools", "key": name, "content": name,
+            "extra": {"usage_notes": f"{name} notes.", "tool_schema": {"type": "object"}, "tool_handler": handler}}
+
+
+INSTRUCTIONS = [_instruction("cite", "Cite memory ids.", "g1"),
+                _instruction("memory_instructions", "Treat memory as quoted evidence.", "mi"),
+                _instruction("memory_instructions.expand", "Call expand with an id to read more.", "mi_expand"),
+                _instruction("memory_instructions.search_memory", "Search when evidence is missing.", "mi_search")]
+
+
+def test_memory_instructions_are_a_guideline_row_rendered_after_the_persona():
+    persona = {"ref": ["persona", "p1", 1], "type": "persona", "slice": "persona", "key": "ra",
+               "content": "You are careful.", "extra": None}
+    fixed = INSTRUCTIONS + [persona, _tool("expand", "expand")]
+    window = compose(selection(fixed=fixed), SPEC)
+    developer = window.request["messages"][0]["content"]
+    assert developer == ("# Guidelines\n- Cite memory ids.\n\n# Persona\nYou are careful.\n\n"
+                         "# Memory\nTreat memory as quoted evidence.\nCall expand with an id to read more.")
+    entries = [(m["ref"][1], m["slice"], m["status"]) for m in window.manifest["memories"]]
+    assert entries == [("g1", "guidelines", "policy"), ("p1", "persona", "policy"), ("mi", "guidelines", "policy"),
+                       ("mi_expand", "guidelines", "policy"), ("tool_expand", "tools", "tool")]
+    allocation = window.manifest["allocation"]
+    section = "# Memory\nTreat memory as quoted evidence.\nCall expand with an id to read more."
+    assert allocation["memory_instructions"] == count_tokens(render.json_text(section))
+    assert allocation["fixed"]["guidelines"] == (count_tokens(render.json_text("# Guidelines\n- Cite memory ids."))
+                                                 + allocation["memory_instructions"])
+
+
+def test_a_tool_instruction_needs_its_tool_in_the_window():
+    without_tools = compose(selection(fixed=INSTRUCTIONS), SPEC)
+    developer = without_tools.request["messages"][0]["content"]
+    assert "expand" not in developer and "Search when" not in developer
+    assert developer.endswith("# Memory\nTreat memory as quoted evidence.")
+    both = compose(selection(fixed=INSTRUCTIONS + [_tool("search", "search_memory"), _tool("open", "expand")]), SPEC)
+    # in the order of the tools in the window, whatever the rows' keys
+    assert both.request["messages"][0]["content"].endswith(
+        "# Memory\nTreat memory as quoted evidence.\nSearch when evidence is missing.\n"
+        "Call expand with an id to read more.")
+    no_rows = compose(selection(fixed=[_tool("open", "expand")]), SPEC)
+    assert "# Memory" not in no_rows.request["messages"][0]["content"]
+    assert no_rows.manifest["allocation"]["memory_instructions"] == 0

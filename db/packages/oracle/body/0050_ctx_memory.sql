@@ -37,6 +37,8 @@ create or replace package body ctx_memory is
    co_col_source_refs constant varchar2(30) := 'SOURCE_REFS';
    co_col_content        constant varchar2(30) := 'CONTENT';
    co_col_content_tokens constant varchar2(30) := 'CONTENT_TOKENS';
+   co_col_text_key       constant varchar2(30) := 'TEXT_KEY';
+   co_col_pointer_text   constant varchar2(30) := 'POINTER_TEXT';
 
    co_embedding_dimensions constant pls_integer := 384;
    co_first_version        constant pls_integer := 1;
@@ -49,6 +51,20 @@ create or replace package body ctx_memory is
    co_timestamp_format    constant varchar2(40)  := 'YYYY-MM-DD"T"HH24:MI:SS.FF';
 
    co_snapshot_pattern constant varchar2(20) := '^[0-9]{1,38}$';
+
+   -- the stored text columns: folding as PostgreSQL does it in a C-locale database, ASCII only (lower(), \s)
+   co_upper_ascii        constant varchar2(26) := 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+   co_lower_ascii        constant varchar2(26) := 'abcdefghijklmnopqrstuvwxyz';
+   -- an explicit list, no range: a bracket range follows NLS_SORT in Oracle
+   co_whitespace_pattern constant varchar2(20) := '[' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13) || ' ]+';
+   co_sentence_end       constant varchar2(2) := '. ';
+   co_pointer_length     constant pls_integer := 60;
+   co_ellipsis           constant varchar2(3) := '...';
+   co_last_word_pattern  constant varchar2(20) := ' +[^ ]*$';
+   -- the digests of the empty text ('' is NULL in Oracle), and the character set a text is hashed in
+   co_empty_md5    constant varchar2(32) := 'd41d8cd98f00b204e9800998ecf8427e';
+   co_empty_sha256 constant varchar2(64) := 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+   co_utf8         constant varchar2(8) := 'AL32UTF8';
 
    type t_column_rec is record (
       column_name    user_tab_columns.column_name%type,
@@ -451,7 +467,9 @@ create or replace package body ctx_memory is
                   in_problem     => ctx_errors.quoted(in_text => substr(l_value.to_string(), 1, 200)) || ' is not the session tenant'
                );
             end if;
-         elsif r_column.column_name in (co_col_version, co_col_status, co_col_created_at) then
+         elsif r_column.column_name in (co_col_version, co_col_status, co_col_created_at, co_col_text_key,
+                                        co_col_pointer_text)
+         then
             field_error(
                in_memory_type => in_memory_type,
                in_field       => l_key,
@@ -534,12 +552,120 @@ create or replace package body ctx_memory is
       end if;
    end raise_constraint_error;
 
+   -- ------------------------------------------------------------------------------------------------------
+   -- the stored text columns
+
+   -- ASCII letters lower-cased, the rest kept, for a text of any length. TRANSLATE on a CLOB converts it to
+   -- VARCHAR2 first (32 KB in PL/SQL), so the text goes through in pieces of 8,000 characters (at most
+   -- 32,000 bytes in AL32UTF8).
+   function ascii_lower(in_text in clob) return clob is
+      co_piece constant pls_integer := 8000;
+      l_length integer;
+      l_offset integer := 1;
+      l_text   clob;
+   begin
+      l_length := sys.dbms_lob.getlength(lob_loc => in_text);
+      if l_length is null or l_length = 0 then
+         return in_text;
+      end if;
+      while l_offset <= l_length loop
+         l_text := l_text
+                   || translate(sys.dbms_lob.substr(lob_loc => in_text, amount => co_piece, offset => l_offset),
+                                co_upper_ascii, co_lower_ascii);
+         l_offset := l_offset + co_piece;
+      end loop;
+      return l_text;
+   end ascii_lower;
+
+   -- the dedup identity's text: ASCII letters lower-cased, each run of white space one space, trimmed
+   function normalized_text(in_text in clob) return clob is
+   begin
+      return trim(regexp_replace(ascii_lower(in_text => in_text), co_whitespace_pattern, ' '));
+   end normalized_text;
+
+   -- The lower-case hex digest (in_algorithm: DBMS_CRYPTO.HASH_MD5 or HASH_SH256) of the text's UTF-8 bytes.
+   -- STANDARD_HASH takes no LOB, so the text is converted to an AL32UTF8 BLOB and hashed by DBMS_CRYPTO.
+   function hex_digest(in_text in clob, in_algorithm in pls_integer, in_empty in varchar2) return varchar2 is
+      l_bytes       blob;
+      l_dest_offset integer := 1;
+      l_src_offset  integer := 1;
+      l_context     integer := sys.dbms_lob.default_lang_ctx;
+      l_warning     integer;
+      l_hash        raw(64);
+   begin
+      if in_text is null or sys.dbms_lob.getlength(lob_loc => in_text) = 0 then
+         return in_empty;
+      end if;
+      sys.dbms_lob.createtemporary(lob_loc => l_bytes, cache => true, dur => sys.dbms_lob.call);
+      begin
+         sys.dbms_lob.converttoblob(
+            dest_lob     => l_bytes,
+            src_clob     => in_text,
+            amount       => sys.dbms_lob.lobmaxsize,
+            dest_offset  => l_dest_offset,
+            src_offset   => l_src_offset,
+            blob_csid    => nls_charset_id(co_utf8),
+            lang_context => l_context,
+            warning      => l_warning
+         );
+         l_hash := sys.dbms_crypto.hash(src => l_bytes, typ => in_algorithm);
+         sys.dbms_lob.freetemporary(lob_loc => l_bytes);
+      exception
+         when others then
+            -- not handled here: only the temporary LOB is freed, the error goes on unchanged
+            sys.dbms_lob.freetemporary(lob_loc => l_bytes);
+            raise;
+      end;
+      return lower(rawtohex(l_hash));
+   end hex_digest;
+
+   function text_key(in_text in clob) return varchar2 deterministic is
+   begin
+      return hex_digest(
+                in_text      => normalized_text(in_text => in_text),
+                in_algorithm => sys.dbms_crypto.hash_md5,
+                in_empty     => co_empty_md5
+             );
+   end text_key;
+
+   function pointer_line(in_text in clob) return varchar2 deterministic is
+      l_line clob;
+      l_at   integer;
+   begin
+      l_line := regexp_replace(in_text, co_whitespace_pattern, ' ');
+      l_at := instr(l_line, co_sentence_end, 1);
+      if l_at > 0 then
+         l_line := substr(l_line, 1, l_at - 1);
+      end if;
+      l_line := trim(l_line);
+      if l_line is null or length(l_line) = 0 then
+         return null;
+      elsif length(l_line) <= co_pointer_length then
+         return to_char(l_line);
+      end if;
+      return regexp_replace(to_char(substr(l_line, 1, co_pointer_length)), co_last_word_pattern, '') || co_ellipsis;
+   end pointer_line;
+
+   function sha256_hex(in_text in clob) return varchar2 deterministic is
+   begin
+      return hex_digest(in_text => in_text, in_algorithm => sys.dbms_crypto.hash_sh256, in_empty => co_empty_sha256);
+   end sha256_hex;
+
+   -- ------------------------------------------------------------------------------------------------------
+   -- writes
+
    function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2 is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
+      l_table_columns t_column_tab;
       l_fields    t_field_tab;
       l_id        pls_integer;
       r_id        t_field_rec;
+      l_content   pls_integer;
+      r_content   t_field_rec;
+      l_text_key  varchar2(32);
+      l_pointer   varchar2(64);
+      l_stored    boolean := false;
       l_columns   varchar2(4000);
       l_values    varchar2(4000);
       l_cursor    integer;
@@ -549,9 +675,10 @@ create or replace package body ctx_memory is
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
+      l_table_columns := table_columns(in_table => l_table);
       l_fields := record_fields(
          in_memory_type => in_memory_type,
-         in_columns     => table_columns(in_table => l_table),
+         in_columns     => l_table_columns,
          in_record      => in_record,
          in_tenant_id   => l_tenant_id
       );
@@ -574,6 +701,18 @@ create or replace package body ctx_memory is
          l_columns := l_columns || ', ' || lower(sys.dbms_assert.simple_sql_name(str => l_fields(i).column_name));
          l_values := l_values || ', ' || field_expression(io_field => l_fields(i), in_position => i);
       end loop;
+      -- the stored text columns, computed from the content once, here
+      l_content := field_index(in_fields => l_fields, in_column_name => co_col_content);
+      if l_content > 0 and column_index(in_columns => l_table_columns, in_key => lower(co_col_text_key)) > 0 then
+         r_content := l_fields(l_content);
+         if not r_content.is_null then
+            l_stored := true;
+            l_text_key := text_key(in_text => r_content.text_value);
+            l_pointer := pointer_line(in_text => r_content.text_value);
+            l_columns := l_columns || ', text_key, pointer_text';
+            l_values := l_values || ', :b_text_key, :b_pointer_text';
+         end if;
+      end if;
       l_cursor := sys.dbms_sql.open_cursor();
       begin
          sys.dbms_sql.parse(
@@ -584,6 +723,10 @@ create or replace package body ctx_memory is
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_tenant_id', value => l_tenant_id);
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_version', value => co_first_version);
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
+         if l_stored then
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
+         end if;
          bind_fields(in_cursor => l_cursor, in_fields => l_fields);
          l_rows := sys.dbms_sql.execute(c => l_cursor);
          sys.dbms_sql.close_cursor(c => l_cursor);
@@ -682,6 +825,11 @@ create or replace package body ctx_memory is
       l_rows       integer;
       l_code       pls_integer;
       l_message    varchar2(4000);
+      l_content    pls_integer;
+      r_content    t_field_rec;
+      l_text_key   varchar2(32);
+      l_pointer    varchar2(64);
+      l_stored     boolean := false;
       l_user_id    varchar2(64);
       l_agent_id   varchar2(64);
    begin
@@ -750,6 +898,14 @@ create or replace package body ctx_memory is
                         || ' where tenant_id = :b_tenant_id and id = :b_id and version = :b_version'
          using co_superseded, l_new_from, l_tenant_id, in_id, l_version;
 
+      -- a new content brings its own stored text columns; without one they are inherited with the text
+      l_content := field_index(in_fields => l_fields, in_column_name => co_col_content);
+      if l_content > 0 and column_index(in_columns => l_columns, in_key => lower(co_col_text_key)) > 0 then
+         r_content := l_fields(l_content);
+         l_text_key := text_key(in_text => r_content.text_value);
+         l_pointer := pointer_line(in_text => r_content.text_value);
+      end if;
+
       -- version + 1: the retired version's fields, overlaid by in_record; lifecycle columns start afresh
       for i in 1 .. l_columns.count loop
          l_name := l_columns(i).column_name;
@@ -763,6 +919,9 @@ create or replace package body ctx_memory is
                          end;
          if l_expression is null and l_field > 0 then
             l_expression := field_expression(io_field => l_fields(l_field), in_position => l_field);
+         elsif l_expression is null and l_name in (co_col_text_key, co_col_pointer_text) and l_content > 0 then
+            l_stored := true;
+            l_expression := case l_name when co_col_text_key then ':b_text_key' else ':b_pointer_text' end;
          elsif l_expression is null and l_name = co_col_content_tokens
                and field_index(in_fields => l_fields, in_column_name => co_col_content) > 0
          then
@@ -792,6 +951,10 @@ create or replace package body ctx_memory is
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_new_version', value => l_version + 1);
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
          sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_valid_from', value => l_new_from);
+         if l_stored then
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
+         end if;
          bind_fields(in_cursor => l_cursor, in_fields => l_fields);
          l_rows := sys.dbms_sql.execute(c => l_cursor);
          sys.dbms_sql.close_cursor(c => l_cursor);

@@ -11,11 +11,7 @@ create or replace package body ctx_tools is
    co_max_limit       constant pls_integer := 20;
    co_max_query       constant pls_integer := 500;
    co_dimensions      constant pls_integer := 384;
-   co_comma           constant varchar2(1) := ',';
-   -- vector text: '[x,y,...]', each number plain or with an exponent (as the PostgreSQL twin checks it)
-   co_vector_pattern  constant varchar2(300) :=
-      '^\[[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?'
-      || '([[:space:]]*,[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)*[[:space:]]*\]$';
+   co_evidence        constant varchar2(32) := 'evidence';
    co_empty_array     constant varchar2(2) := '[]';
    co_active          constant conversation_memory.status%type := 'active';
    co_erased          constant conversation_memory.status%type := 'erased';
@@ -106,7 +102,6 @@ create or replace package body ctx_tools is
       in_limit           in pls_integer
    ) return clob is
       l_tenant_id ctx_tenant.tenant_id%type;
-      l_scn       number;
       l_retrieval clob;
       l_result    clob;
    begin
@@ -129,8 +124,7 @@ create or replace package body ctx_tools is
          );
       end if;
       if in_query_embedding is not null
-         and (not regexp_like(in_query_embedding, co_vector_pattern)
-              or regexp_count(in_query_embedding, co_comma) <> co_dimensions - 1)
+         and not ctx_assembly.is_vector_text(in_text => in_query_embedding, in_dimensions => co_dimensions)
       then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
@@ -139,10 +133,9 @@ create or replace package body ctx_tools is
          );
       end if;
 
-      -- One point in time for the retrieval and for the rows it found.
-      l_scn := sys.dbms_flashback.get_system_change_number();
-      l_retrieval := ctx_assembly.retrieve_evidence(
-                        in_scn             => l_scn,
+      -- Bounded hybrid retrieval of the evidence slice, on the live tables (select_window's retrieval step).
+      l_retrieval := ctx_assembly.retrieve_for_question(
+                        in_slice           => co_evidence,
                         in_user_id         => in_user_id,
                         in_agent_id        => in_agent_id,
                         in_thread_id       => in_thread_id,
@@ -171,11 +164,11 @@ create or replace package body ctx_tools is
          select h.memory_type, h.id, h.version, h.lexical_rank, h.vector_rank, h.fused,
                 coalesce(c.title, d.title) as title, c.content, d.collection, d.source_uri
            from hits h
-           join knowledge_base_chunk as of scn l_scn c
+           join knowledge_base_chunk c
              on c.tenant_id = l_tenant_id
             and c.id = h.id
             and c.version = h.version
-           left join knowledge_base_document as of scn l_scn d
+           left join knowledge_base_document d
              on d.tenant_id = c.tenant_id
             and d.id = c.document_id
             and d.version = c.document_version
@@ -184,7 +177,7 @@ create or replace package body ctx_tools is
          select h.memory_type, h.id, h.version, h.lexical_rank, h.vector_rank, h.fused,
                 d.title, d.content, d.collection, d.source_uri
            from hits h
-           join knowledge_base_document as of scn l_scn d
+           join knowledge_base_document d
              on d.tenant_id = l_tenant_id
             and d.id = h.id
             and d.version = h.version

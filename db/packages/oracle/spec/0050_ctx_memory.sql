@@ -17,13 +17,15 @@ create or replace package ctx_memory authid definer is
    /**
     * Writes version 1 of a new memory in the session's tenant.
     * Reads USER_TAB_COLUMNS (the table's columns) and the type's table; inserts one row
-    * (tenant_id = the session tenant, version 1, status active; missing columns take their defaults).
+    * (tenant_id = the session tenant, version 1, status active, the stored text columns from content; missing
+    * columns take their defaults).
     * @param in_memory_type the memory type
     * @param in_record the row as JSON; id and content are required, valid_from defaults to now
     * @return the id of the new memory
     * @throws -20102 tenant_not_set, -20103 invalid_memory_type,
     *         -20104 invalid_field (a key that is no column, tenant_id other than the session's, version,
-    *         status or created_at given, a value of the wrong type, too long, out of range or missing;
+    *         status, created_at, text_key or pointer_text given, a value of the wrong type, too long, out of
+    *         range or missing;
     *         the message names <type>.<field>), -20105 duplicate_memory (the id exists for the tenant)
     */
    function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2;
@@ -44,7 +46,8 @@ create or replace package ctx_memory authid definer is
    /**
     * Replaces the active version of a memory, in one transaction: the active version becomes superseded
     * with valid_until = the new valid_from, and version + 1 is inserted with the active version's fields
-    * overlaid by in_record (valid_from defaults to now; valid_until and deleted_at are not inherited).
+    * overlaid by in_record (valid_from defaults to now; valid_until and deleted_at are not inherited; a new
+    * content brings new stored text columns and no inherited content_tokens).
     * Reads and locks (FOR UPDATE) the active version; updates it and inserts the new one.
     * @param in_memory_type the memory type
     * @param in_id the id of the memory; an id in in_record must be the same
@@ -146,5 +149,36 @@ create or replace package ctx_memory authid definer is
     * @throws -20102 tenant_not_set
     */
    function inventory return clob;
+
+   /*
+    * The stored text columns. put_memory and supersede store, with every row version of a table that has them
+    * (entity, workflow, kb_document, kb_chunk, conversation, summary), text_key = text_key(content) and
+    * pointer_text = pointer_line(content): computed once when the row is written, never per assembly
+    * (PostgreSQL: generated columns over ctxasm.normalized_text and ctxasm.pointer_line). A caller cannot set
+    * them. Engine-internal helpers, declared here so CTX_ASSEMBLY can use them too: pure functions that read no
+    * table and write nothing.
+    */
+
+   /**
+    * The text identity of the dedup step: the lower-case hex md5 of the text's UTF-8 bytes after folding
+    * (ASCII letters lower-cased, each run of white space one space, trimmed), as PostgreSQL's
+    * md5(ctxasm.normalized_text(content)). Texts of any length are read to their end.
+    */
+   -- contract:internal
+   function text_key(in_text in clob) return varchar2 deterministic;
+
+   /**
+    * The pointer tier's line: the first sentence (up to the first '. ') with white space folded, cut at a word
+    * boundary to at most 60 characters plus '...'; NULL for an empty line (PostgreSQL: '').
+    */
+   -- contract:internal
+   function pointer_line(in_text in clob) return varchar2 deterministic;
+
+   /**
+    * The lower-case hex sha256 of the text's UTF-8 bytes; NULL and the empty text (one value in Oracle) both
+    * give the hash of the empty string. The summary tier's freshness check (context_compression.source_hash).
+    */
+   -- contract:internal
+   function sha256_hex(in_text in clob) return varchar2 deterministic;
 end ctx_memory;
 /

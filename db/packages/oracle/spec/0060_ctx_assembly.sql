@@ -5,65 +5,86 @@ create or replace package ctx_assembly authid definer is
    /**
     * The assembler's database half (docs/assembly.md): select_window makes the selection for one context
     * window, record_manifest records what the window used. The Oracle twin of the PostgreSQL schema
-    * ctx_assembly (db/packages/postgresql/0050_ctx_assembly.sql); docs/oracle-assembly.md maps the two
-    * step by step. Granted to CTXASM_APP. Definer's rights: the package reads and writes as the owner, and
-    * the VPD policy <TABLE>_TENANT keeps every row it touches inside the session's tenant. Nothing here
-    * commits: the caller ends the transaction.
+    * ctx_assembly (db/packages/postgresql/0050_ctx_assembly.sql, with the engine-internal functions of
+    * 0040_ctxasm_selection_helpers.sql, 0045_ctxasm_retrieval.sql and 0047_ctxasm_sources.sql);
+    * docs/oracle-assembly.md maps the two step by step. Granted to CTXASM_APP. Definer's rights: the package
+    * reads and writes as the owner, and the VPD policy <TABLE>_TENANT keeps every row it touches inside the
+    * session's tenant; every read also names the tenant itself. Nothing here commits: the caller ends the
+    * transaction.
     *
     * Needs, granted directly to the owner (roles do not count in definer's-rights code): EXECUTE on
-    * SYS.DBMS_FLASHBACK (the SCN) and SYS.DBMS_CRYPTO (sha256 of the summary tier's source text). Retrieval
-    * needs Oracle Text (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql) and, only to
-    * embed the question in the database, an ONNX embedding model MINILM in the owner's schema. Scoring with
-    * the in-database cross-encoder needs the ONNX regression model BGE_RERANKER in the owner's schema
-    * (scripts/oracle-load-models loads both); without it the lexical scorer is used.
+    * SYS.DBMS_FLASHBACK (the SCN), SYS.DBMS_CRYPTO (through CTX_MEMORY: the summary tier's freshness) and
+    * CTXSYS.CTX_QUERY (COUNT_HITS: how many documents a question word matches). Retrieval needs Oracle Text
+    * (the CONTEXT indexes of db/schema/oracle/0030_retrieval_indexes.sql and 0060_selection_indexes.sql), the
+    * HNSW vector indexes for the vector half and, only to embed the question in the database, an ONNX
+    * embedding model MINILM in the owner's schema. Scoring with the in-database cross-encoder needs the ONNX
+    * regression model BGE_RERANKER in the owner's schema (scripts/oracle-load-models loads both); without it
+    * the hybrid scorer is used.
     *
     * Errors are raised through CTX_ERRORS (-20110 .. -20114 for the assembly's own).
     */
 
    /**
-    * The selection for one context window, as one JSON document, with one evaluation time and one point in
-    * time for every read: the SCN captured first (or in_snapshot), applied AS OF SCN to every table.
-    * The steps, in order: budget, retrieval, scope, lifecycle, dedup, conflict (with the annotations of
-    * history and the required current facts), score, tie-break; then each candidate's tiers (full, summary,
-    * pointer).
-    * Retrieval bounds the evidence: documents and chunks are candidates only if retrieved. Without
-    * in_evidence, the best 50 rows by Oracle Text (CONTAINS on the question's words, SCORE) and the best 50
-    * chunks by VECTOR_DISTANCE (COSINE) to the query vector, in scope and in effect at the evaluation time at
-    * the SCN, are fused by reciprocal rank (k = 60) and the best 20 kept. With in_evidence, exactly those
-    * items are used and nothing is retrieved (replay).
-    * Reads, AS OF the SCN, the nine memory tables and CONTEXT_COMPRESSION (session tenant only), and the
-    * CONTEXT indexes of KNOWLEDGE_BASE_DOCUMENT and KNOWLEDGE_BASE_CHUNK; writes nothing. Rows the calling
-    * transaction has not committed are not seen (Flashback Query reads committed data only; the CONTEXT
-    * indexes sync on commit).
+    * The version of the selection rules this deployment runs; replay compares it with the manifest's
+    * before it reads anything. Reads nothing.
+    * @return 'context-selection-2'
+    */
+   function selection_version return varchar2 deterministic;
+
+   /**
+    * The selection for one context window, as one JSON document, with one evaluation time and a bounded
+    * list of sources. The steps, in order: budget (the narrowest context_budget guideline by scope
+    * containment), candidate limits, sources, the rows the sources name (by primary key), scope, lifecycle,
+    * dedup (stored text identity), conflict (with the annotations of history naming each claim's current
+    * winner, and the required current facts), score, priority, tie-break, the limit per slice; then each
+    * candidate's tiers (full, summary, pointer).
+    * Sources, live (in_sources NULL): every version in scope of the guidelines, persona and tools; the
+    * thread's latest messages (as many as the volatile_tail limit); the durable facts in scope when they are
+    * at most 100 row versions; for evidence, recalled history (the user's messages in any thread and the
+    * summaries in scope) and, beyond 100, durable facts: the best max(50, limit) rows by Oracle Text (SCORE of
+    * the rarest question words) and the best as many by VECTOR_DISTANCE (COSINE, HNSW), fused by reciprocal
+    * rank (k = 60), the best twice that kept, minus the thread's tail; then the rows recalled history cites
+    * and the active facts of their claims. Replay (in_sources given): exactly those sources, nothing is
+    * retrieved. Every read names the tenant; the live tables are read as they are, and only with in_snapshot
+    * are the rows read AS OF that SCN.
+    * Reads the nine memory tables, CONTEXT_COMPRESSION, their Oracle Text and vector indexes
+    * (session tenant only) and USER_MINING_MODELS; writes nothing. A live window sees the rows the calling
+    * transaction wrote but has not committed, except through retrieval (the CONTEXT indexes sync on commit).
     * @param in_user_id the user of the window; rows of other users are out of scope (NULL rows are wider)
     * @param in_agent_id the agent; as in_user_id
     * @param in_thread_id the thread; the user's turns in other threads are recalled history
     * @param in_intent a key of the budget's shares
     * @param in_evaluation_time the one time the lifecycle and recency are judged at
-    * @param in_question the question; the lexical scorer compares it with each candidate
+    * @param in_question the question: retrieval's text query and, through its embedding, the hybrid scorer's
     * @param in_scores NULL or a JSON object "type:id:version" -> rerank logit (scorer external; a memory
-    *        without an entry falls back to the lexical logit). NULL: if the owner's schema has the model
-    *        BGE_RERANKER (one look at USER_MINING_MODELS per call), each candidate's logit is
+    *        without an entry has no logit). NULL, live: if the owner's schema has the model BGE_RERANKER (one
+    *        look at USER_MINING_MODELS per call), each candidate's logit is
     *        PREDICTION(BGE_RERANKER USING question AS first_input, full text AS second_input), rounded to 6
     *        places (scorer bge-reranker:oracle:BGE_RERANKER; the selection runs a second time with those
-    *        logits); otherwise the lexical logit (scorer lexical-overlap-1). Replay passes the recorded
-    *        logits here, so the model is never run again for a recorded window
-    * @param in_snapshot NULL (now: a new SCN) or an SCN recorded earlier (replay)
+    *        logits); otherwise the hybrid logit 12 (similarity - 0.35) + 1.5 text_score / best text_score of
+    *        the slice (scorer hybrid-calibrated-1)
+    * @param in_snapshot NULL (now: the live tables, and the current SCN is recorded) or an SCN recorded
+    *        earlier (replay: the rows and compressions are read AS OF it)
     * @param in_query_embedding NULL or the question's embedding as vector text '[0.1, ...]' (384 numbers,
     *        all-MiniLM-L6-v2). NULL: the model MINILM embeds the question if the schema has it; otherwise
-    *        retrieval is lexical only
-    * @param in_evidence NULL (retrieve) or a JSON array of retrieval items
-    *        [{"ref": [type, id, version], "lexical_rank", "vector_rank", "fused"}], as a manifest recorded
-    *        them (replay): used as they are, nothing is retrieved
+    *        retrieval is lexical only and the similarity is unknown
+    * @param in_sources NULL (gather the sources) or a JSON array of source items
+    *        [{"ref": [type, id, version], "origin", "slice", "lexical_rank", "vector_rank", "lexical_score",
+    *        "vector_distance", "fused", "logit", "bm25", "similarity"}], as a manifest recorded them in
+    *        retrieval.items (replay, and the reranker's second pass): used as they are, with the recorded
+    *        logits (scorer recorded when in_scores is NULL)
     * @return a CLOB holding the JSON object engine, snapshot, tenant_id, evaluation_time,
-    *         selection_version, scorer, budget, fixed, candidates, required_refs, retrieval, excluded;
-    *         retrieval is {method: recorded | lexical | hybrid-rrf-60, depth, limit, items ordered by fused
-    *         desc, type, id, version}, and retrieved candidates' scores add lexical_rank, vector_rank, fused
-    * @throws -20102 tenant_not_set, -20113 invalid_question (empty question),
-    *         -20108 invalid_argument (NULL in_evaluation_time; in_evidence not a JSON array; in_scores not a
-    *         JSON object of numbers),
+    *         selection_version, scorer, budget, fixed, candidates, required_refs, candidate_limits,
+    *         candidate_cuts, retrieval, excluded; retrieval is {method: recorded | lexical-oracle-text |
+    *         hybrid-oracle-text-hnsw-rrf-60, depth, items: the sources, one per row version, each with the
+    *         logit, bm25 and similarity it was scored by}
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the claim names another user or agent),
+    *         -20113 invalid_question (empty question, or longer than 8000 characters),
+    *         -20108 invalid_argument (NULL in_evaluation_time; in_sources not a JSON array; in_scores not a
+    *         JSON object of numbers; in_query_embedding not 384 numbers),
     *         -20107 invalid_snapshot (in_snapshot not an SCN Oracle can read),
-    *         -20111 budget_missing, -20112 invalid_budget, -20110 unknown_intent
+    *         -20111 budget_missing, -20112 invalid_budget (naming the field, e.g. candidate_limits.evidence),
+    *         -20110 unknown_intent
     */
    function select_window(
       in_user_id         in conversation_memory.user_id%type,
@@ -75,19 +96,22 @@ create or replace package ctx_assembly authid definer is
       in_scores          in clob default null,
       in_snapshot        in varchar2 default null,
       in_query_embedding in clob default null,
-      in_evidence        in clob default null
+      in_sources         in clob default null
    ) return clob;
 
    /**
     * Records a composed window: the context_manifest event in CONVERSATION_MEMORY (role event, the manifest
-    * as content_json) and one CONTEXT_SOURCE_REF row per dependency (rendered memories, their compressions,
-    * annotation sources, excluded rows, the budget), in the caller's transaction, through CTX_MEMORY.
+    * as content_json, through CTX_MEMORY) and, in one INSERT, one CONTEXT_SOURCE_REF row per dependency
+    * (rendered memories, their compressions, annotation sources, excluded rows, the budget), every reference
+    * checked before anything is written to CONTEXT_SOURCE_REF. In the caller's transaction.
     * Inserts 1 + n rows (VPD: the session's tenant); does not commit.
     * @param in_manifest the manifest (docs/assembly.md) as a JSON object in a CLOB
     * @return the manifest id, 'manifest_' and 32 hex digits; the source refs are '<manifest id>:<n>'
-    * @throws -20102 tenant_not_set, -20114 invalid_manifest (not an object; memories, excluded or
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the manifest's scope names a user or agent the
+    *         claim does not), -20114 invalid_manifest (not an object; memories, excluded or
     *         required_refs not arrays; request_hash not 64 lower-case hex digits; a reference that is not
-    *         [type, id, version]), -20104 invalid_field from CTX_MEMORY (a field too long or of a wrong type)
+    *         [type, id, version], named by its relation and quoted to 200 characters), -20104 invalid_field
+    *         (from CTX_MEMORY for the event; a reference's type or id longer than its column)
     */
    function record_manifest(in_manifest in clob) return varchar2;
 
@@ -113,21 +137,23 @@ create or replace package ctx_assembly authid definer is
       in_thread_id in conversation_memory.thread_id%type
    ) return varchar2;
 
-
    /**
-    * The retrieval step of select_window on its own, for CTX_TOOLS.search_memory: the best in_depth
-    * documents and chunks by Oracle Text (the question's words) and the best in_depth chunks by
-    * VECTOR_DISTANCE to the query vector (in_query_embedding, else the model MINILM's if the schema has it,
-    * else none), read AS OF in_scn, in scope and in effect at the evaluation time, fused by reciprocal rank
-    * (k = 60), the best in_limit kept. Engine-internal (PostgreSQL: ctxasm.retrieve_evidence).
-    * Reads what select_window's retrieval step reads; writes nothing.
-    * @return a CLOB holding {"method": "lexical" | "hybrid-rrf-60", "items": [{"ref": [type, id, version],
-    *         "lexical_rank", "vector_rank", "fused"}]}, items by fused desc, type, id, version
-    * @throws -20102 tenant_not_set
+    * The retrieval step of select_window for one slice and one question, for callers that retrieve and
+    * score nothing else (CTX_TOOLS.search_memory): the best in_depth rows by Oracle Text and the best
+    * in_depth by VECTOR_DISTANCE to the query vector (in_query_embedding, else the model MINILM's if the
+    * schema has it, else none), on the live tables, in scope and in effect at the evaluation time, fused by
+    * reciprocal rank (k = 60), the best in_limit kept. Engine-internal (PostgreSQL:
+    * ctxasm.retrieve_for_question). Reads what select_window's retrieval reads; writes nothing.
+    * @param in_slice evidence, recalled_history or durable_facts
+    * @return a CLOB holding {"method": "lexical-oracle-text" | "hybrid-oracle-text-hnsw-rrf-60",
+    *         "items": [{"ref": [type, id, version], "origin": "retrieval", "slice", "lexical_rank",
+    *         "vector_rank", "lexical_score", "vector_distance", "fused"}]}, items by fused desc, type, id,
+    *         version
+    * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the claim names another user or agent)
     */
    -- contract:internal
-   function retrieve_evidence(
-      in_scn             in number,
+   function retrieve_for_question(
+      in_slice           in varchar2,
       in_user_id         in conversation_memory.user_id%type,
       in_agent_id        in conversation_memory.agent_id%type,
       in_thread_id       in conversation_memory.thread_id%type,
@@ -138,6 +164,13 @@ create or replace package ctx_assembly authid definer is
       in_limit           in pls_integer
    ) return clob;
 
+   /**
+    * Whether in_text is vector text '[x, y, ...]' of in_dimensions numbers, each plain or with an exponent
+    * (as PostgreSQL's vector input accepts them). Engine-internal; CTX_TOOLS checks its argument with it too.
+    */
+   -- contract:internal
+   function is_vector_text(in_text in clob, in_dimensions in pls_integer) return boolean;
+
    /*
     * The selection helpers. Engine-internal (PostgreSQL keeps them in schema ctxasm): they are declared here
     * only because the SQL of select_window calls them, and SQL cannot call a routine that is private to a
@@ -145,18 +178,25 @@ create or replace package ctx_assembly authid definer is
     */
 
    /**
-    * The lexical scorer lexical-overlap-1: the share of the question's distinct words (runs of ASCII letters
-    * and digits, lower-cased, at least 3 long) that occur as words in the text, as a logit
-    * round(8 * matched / total - 4, 6); -4 when the question has no such word.
+    * How narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user within
+    * an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread, 2 user,
+    * 1 agent, 0 the whole tenant. Narrower wins a key or a claim.
     */
    -- contract:internal
-   function lexical_logit(in_query in clob, in_text in clob) return number deterministic;
+   function scope_level(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return number deterministic;
 
    /**
-    * The dedup identity of a text: ASCII letters lower-cased, each run of white space one space, trimmed.
+    * The hybrid scorer hybrid-calibrated-1: round(12 (similarity - 0.35) + 1.5 text_score / best_text_score,
+    * 6), a NULL similarity or text score counting 0 (PostgreSQL: ctxasm.hybrid_logit, with BM25 where Oracle
+    * has the Oracle Text SCORE).
     */
    -- contract:internal
-   function normalized_text(in_text in clob) return clob deterministic;
+   function hybrid_logit(in_similarity in number, in_text_score in number, in_best_text_score in number)
+      return number deterministic;
 
    /**
     * The claim identity 'subject|predicate|conditions' (conditions as canonical JSON text, '{}' when absent):
@@ -175,21 +215,7 @@ create or replace package ctx_assembly authid definer is
     * summary 4, conversation 5, anything else 9.
     */
    -- contract:internal
-   function authority(in_memory_type in varchar2) return pls_integer deterministic;
-
-   /**
-    * The pointer tier: the first sentence (up to the first '. ') with white space folded, cut at a word
-    * boundary to at most 100 characters plus '...'; NULL for an empty line.
-    */
-   -- contract:internal
-   function pointer_line(in_text in clob) return varchar2 deterministic;
-
-   /**
-    * The lower-case hex sha256 of the text's UTF-8 bytes; NULL and the empty text (one value in Oracle)
-    * both give the hash of the empty string.
-    */
-   -- contract:internal
-   function sha256_hex(in_text in clob) return varchar2 deterministic;
+   function authority(in_memory_type in varchar2) return number deterministic;
 
    /**
     * A timestamp as ISO 8601 in UTC, fractional seconds without trailing zeros, offset '+00:00'

@@ -11,9 +11,8 @@ create or replace package ctx_tools authid definer is
     * CTX_ASSEMBLY.select_window does: a row is in effect when it is not erased or deleted and
     * valid_from <= in_evaluation_time < valid_until (NULL = open); user and agent must match or be NULL.
     *
-    * Needs, granted directly to the owner: EXECUTE on SYS.DBMS_FLASHBACK (search_memory reads the retrieval
-    * and its rows AS OF one SCN). Retrieval is CTX_ASSEMBLY's (Oracle Text and, for the vector half, the
-    * query vector or the ONNX model MINILM).
+    * Retrieval is CTX_ASSEMBLY's (Oracle Text and, for the vector half, the query vector or the ONNX model
+    * MINILM), on the live tables.
     *
     * Errors are raised through CTX_ERRORS (-20115 not_in_window, -20116 source_unavailable for expand).
     */
@@ -38,12 +37,12 @@ create or replace package ctx_tools authid definer is
    ) return clob;
 
    /**
-    * Bounded hybrid retrieval for the search_memory tool: the retrieval step of select_window
-    * (CTX_ASSEMBLY.retrieve_evidence: Oracle Text and VECTOR_DISTANCE, depth 50 each, fused by reciprocal
-    * rank, k = 60) keeping the best in_limit, with each item's text and provenance. Only rows in scope and
-    * in effect at the evaluation time, of the session's tenant.
-    * Reads, AS OF one SCN, KNOWLEDGE_BASE_CHUNK and KNOWLEDGE_BASE_DOCUMENT and their CONTEXT indexes;
-    * writes nothing.
+    * Bounded hybrid retrieval for the search_memory tool: the retrieval step of select_window for the evidence
+    * slice (CTX_ASSEMBLY.retrieve_for_question: Oracle Text over the question's rarest words and
+    * VECTOR_DISTANCE over the HNSW index, depth 50 each, fused by reciprocal rank, k = 60) keeping the best
+    * in_limit, with each item's text and provenance. Only rows in scope and in effect at the evaluation time,
+    * of the session's tenant.
+    * Reads KNOWLEDGE_BASE_CHUNK and KNOWLEDGE_BASE_DOCUMENT and their text and vector indexes; writes nothing.
     * @param in_user_id the user; as active_tools
     * @param in_agent_id the agent; as active_tools
     * @param in_thread_id the thread; rows of other threads are out of scope (NULL rows are wider)
@@ -52,7 +51,8 @@ create or replace package ctx_tools authid definer is
     * @param in_query_embedding NULL (the model MINILM embeds the query if the schema has it, else lexical
     *        only) or the query's embedding as vector text '[x, y, ...]' of 384 numbers
     * @param in_limit how many items at most, 1 to 20; outside that range it is refused, not clamped
-    * @return a CLOB holding the JSON object {"retrieval": "lexical" | "hybrid-rrf-60", "items": [{"ref",
+    * @return a CLOB holding the JSON object {"retrieval": "lexical-oracle-text" |
+    *         "hybrid-oracle-text-hnsw-rrf-60", "items": [{"ref",
     *         "title", "content", "collection", "source", "scores": {"lexical_rank", "vector_rank",
     *         "fused"}}]}, items by fused desc, then type, id, version; a chunk's collection and source
     *         (source_uri) are its document's
@@ -98,7 +98,7 @@ create or replace package ctx_tools authid definer is
 
    /**
     * The full text of a memory that a recorded window issued (a memories[*].id of the context_manifest
-    * event in_manifest_id, 'M' and 10 hex digits), while its source row version is still visible: it exists
+    * event in_manifest_id, 'M' and 12 decimal digits), while its source row version is still visible: it exists
     * for this tenant, is the current version (status active), is not deleted or erased, and is in effect at
     * the evaluation time.
     * Reads CONVERSATION_MEMORY (the manifest) and the source row's table (session tenant only); writes nothing.

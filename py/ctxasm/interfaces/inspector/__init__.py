@@ -1,5 +1,6 @@
-"""See what the model saw: a recorded manifest as terminal text or as one self-contained HTML page, and the diff
-between two manifests of one tenant. `ctxasm inspect` is the command; docs/inspector.md describes the page."""
+"""See what the model saw: a recorded manifest as terminal text or as one self-contained HTML page (the literal
+request, every token of the budget, why each row was left out), the diff between two manifests of one tenant, and
+the agent loop's records by id. `ctxasm inspect` is the command; docs/inspector.md describes the page."""
 
 from __future__ import annotations
 
@@ -9,13 +10,28 @@ from pathlib import Path
 
 from ctxasm.errors import ConfigError
 from ctxasm.interfaces.inspector.diff import ManifestDiff, diff_manifests
+from ctxasm.interfaces.inspector.exclusions import why_not
 from ctxasm.interfaces.inspector.page import render_page
-from ctxasm.interfaces.inspector.text import describe_diff, describe_manifest
+from ctxasm.interfaces.inspector.records import Record, RecordErased, describe_record, inspection_of_request, \
+    load_record, record_page, rows_then
+from ctxasm.interfaces.inspector.text import describe_diff, describe_manifest, describe_request
 from ctxasm.services.inspection import Inspection, ManifestNotFound, load_inspection, ref_text
 
-__all__ = ["Inspection", "ManifestDiff", "ManifestNotFound", "default_page_path", "describe_diff",
-           "describe_manifest", "diff_manifests", "diff_of", "load_inspection", "open_page", "ref_text",
-           "render_page", "write_page"]
+__all__ = ["Inspection", "ManifestDiff", "ManifestNotFound", "Record", "RecordErased", "default_page_path",
+           "describe_diff", "describe_manifest", "describe_record", "describe_request", "diff_manifests", "diff_of",
+           "inspection_of_request", "load_by_id", "load_inspection", "load_record", "open_page", "record_page", "ref_text",
+           "render_page", "rows_then", "why_not", "write_page", "write_text"]
+
+
+def load_by_id(store, tenant_id: str, some_id: str) -> Inspection | Record:
+    """A manifest, or a record of the agent loop, by id: a provider request opens the window it was sent for."""
+    try:
+        return load_inspection(store, tenant_id, some_id)
+    except ManifestNotFound:
+        record = load_record(store, tenant_id, some_id)
+    if record.event_type == "provider_request":
+        return inspection_of_request(store, record)
+    return record
 
 
 def diff_of(old: Inspection, new: Inspection) -> ManifestDiff:
@@ -24,8 +40,12 @@ def diff_of(old: Inspection, new: Inspection) -> ManifestDiff:
 
 def write_page(path: str | Path, inspection: Inspection, diff: ManifestDiff | None = None) -> Path:
     """Write the page; ConfigError (exit code 2) when the file cannot be written."""
+    return write_text(path, render_page(inspection, diff))
+
+
+def write_text(path: str | Path, page: str) -> Path:
+    """Write a page; ConfigError (exit code 2) when the file cannot be written."""
     target = Path(path)
-    page = render_page(inspection, diff)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(page, encoding="utf-8")

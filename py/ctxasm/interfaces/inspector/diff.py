@@ -138,3 +138,122 @@ def diff_manifests(old: Mapping[str, Any], new: Mapping[str, Any], *, old_id: st
                         old_hash=old_hash, new_hash=new_hash, asked=asked, added=added, removed=removed,
                         changed=tuple(changed), versions=versions, excluded_added=excluded_added,
                         excluded_removed=excluded_removed, allocation=allocation)
+
+
+# -- the diff in sentences ------------------------------------------------------------------------------------
+
+#: How a memory type is named in a sentence (singular, plural).
+NOUNS = {"kb_chunk": ("chunk", "chunks"), "kb_document": ("document", "documents"), "entity": ("fact", "facts"),
+         "workflow": ("workflow", "workflows"), "summary": ("summary", "summaries"),
+         "conversation": ("turn", "turns"), "guideline": ("guideline", "guidelines"), "persona": ("persona", "personas"),
+         "toolbox": ("tool", "tools"), "tool_result": ("tool result", "tool results")}
+#: Allocation fields in words.
+FIELD_WORDS = {"share": "share", "allowance": "allowance", "used": "used", "passed_on": "passed on",
+               "reclaimed": "reclaimed"}
+
+
+def _noun(kind: str, count: int) -> str:
+    singular, plural = NOUNS.get(kind, (kind, kind + "s"))
+    return singular if count == 1 else plural
+
+
+def _named(memories: list[Mapping[str, Any]]) -> str:
+    """'version 3 of fact_x', or '2 chunks (a, b)', or '3 chunks (a, b and 1 more)'."""
+    if len(memories) == 1:
+        ref = memories[0].get("ref") or ["?", "?", "?"]
+        return f"version {ref[2]} of {ref[1]}" if ref[0] in ("entity", "workflow") else f"{_noun(str(ref[0]), 1)} " \
+            f"{ref[1]}"
+    kinds = {str((m.get("ref") or ["?"])[0]) for m in memories}
+    noun = _noun(kinds.pop(), len(memories)) if len(kinds) == 1 else "memories"
+    ids = [str((m.get("ref") or ["?", "?"])[1]) for m in memories]
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return f"{len(memories)} {noun} ({shown})"
+
+
+def sentences(diff: ManifestDiff) -> list[str]:
+    """The diff as sentences a person reads: per slice what it gained and lost (and to which rule), tier
+    changes, then the token figures that moved."""
+    out: list[str] = []
+    if diff.request_hash_equal:
+        out.append("The two requests are byte-identical (equal request hashes).")
+    rules = {ref_key(item.get("ref")): item for item in diff.excluded_added}
+    order: list[str] = []
+    for memory in list(diff.added) + list(diff.removed):
+        name = str(memory.get("slice"))
+        if name not in order:
+            order.append(name)
+    replaced = {(v.kind, v.row_id): v for v in diff.versions}
+    for name in order:
+        parts = []
+        gained = [m for m in diff.added if m.get("slice") == name]
+        if gained:
+            text = f"gained {_named(gained)}"
+            if len(gained) == 1:
+                key = ref_key(gained[0].get("ref"))
+                if key and (key[0], key[1]) in replaced:
+                    old = replaced[(key[0], key[1])].old_versions
+                    text += f", replacing version {', '.join(map(str, old))}"
+            parts.append(text)
+        lost = [m for m in diff.removed if m.get("slice") == name]
+        by_rule: dict[str, list[Mapping[str, Any]]] = {}
+        for memory in lost:
+            item = rules.get(ref_key(memory.get("ref")))
+            reason = str(item.get("rule")) if item else ""
+            if item and item.get("detail"):
+                reason += f" ({item['detail']})"
+            by_rule.setdefault(reason, []).append(memory)
+        for reason, memories in by_rule.items():
+            parts.append(f"lost {_named(memories)}" + (f" to {reason}" if reason else
+                                                        ": no longer a candidate of this window"))
+        if parts:
+            out.append(f"{name} " + "; ".join(parts) + ".")
+    for change in diff.changed:
+        words = []
+        for x in change.changes:
+            if x.what == "tier":
+                words.append(f"went from {x.old} to {x.new}")
+            elif x.what == "status":
+                words.append(f"is now {x.new} (was {x.old})")
+            elif x.what == "tokens":
+                words.append(f"costs {x.new} tokens (was {x.old})")
+            elif x.what == "slice":
+                words.append(f"moved from {x.old} to {x.new}")
+            elif x.what == "order in slice":
+                words.append(f"moved from place {x.old} to {x.new} in its slice")
+        if words:
+            out.append(f"{_named([{'ref': list(change.ref)}])} " + ", ".join(words) + ".")
+    gone = [item for item in diff.excluded_removed if ref_key(item.get("ref")) not in
+            {ref_key(m.get("ref")) for m in diff.added}]
+    if gone:
+        out.append(f"{len(gone)} exclusion(s) of the first window are not in the second: "
+                   + ", ".join(f"{ref_key(i.get('ref'))[1] if ref_key(i.get('ref')) else '?'} ({i.get('rule')})"
+                               for i in gone[:5]) + (" and more" if len(gone) > 5 else "") + ".")
+    out += allocation_sentences(diff)
+    return out
+
+
+def allocation_sentences(diff: ManifestDiff) -> list[str]:
+    """The token figures that moved, one sentence per slice and one for the request."""
+    per_slice: dict[str, list[str]] = {}
+    top: list[str] = []
+    for change in diff.allocation:
+        path = change.what.split(".")
+        if path[0] == "slices" and len(path) == 3:
+            per_slice.setdefault(path[1], []).append(f"{FIELD_WORDS.get(path[2], path[2])} {change.old} → {change.new}")
+        elif path[0] == "fixed" and len(path) == 2:
+            top.append(f"the fixed slice {path[1]} costs {change.new} tokens (was {change.old})")
+        elif path == ["unused"]:
+            top.append(f"{change.new} tokens of the request limit went unused (was {change.old})")
+        elif path == ["memory_instructions"]:
+            top.append(f"the memory instructions cost {change.new} tokens (was {change.old})")
+        elif path == ["remainder"]:
+            top.append(f"the fixed slices left {change.new} tokens for the dynamic ones (was {change.old})")
+    out = [f"{name}: " + ", ".join(changes) + "." for name, changes in per_slice.items()]
+    asked = {c.what: c for c in diff.asked}
+    if "request_tokens" in asked:
+        c = asked["request_tokens"]
+        verb = "grew" if (c.new or 0) > (c.old or 0) else "shrank"
+        top.insert(0, f"the request {verb} from {c.old} to {c.new} tokens")
+    if top:
+        out.insert(0, "; ".join(top)[0].upper() + "; ".join(top)[1:] + ".")
+    return out
