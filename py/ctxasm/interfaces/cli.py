@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ctxasm import __version__
 from ctxasm.engines.registry import ENGINES
 from ctxasm.errors import CtxasmError
+
+if TYPE_CHECKING:
+    from ctxasm.api import Session
 
 
 DATABASE_HELP = "PostgreSQL database name (default CTXASM_PG_DATABASE or ctxasm)"
@@ -54,6 +59,24 @@ def _engine(args: argparse.Namespace):
     from ctxasm.engines.registry import open_engine
 
     return open_engine(getattr(args, "engine", None), database=getattr(args, "database", None))
+
+
+@contextmanager
+def _session(args: argparse.Namespace, *, scoped: bool = False) -> Iterator[Session]:
+    """A session of the Python API (ctxasm.api) for this invocation: the engine of --engine / CTXASM_ENGINE, one
+    pooled connection, and the caller's claim (--claim, CTXASM_CLAIM, else one minted with the deployment's key,
+    scoped to --user and --agent when `scoped`)."""
+    import os
+
+    from ctxasm.api import Memory
+    from ctxasm.claims import CLAIM_ENV
+
+    _claims(args, scoped=scoped)  # fills in --tenant (--user, --agent) from a given claim, or says what is missing
+    with Memory(_engine(args), pool_size=1) as memory:
+        yield memory.session(args.tenant, user_id=getattr(args, "user", None) if scoped else None,
+                             agent_id=getattr(args, "agent", None) if scoped else None,
+                             thread_id=getattr(args, "thread", None), roles=tuple(getattr(args, "role", None) or ()),
+                             claim=getattr(args, "claim", None) or os.environ.get(CLAIM_ENV))
 
 
 def _claim(args: argparse.Namespace) -> int:
@@ -156,17 +179,12 @@ def _inventory(args: argparse.Namespace) -> int:
 def _assemble(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.core.compose import WindowSpec
-    from ctxasm.engines.registry import connected_store
     from ctxasm.interfaces.presentation import describe_window
-    from ctxasm.services.assemble import assemble, parse_time
+    from ctxasm.services.assemble import parse_time
 
-    claims = _claims(args, scoped=True)
     at = parse_time(args.at)
-    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
-                      intent=args.intent, question=args.question, model=args.model)
-    with connected_store(_engine(args), claims) as store:
-        window = assemble(store, spec, at)
+    with _session(args, scoped=True) as session:
+        window = session.assemble(args.question, intent=args.intent, at=at, model=args.model)
     if args.json:
         print(json.dumps(window.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -244,12 +262,8 @@ def _ask(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.engines.registry import connected_store
-    from ctxasm.services.replay import replay
-
-    claims = _claims(args)
-    with connected_store(_engine(args), claims) as store:
-        result = replay(store, args.tenant, args.manifest_id)
+    with _session(args) as session:
+        result = session.replay(args.manifest_id)
     print(json.dumps(result.as_json(), indent=2) if args.json else result.describe())
     return result.exit_code
 
@@ -257,21 +271,17 @@ def _replay(args: argparse.Namespace) -> int:
 def _erase(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.engines.registry import POSTGRESQL, connected_store
+    from ctxasm.engines.registry import POSTGRESQL
     from ctxasm.errors import ConfigError
     from ctxasm.services.erase import describe_erasure, vacuum_tables
 
-    claims = _claims(args)
-    engine = _engine(args)
-    if args.vacuum and engine.name != POSTGRESQL:
-        raise ConfigError("config_error: --vacuum is for PostgreSQL; on Oracle the undo retention decides how long "
-                          "pre-erasure images stay (docs/security.md)")
-    with connected_store(engine, claims) as store:
-        store.set_tenant(args.tenant)
-        report = store.erase_report(args.memory_type, args.memory_id)
-        store.commit()
-    if args.vacuum:
-        report["vacuumed"] = vacuum_tables(engine.target, list(report["tables"]))
+    with _session(args) as session:
+        if args.vacuum and session.engine.name != POSTGRESQL:
+            raise ConfigError("config_error: --vacuum is for PostgreSQL; on Oracle the undo retention decides how "
+                              "long pre-erasure images stay (docs/security.md)")
+        report = session.forget(args.memory_type, args.memory_id)
+        if args.vacuum:
+            report["vacuumed"] = vacuum_tables(session.engine.target, list(report["tables"]))
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
     return 0
 
