@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +20,7 @@ from ctxasm.engines.store import MemoryStore
 from ctxasm.services import recall
 from ctxasm.services.assemble import AssembledWindow, assemble, parse_time, query_embedding
 from ctxasm.services.inspection import Inspection, load_inspection
+from ctxasm.services.records import Record, load_by_id, rows_then
 from ctxasm.services.replay import ReplayResult, replay
 
 if TYPE_CHECKING:
@@ -78,10 +79,23 @@ class Session:
         with self._store() as store:
             return replay(store, self.tenant_id, manifest_id)
 
-    def inspect(self, manifest_id: str) -> Inspection:
-        """A recorded manifest with the row versions it names, as they were when the window was assembled."""
+    def inspect(self, manifest_id: str, *, with_request: bool = True) -> Inspection:
+        """A recorded manifest with the row versions it names, as they were when the window was assembled (and,
+        `with_request`, the literal request rebuilt by replay)."""
         with self._store() as store:
-            return load_inspection(store, self.tenant_id, manifest_id)
+            return load_inspection(store, self.tenant_id, manifest_id, with_request=with_request)
+
+    def show(self, some_id: str) -> Inspection | Record:
+        """A manifest, or a record of the agent loop by its id: a provider request opens the window it was sent
+        for; a model response or a tool result comes as it was stored."""
+        with self._store() as store:
+            return load_by_id(store, self.tenant_id, some_id)
+
+    def rows_at(self, memory_type: str, snapshot: str) -> list[Mapping[str, Any]]:
+        """The tenant's rows of one memory type as of a snapshot (a manifest's `scn`): what a window assembled
+        then could have selected ([] when the type is unknown or the snapshot no longer readable)."""
+        with self._store() as store:
+            return rows_then(store, self.tenant_id, memory_type, snapshot)
 
     # -- writing -------------------------------------------------------------------------------------------
 
@@ -180,5 +194,5 @@ class AsyncSession:
         return call
 
 
-_IO_CALLS = frozenset({"assemble", "replay", "inspect", "add_turn", "remember", "forget", "search", "lookup",
-                       "expand"})
+_IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "add_turn", "remember", "forget",
+                       "search", "lookup", "expand"})

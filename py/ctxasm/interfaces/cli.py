@@ -287,25 +287,23 @@ def _erase(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from ctxasm.engines.registry import connected_store
     from ctxasm.errors import ConfigError
     from ctxasm.interfaces import inspector
 
-    claims = _claims(args)
     rows_then: list = []
-    with connected_store(_engine(args), claims) as store:
-        found = inspector.load_by_id(store, args.tenant, args.manifest_id)
+    with _session(args) as session:
+        found = session.show(args.manifest_id)
         if isinstance(found, inspector.Record):
             if args.diff or args.why or args.request:
                 raise ConfigError(f"config_error: {args.manifest_id} is a {found.event_type}: --diff, --why and "
                                   "--request take a manifest (or a provider request)")
             return _show_record(args, found)
         inspection = found
-        other = inspector.load_inspection(store, args.tenant, args.diff, with_request=False) if args.diff else None
+        other = session.inspect(args.diff, with_request=False) if args.diff else None
         if args.why:
             kind = inspector.exclusions.parse_query(args.why)[0]
             if kind and inspection.manifest.get("scn"):
-                rows_then = inspector.rows_then(store, args.tenant, kind, str(inspection.manifest["scn"]))
+                rows_then = session.rows_at(kind, str(inspection.manifest["scn"]))
     diff = inspector.diff_of(inspection, other) if other is not None else None
     if args.why:
         print("\n".join(inspector.why_not(inspection, args.why, rows_then)))

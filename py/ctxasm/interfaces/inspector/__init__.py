@@ -12,26 +12,15 @@ from ctxasm.errors import ConfigError
 from ctxasm.interfaces.inspector.diff import ManifestDiff, diff_manifests
 from ctxasm.interfaces.inspector.exclusions import why_not
 from ctxasm.interfaces.inspector.page import render_page
-from ctxasm.interfaces.inspector.records import Record, RecordErased, describe_record, inspection_of_request, \
-    load_record, record_page, rows_then
+from ctxasm.interfaces.inspector.record_view import describe_record, record_page
 from ctxasm.interfaces.inspector.text import describe_diff, describe_manifest, describe_request
 from ctxasm.services.inspection import Inspection, ManifestNotFound, load_inspection, ref_text
+from ctxasm.services.records import Record, RecordErased, inspection_of_request, load_by_id, load_record, rows_then
 
 __all__ = ["Inspection", "ManifestDiff", "ManifestNotFound", "Record", "RecordErased", "default_page_path",
            "describe_diff", "describe_manifest", "describe_record", "describe_request", "diff_manifests", "diff_of",
            "inspection_of_request", "load_by_id", "load_inspection", "load_record", "open_page", "record_page", "ref_text",
            "render_page", "rows_then", "why_not", "write_page", "write_text"]
-
-
-def load_by_id(store, tenant_id: str, some_id: str) -> Inspection | Record:
-    """A manifest, or a record of the agent loop, by id: a provider request opens the window it was sent for."""
-    try:
-        return load_inspection(store, tenant_id, some_id)
-    except ManifestNotFound:
-        record = load_record(store, tenant_id, some_id)
-    if record.event_type == "provider_request":
-        return inspection_of_request(store, record)
-    return record
 
 
 def diff_of(old: Inspection, new: Inspection) -> ManifestDiff:
