@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,11 @@ class Session:
     def _store(self, claims: ClaimSource | None = None) -> Iterator[MemoryStore]:
         with self.pool.connection() as connection:
             yield self.engine.store(connection, claims or self._claims)
+
+    def store(self, *, shared: bool = False) -> AbstractContextManager[MemoryStore]:
+        """A store on one pooled connection, held until the block ends: for a layer that runs many calls over one
+        connection (the MCP server, the agent loop). `shared` uses the tenant-wide claim instead of the caller's."""
+        return self._store(self._shared_claims if shared else None)
 
     # -- windows -------------------------------------------------------------------------------------------
 

@@ -195,22 +195,18 @@ def _assemble(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from ctxasm.agent.manager import Caller, MemoryManager
+    from ctxasm.agent.manager import MemoryManager
     from ctxasm.agent.mcp_server import build_server, serve_stdio
     from ctxasm.services.assemble import parse_time
 
-    claims = _claims(args, scoped=True)
-    engine = _engine(args)
-    connection = engine.connect()
-    store = engine.store(connection, claims)
-    caller = Caller(args.tenant, args.user, args.agent, args.thread, tuple(args.role))
-    manifest_id = args.manifest or store.latest_manifest_id(args.tenant, args.user, args.agent, args.thread)
-    manager = MemoryManager(store, caller, at=parse_time(args.at) if args.at else None, manifest_id=manifest_id)
-    _log(f"ctxasm mcp: serving tenant {args.tenant} on stdio; current window {manifest_id or '(none yet)'}")
-    try:
+    at = parse_time(args.at) if args.at else None
+    with _session(args, scoped=True) as session, session.store() as store:
+        caller = session.caller
+        manifest_id = args.manifest or store.latest_manifest_id(caller.tenant_id, caller.user_id, caller.agent_id,
+                                                                caller.thread_id)
+        manager = MemoryManager(store, caller, at=at, manifest_id=manifest_id)
+        _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window {manifest_id or '(none yet)'}")
         anyio.run(serve_stdio, build_server(manager))
-    finally:
-        connection.close()
     return 0
 
 
@@ -224,7 +220,7 @@ def _ask(args: argparse.Namespace) -> int:
     from ctxasm.core.compose import WindowSpec
     from ctxasm.services.assemble import parse_time
 
-    claims = _claims(args, scoped=True)
+    _claims(args, scoped=True)  # --tenant, --user and --agent from a given claim, before the spec is built
     spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
                       intent=args.intent, question=args.question, model=args.model)
     transcript = read_transcript(args.transcript) if args.transcript else None
@@ -234,15 +230,17 @@ def _ask(args: argparse.Namespace) -> int:
         client = OpenAIClient()
     else:
         client = None
-    engine = _engine(args)
-    with engine.connect() as connection:
+    at = parse_time(args.at)
+    with _session(args, scoped=True) as session:
         if transcript and transcript.get("setup"):
             # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
             # not the one scoped to the caller's user and agent.
-            apply_setup(engine.store(connection, _claims(args)), args.tenant, transcript["setup"])
-        loop = AgentLoop(engine.store(connection, claims), spec, parse_time(args.at), client, roles=tuple(args.role),
-                         provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
-        run = asyncio.run(loop.run())
+            with session.store(shared=True) as store:
+                apply_setup(store, args.tenant, transcript["setup"])
+        with session.store() as store:
+            loop = AgentLoop(store, spec, at, client, roles=tuple(args.role),
+                             provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
+            run = asyncio.run(loop.run())
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
              f"recorded ({run.rounds[0].request_record}), no model was called")
