@@ -20,6 +20,7 @@ from ctxasm.engines.store import MemoryStore
 from ctxasm.services import recall
 from ctxasm.services.assemble import AssembledWindow, assemble, parse_time, query_embedding
 from ctxasm.services.inspection import Inspection, load_inspection
+from ctxasm.services.inventory import tenant_inventory
 from ctxasm.services.records import Record, load_by_id, rows_then
 from ctxasm.services.replay import ReplayResult, replay
 
@@ -101,6 +102,11 @@ class Session:
         then could have selected ([] when the type is unknown or the snapshot no longer readable)."""
         with self._store() as store:
             return rows_then(store, self.tenant_id, memory_type, snapshot)
+
+    def inventory(self) -> list[tuple[str, str, int]]:
+        """(memory type, status, rows) of the tenant, as the caller's claim lets the application role see them."""
+        with self._store() as store:
+            return tenant_inventory(store, self.tenant_id)
 
     # -- writing -------------------------------------------------------------------------------------------
 
@@ -199,5 +205,5 @@ class AsyncSession:
         return call
 
 
-_IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "add_turn", "remember", "forget",
-                       "search", "lookup", "expand"})
+_IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
+                       "forget", "search", "lookup", "expand"})

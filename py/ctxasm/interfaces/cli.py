@@ -149,25 +149,24 @@ def _models_export(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace) -> int:
+    from ctxasm.api import Memory
     from ctxasm.engines.registry import POSTGRESQL
-    from ctxasm.services import load
 
     engine = _engine(args)
     if engine.name == POSTGRESQL:
         from ctxasm.local import pgconn
 
         pgconn.resolve_target(args.database, start=True)
-    report = load.load_file(engine, args.file)
+    with Memory(engine, pool_size=1) as memory:
+        report = memory.load(args.file)
     print(report.describe())
     return 0
 
 
 def _inventory(args: argparse.Namespace) -> int:
-    from ctxasm.services.inventory import tenant_inventory
-
-    claims = _claims(args)
-    engine = _engine(args)
-    rows = tenant_inventory(engine, args.tenant, claims)
+    with _session(args) as session:
+        rows = session.inventory()
+        engine = session.engine
     print(f"tenant {args.tenant}, as the application role sees it ({engine.describe()}):")
     for kind, status, count in rows:
         print(f"  {kind:<13} {status:<11} {count:>6}")

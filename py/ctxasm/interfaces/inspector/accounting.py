@@ -24,8 +24,8 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.tokens import count_tokens
-from ctxasm.services.inspection import RESERVE_ORDER, REQUEST_LAYOUT, TOOL_RESULTS, Inspection, ordered, overflow_order, \
-    overflow_receivers
+from ctxasm.services.inspection import RESERVE_ORDER, REQUEST_LAYOUT, TOOL_RESULTS, Inspection, ordered, \
+    overflow_order, overflow_receivers
 
 #: What each reserve is kept for, in words.
 RESERVE_PURPOSE = {"output": "the model's answer (max_completion_tokens)",
