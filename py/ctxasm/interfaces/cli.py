@@ -256,6 +256,31 @@ def _ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_turn(args: argparse.Namespace) -> int:
+    with _session(args, scoped=True) as session:
+        turn = session.add_turn(args.speaker, args.content, at=args.at)
+    print(f"added {turn.role} turn {turn.id} to thread {args.thread} at turn_index {turn.turn_index}")
+    return 0
+
+
+def _remember(args: argparse.Namespace) -> int:
+    import json
+
+    from ctxasm.errors import ConfigError
+
+    try:
+        value = json.loads(args.value_json) if args.value_json is not None else None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"config_error: --value-json is not JSON: {exc}") from None
+    with _session(args, scoped=True) as session:
+        memory_type, memory_id, version = session.remember(
+            args.subject, args.predicate, args.content, content_json=value, confidence=args.confidence, at=args.at,
+            personal=args.personal)
+    how = "superseded by" if version > 1 else "written as"
+    print(f"({args.subject}, {args.predicate}) {how} {memory_type} {memory_id} version {version}")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     import json
 
@@ -449,6 +474,39 @@ def build_parser() -> argparse.ArgumentParser:
     ask_cmd.add_argument("--transcript", help="replay a recorded transcript instead of calling the provider "
                          "(db/tests/transcripts)")
     ask_cmd.add_argument("--json", action="store_true", help="print the run as one JSON object")
+
+    turn_cmd = add(commands, "add-turn", _add_turn,
+                   "add a turn to a thread (user or assistant); the database gives it the thread's next turn_index",
+                   'ctxasm add-turn user "Which retriever do we use now?" --tenant acme --user jane '
+                   '--agent research-assistant --thread thread_jane_research')
+    turn_cmd.add_argument("speaker", choices=("user", "assistant"), help="who said it")
+    turn_cmd.add_argument("content", help="the turn's text")
+    tenant_arguments(turn_cmd)
+    turn_cmd.add_argument("--user", required=True, help="user scope")
+    turn_cmd.add_argument("--agent", required=True, help="agent scope")
+    turn_cmd.add_argument("--thread", required=True, help="the thread the turn belongs to")
+    turn_cmd.add_argument("--at", help="when it was said, ISO 8601 (default now; no offset = UTC)")
+    turn_cmd.add_argument("--database", help=DATABASE_HELP)
+    turn_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+
+    remember_cmd = add(commands, "remember", _remember,
+                       "remember a fact by its identity (subject, predicate): the current value is superseded, or a "
+                       "new fact is written; shared with the tenant unless --personal",
+                       'ctxasm remember helios_rag beir_ndcg10 "Helios-RAG scores 0.78 nDCG@10 on BEIR." '
+                       "--tenant acme --at 2026-09-28T12:00:00")
+    remember_cmd.add_argument("subject", help="what the fact is about, e.g. helios_rag")
+    remember_cmd.add_argument("predicate", help="which property of it, e.g. beir_ndcg10")
+    remember_cmd.add_argument("content", help="the fact, as a sentence")
+    tenant_arguments(remember_cmd)
+    remember_cmd.add_argument("--user", help="user scope (with --personal: the fact is this user's)")
+    remember_cmd.add_argument("--agent", help="agent scope (with --personal: the fact is this agent's)")
+    remember_cmd.add_argument("--personal", action="store_true",
+                              help="keep the fact to --user and --agent instead of the whole tenant")
+    remember_cmd.add_argument("--value-json", metavar="JSON", help="the fact's structured value (content_json)")
+    remember_cmd.add_argument("--confidence", type=float, help="confidence between 0 and 1")
+    remember_cmd.add_argument("--at", help="valid from, ISO 8601 (default now; no offset = UTC)")
+    remember_cmd.add_argument("--database", help=DATABASE_HELP)
+    remember_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     replay_cmd = add(
         commands, "replay", _replay,
