@@ -29,6 +29,7 @@ from ctxasm.core.tool_results import TOOL_RESULTS, ToolLedger, ToolOutput, fit_a
 from ctxasm.engines.store import MemoryStore
 from ctxasm.services import telemetry
 from ctxasm.services.assemble import AssembledWindow, assemble
+from ctxasm.services.turns import Turn, add_turn
 
 ANSWERED, NO_MODEL = "answered", "no_model_called"
 
@@ -58,18 +59,22 @@ class AgentRun:
     manifests: list[dict[str, Any]]
     final_request: dict[str, Any]
     tool_tokens_used: int
+    #: the question and the answer, stored as the thread's next turns (none when no answer came)
+    turns: list[Turn] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"status": self.status, "answer": self.answer, "manifest_id": self.window.manifest_id,
                 "rounds": [r.as_json() for r in self.rounds], "tool_tokens_used": self.tool_tokens_used,
+                "turns": [{"id": t.id, "turn_index": t.turn_index, "role": t.role} for t in self.turns],
                 "final_request_hash": render.request_hash(self.final_request)}
 
 
 class AgentLoop:
     def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime, client: ModelClient | None, *,
                  roles: tuple[str, ...] = (), reranker: Any = None, provider_count: bool = False,
-                 elicitation_handler: Any = None):
+                 elicitation_handler: Any = None, write_turns: bool = True):
         self.store, self.spec, self.at, self.client = store, spec, at, client
+        self.write_turns = write_turns
         self.roles, self.reranker, self.provider_count = roles, reranker, provider_count
         self.elicitation_handler = elicitation_handler
         self.exhausted = False
@@ -131,7 +136,19 @@ class AgentLoop:
                     self.store.set_tenant(spec.tenant_id)
                     manifest_id = self.store.record_manifest(manifest)
                     manifests.append(manifest)
-        return AgentRun(window, status, answer, rounds, manifests, request, ledger.used)
+        turns = self._store_turns(answer, window.manifest_id, manifest_id) if status == ANSWERED and answer else []
+        return AgentRun(window, status, answer, rounds, manifests, request, ledger.used, turns)
+
+    def _store_turns(self, answer: str, first_manifest: str, last_manifest: str) -> list[Turn]:
+        """The question and the final answer as the thread's next turns, each citing the manifest of the window
+        it belongs to: the question the first window, the answer the request that produced it."""
+        if not self.write_turns or not self.spec.thread_id:
+            return []
+        caller = self.manager.caller
+        return [add_turn(self.store, caller, "user", self.spec.question, self.at,
+                         [{"type": "manifest", "id": first_manifest, "version": 1}]),
+                add_turn(self.store, caller, "assistant", answer, self.at,
+                         [{"type": "manifest", "id": last_manifest, "version": 1}])]
 
     def _check_and_record(self, request: dict[str, Any], number: int, manifest_id: str, limit: int) -> Round:
         counted = count_tokens(render.serialize(request))

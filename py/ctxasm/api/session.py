@@ -10,7 +10,6 @@ import asyncio
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from ctxasm.services.inspection import Inspection, load_inspection
 from ctxasm.services.inventory import tenant_inventory
 from ctxasm.services.records import Record, load_by_id, rows_then
 from ctxasm.services.replay import ReplayResult, replay
+from ctxasm.services.turns import Turn, add_turn
 
 if TYPE_CHECKING:
     from ctxasm.core.tool_results import ToolOutput
@@ -31,13 +31,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_INTENT = "fact_check"
-
-
-@dataclass(frozen=True)
-class Turn:
-    id: str
-    turn_index: int
-    role: str
 
 
 def _when(at: datetime | str | None) -> datetime:
@@ -113,17 +106,8 @@ class Session:
     def add_turn(self, role: str, content: str, *, at: datetime | str | None = None,
                  source_refs: list[dict[str, Any]] | None = None) -> Turn:
         """The thread's next turn (role user or assistant); the database gives it the next turn_index."""
-        c = self.caller
-        record: dict[str, Any] = {"id": f"turn_{uuid.uuid4().hex}", "role": role, "content": content,
-                                  "user_id": c.user_id, "agent_id": c.agent_id, "thread_id": c.thread_id,
-                                  "valid_from": _when(at)}
-        if source_refs:
-            record["source_refs"] = source_refs
         with self._store() as store:
-            store.set_tenant(c.tenant_id)
-            index = store.add_turn(record)
-            store.commit()
-        return Turn(record["id"], index, role)
+            return add_turn(store, self.caller, role, content, _when(at), source_refs)
 
     def remember(self, subject: str, predicate: str, content: str, *, content_json: dict[str, Any] | None = None,
                  confidence: float | None = None, at: datetime | str | None = None,

@@ -252,6 +252,9 @@ def _ask(args: argparse.Namespace) -> int:
             print(f"round {r.number}: request {r.request_tokens}/{r.request_limit} tokens, manifest {r.manifest_id}; "
                   f"{calls}")
         print(f"tool reserve used: {run.tool_tokens_used} tokens")
+        if run.turns:
+            print(f"stored as turns {', '.join(str(t.turn_index) for t in run.turns)} of thread {args.thread}: "
+                  "the question and the answer")
         print(run.answer if run.answer is not None else "(no model was called)")
     return 0
 

@@ -177,3 +177,19 @@ def test_ctxasm_ask_replays_a_transcript_and_says_when_no_model_is_called(corpus
                              capture_output=True, text=True, env=env, timeout=300)
     assert offline.returncode == 0, offline.stderr
     assert "no model was called" in offline.stderr and "(no model was called)" in offline.stdout
+
+
+def test_the_question_and_the_answer_become_the_threads_next_turns(store, corpus_once):
+    transcript, _, run = run_transcript(store, "missing_detail")
+    thread = transcript["run"]["thread"]
+    assert run.status == ANSWERED
+    question, answer = run.turns
+    assert (question.role, answer.role) == ("user", "assistant")
+    assert answer.turn_index == question.turn_index + 1
+    rows = read_as_owner(corpus_once, "acme",
+                         "SELECT id, role, turn_index, content FROM ctxasm.conversation_memory "
+                         "WHERE thread_id = %s AND role IN ('user', 'assistant') ORDER BY turn_index", (thread,))
+    assert [tuple(r) for r in rows[-2:]] == [(question.id, "user", question.turn_index, transcript["run"]["question"]),
+                                             (answer.id, "assistant", answer.turn_index, run.answer)]
+    assert question.turn_index == max(r[2] for r in rows[:-2] or [(None, None, 0)]) + 1
+    assert run.as_json()["turns"][1]["turn_index"] == answer.turn_index
