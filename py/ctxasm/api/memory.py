@@ -3,6 +3,7 @@ question embedding, loaded once on first use (or at once with `warm=True`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,18 @@ class Memory:
         from ctxasm.services import load
 
         return load.load_file(self.engine, path)
+
+    def create_tenant(self, tenant_id: str, display_name: str | None = None, *,
+                      at: datetime | str | None = None) -> Any:
+        """Register a tenant with the default context budget (the article's numbers, reclaim_unused on) and the
+        default memory instructions, as the schema owner, so its first window assembles at once. `at` (datetime
+        or ISO 8601; default now) is when the rows start to apply. Returns the load report."""
+        from ctxasm.services.assemble import parse_time
+        from ctxasm.services.tenants import create_tenant
+
+        when = at if isinstance(at, datetime) else parse_time(at, name="at")
+        with self.owner_store() as store:
+            return create_tenant(store, tenant_id, display_name or tenant_id, when)
 
     def owner_store(self):
         """A store on an owner connection of its own (a context manager): tenant registration and purging."""

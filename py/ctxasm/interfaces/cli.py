@@ -163,6 +163,19 @@ def _load(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tenant_create(args: argparse.Namespace) -> int:
+    from ctxasm.api import Memory
+    from ctxasm.services.assemble import parse_time
+
+    at = parse_time(args.at)
+    with Memory(_engine(args), pool_size=1) as memory:
+        report = memory.create_tenant(args.tenant_id, args.name, at=at)
+    print(report.describe())
+    print(f"tenant {args.tenant_id}: default context budget (5000 usable tokens, reclaim_unused on) and memory "
+          f"instructions in effect from {at.isoformat()}")
+    return 0
+
+
 def _inventory(args: argparse.Namespace) -> int:
     with _session(args) as session:
         rows = session.inventory()
@@ -428,6 +441,22 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
     load.add_argument("--database", help=DATABASE_HELP)
     load.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+    tenant = commands.add_parser("tenant", help="tenants: create one that works at once",
+                                 description="tenants: create one that works at once",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Example: ctxasm tenant create newco --name \"NewCo Research\"\n\n" + EXIT_CODES)
+    tenant_commands = tenant.add_subparsers(dest="tenant_command", required=True, metavar="ACTION")
+    create_cmd = add(tenant_commands, "create", _tenant_create,
+                     "register a tenant (as the schema owner) with a default context budget guideline (the "
+                     "article's numbers: 5000 usable tokens, reserves 400/1000/500, reclaim_unused on) and the "
+                     "default memory instructions, so its first window assembles at once",
+                     'ctxasm tenant create newco --name "NewCo Research"')
+    create_cmd.add_argument("tenant_id", metavar="TENANT", help="the new tenant's id")
+    create_cmd.add_argument("--name", help="its display name (default: the id)")
+    create_cmd.add_argument("--at", help="when the default rows start to apply, ISO 8601 (default now)")
+    create_cmd.add_argument("--database", help=DATABASE_HELP)
+    create_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+
     assemble_cmd = add(
         commands, "assemble", _assemble,
         "assemble one context window, record its manifest, print the request",
