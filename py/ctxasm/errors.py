@@ -21,6 +21,13 @@ class ConfigError(CtxasmError):
     exit_code = 2
 
 
+class ProviderError(CtxasmError):
+    """The model provider could not be reached, timed out or refused the request, after bounded retries."""
+
+    code = "provider_error"
+    exit_code = 7
+
+
 class DatabaseUnavailable(CtxasmError):
     code = "database_unavailable"
     exit_code = 3

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxasm.errors import ConfigError, CtxasmError
+from ctxasm.errors import ConfigError, CtxasmError, ProviderError
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 TRANSCRIPT_FORMAT = "ctxasm-transcript/1"
@@ -35,28 +36,54 @@ class TranscriptMismatch(CtxasmError):
     code = "transcript_mismatch"
 
 
+#: Seconds one provider call may take, and how many times the SDK retries a failed one (with its backoff): a
+#: provider that is down makes `ask` fail in seconds, not minutes.
+PROVIDER_TIMEOUT = 30.0
+PROVIDER_RETRIES = 2
+
+
 class OpenAIClient:
-    """gpt-4.1-mini by default; the key comes from OPENAI_API_KEY, never from a file or an argument."""
+    """gpt-4.1-mini by default; the key comes from OPENAI_API_KEY, never from a file or an argument. `base_url`
+    (default OPENAI_BASE_URL, else api.openai.com) points it at any OpenAI-compatible server: vLLM, Ollama,
+    LiteLLM. A provider failure is one ProviderError after bounded retries."""
 
     name = "openai"
 
-    def __init__(self, api_key: str | None = None):
+    def __init__(self, api_key: str | None = None, base_url: str | None = None, *,
+                 timeout: float = PROVIDER_TIMEOUT, max_retries: int = PROVIDER_RETRIES):
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
-            raise ConfigError("config_error: OPENAI_API_KEY is not set")
+            raise ConfigError("config_error: OPENAI_API_KEY is not set (a local OpenAI-compatible server that "
+                              "needs no key takes any value)")
         from openai import OpenAI
 
-        self._client = OpenAI(api_key=key)
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self._client = OpenAI(api_key=key, base_url=self.base_url, timeout=timeout, max_retries=max_retries)
 
     def complete(self, request: Mapping[str, Any]) -> dict[str, Any]:
-        return self._client.chat.completions.create(**request).model_dump(mode="json")
+        with self._provider_errors():
+            return self._client.chat.completions.create(**request).model_dump(mode="json")
 
     def count_input_tokens(self, request: Mapping[str, Any]) -> int | None:
         """The provider's own count of the input (CONTEXT_PROVIDER_COUNT=1), via the Responses token counter."""
-        counted = self._client.responses.input_tokens.count(
-            model=request["model"], input=responses_input(request["messages"]),
-            tools=[responses_tool(t) for t in request.get("tools", [])] or None)
+        with self._provider_errors():
+            counted = self._client.responses.input_tokens.count(
+                model=request["model"], input=responses_input(request["messages"]),
+                tools=[responses_tool(t) for t in request.get("tools", [])] or None)
         return int(counted.input_tokens)
+
+    @contextmanager
+    def _provider_errors(self) -> Iterator[None]:
+        import openai
+
+        try:
+            yield
+        except openai.APIError as exc:
+            where = self.base_url or "api.openai.com"
+            status = getattr(exc, "status_code", None)
+            first_line = (str(getattr(exc, "message", None) or exc).strip().splitlines() or [""])[0][:300]
+            raise ProviderError(f"provider_error: {type(exc).__name__}{f' {status}' if status else ''} from "
+                                f"{where}: {first_line}") from None
 
 
 def responses_tool(tool: Mapping[str, Any]) -> dict[str, Any]:

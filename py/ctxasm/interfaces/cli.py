@@ -1,7 +1,7 @@
 """The `ctxasm` command. Results go to stdout, logs and errors to stderr.
 
 Exit codes: 0 success; 1 a ctxasm error (the message says which); 2 configuration or usage;
-3 database unavailable; 4 invalid scenario file; 5 replay mismatch; 6 replay unavailable.
+3 database unavailable; 4 invalid scenario file; 5 replay mismatch; 6 replay unavailable; 7 model provider error.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ ENGINE_HELP = ("postgresql (default) or oracle (default CTXASM_ENGINE); oracle c
 
 EXIT_CODES = ("Exit codes: 0 ok; 1 ctxasm error (the message names it, e.g. manifest_not_found); "
               "2 configuration or usage; 3 database unavailable; 4 invalid scenario file; "
-              "5 replay mismatch; 6 replay unavailable.")
+              "5 replay mismatch; 6 replay unavailable; 7 model provider error (unreachable, timed out or refused, "
+              "after bounded retries).")
 
 
 def _log(message: str) -> None:
@@ -239,7 +240,7 @@ def _ask(args: argparse.Namespace) -> int:
     if transcript:
         client = RecordedClient.load(args.transcript)
     elif os.environ.get("OPENAI_API_KEY"):
-        client = OpenAIClient()
+        client = OpenAIClient(base_url=args.base_url)
     else:
         client = None
     at = parse_time(args.at)
@@ -251,7 +252,8 @@ def _ask(args: argparse.Namespace) -> int:
                 apply_setup(store, args.tenant, transcript["setup"])
         with session.store() as store:
             loop = AgentLoop(store, spec, at, client, roles=tuple(args.role),
-                             provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1")
+                             provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
+                             elicitation_handler=_clarify_answer(args.clarify_answer))
             run = asyncio.run(loop.run())
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
@@ -295,6 +297,18 @@ def _remember(args: argparse.Namespace) -> int:
     how = "superseded by" if version > 1 else "written as"
     print(f"({args.subject}, {args.predicate}) {how} {memory_type} {memory_id} version {version}")
     return 0
+
+
+def _clarify_answer(text: str | None):
+    """The MCP elicitation handler that answers the clarify tool with `text` (None: the client cannot ask)."""
+    if text is None:
+        return None
+
+    async def answer(message, response_type, params, context):
+        _log(f"ctxasm ask: clarify asked {message!r}; answering {text!r} (--clarify-answer)")
+        return {"value": text}
+
+    return answer
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -506,6 +520,10 @@ def build_parser() -> argparse.ArgumentParser:
     ask_cmd.add_argument("--transcript", help="replay a recorded transcript instead of calling the provider "
                          "(db/tests/transcripts)")
     ask_cmd.add_argument("--json", action="store_true", help="print the run as one JSON object")
+    ask_cmd.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible server (vLLM, Ollama, LiteLLM; "
+                         "default OPENAI_BASE_URL, else api.openai.com)")
+    ask_cmd.add_argument("--clarify-answer", metavar="TEXT", help="the user's answer when the model calls the clarify "
+                         "tool (without it the tool says the client cannot ask)")
 
     turn_cmd = add(commands, "add-turn", _add_turn,
                    "add a turn to a thread (user or assistant); the database gives it the thread's next turn_index",

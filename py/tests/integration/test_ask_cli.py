@@ -1,0 +1,45 @@
+"""`ctxasm ask` from the command line: a clarification answered with --clarify-answer, and a provider that cannot
+be reached reported in one line with its own exit code."""
+
+from __future__ import annotations
+
+import json
+
+from ctxasm.interfaces import cli
+
+from ..conftest import REPO
+
+CLARIFY = REPO / "db" / "tests" / "transcripts" / "clarify.json"
+
+
+def run_arguments(run: dict) -> list[str]:
+    arguments = ["ask", "--tenant", run["tenant"], "--user", run["user"], "--agent", run["agent"],
+                 "--thread", run["thread"], "--intent", run["intent"], "--at", run["at"], "--question", run["question"]]
+    for role in run["roles"]:
+        arguments += ["--role", role]
+    return arguments
+
+
+def test_a_clarification_is_answered_from_the_command_line(corpus_once, monkeypatch, capsys):
+    monkeypatch.setenv("CTXASM_PG_DATABASE", corpus_once.database)
+    run = json.loads(CLARIFY.read_text())["run"]
+    code = cli.main([*run_arguments(run), "--transcript", str(CLARIFY), "--clarify-answer", run["elicitation_answer"],
+                     "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    result = json.loads(captured.out)
+    assert result["status"] == "answered"
+    calls = [c for r in result["rounds"] for c in r["tool_calls"] if c["origin"] == "tool:clarify"]
+    assert calls, result["rounds"]
+    assert f"answering {run['elicitation_answer']!r}" in captured.err
+
+
+def test_an_unreachable_provider_is_one_line_and_exit_code_7(demo_target, monkeypatch, capsys):
+    monkeypatch.setenv("CTXASM_PG_DATABASE", demo_target.database)
+    monkeypatch.setenv("OPENAI_API_KEY", "not-a-real-key")
+    run = json.loads(CLARIFY.read_text())["run"]
+    code = cli.main([*run_arguments(run), "--base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 7
+    assert len(err) == 1 and err[0].startswith("ctxasm: error: provider_error: APIConnectionError from "
+                                               "http://127.0.0.1:9/v1"), err
