@@ -370,6 +370,20 @@ def _inspect(args: argparse.Namespace) -> int:
                                                       inspection, diff))
 
 
+def _show(args: argparse.Namespace) -> int:
+    from ctxasm.interfaces import inspector
+
+    with _session(args) as session:
+        found = session.show(args.id)
+    if isinstance(found, inspector.Record):
+        print(inspector.describe_record(found))
+    elif args.id == found.manifest_id:
+        print(inspector.describe_manifest(found))
+    else:  # a provider request: the request as it was sent, message by message
+        print(inspector.describe_request(found))
+    return 0
+
+
 def _show_record(args: argparse.Namespace, record) -> int:
     from ctxasm.interfaces import inspector
 
@@ -588,6 +602,16 @@ def build_parser() -> argparse.ArgumentParser:
     tenant_arguments(inventory)
     inventory.add_argument("--database", help=DATABASE_HELP)
     inventory.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+
+    show_cmd = add(commands, "show", _show,
+                   "print a recorded manifest, provider request (the request as sent), model response or tool result "
+                   "by its id, as text",
+                   "ctxasm show request_0123abcd --tenant acme")
+    show_cmd.add_argument("id", metavar="ID", help="an id printed by `ctxasm assemble` or recorded by `ctxasm ask` "
+                          "(ask --json lists them)")
+    tenant_arguments(show_cmd, "; another tenant's records are not found")
+    show_cmd.add_argument("--database", help=DATABASE_HELP)
+    show_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     inspect_cmd = add(commands, "inspect", _inspect,
                       "show what the model saw: a recorded manifest (the literal request, every token of the budget, "

@@ -33,6 +33,19 @@ def test_a_clarification_is_answered_from_the_command_line(corpus_once, monkeypa
     assert calls, result["rounds"]
     assert f"answering {run['elicitation_answer']!r}" in captured.err
 
+    # every id the run printed opens with `ctxasm show`
+    first = result["rounds"][0]
+    shown = {}
+    for kind, some_id in (("manifest", result["manifest_id"]), ("request", first["request_record"]),
+                          ("response", first["response_record"]), ("tool", calls[0]["ref"][1])):
+        assert cli.main(["show", some_id, "--tenant", run["tenant"]]) == 0, capsys.readouterr().err
+        shown[kind] = capsys.readouterr().out
+    assert result["manifest_id"] in shown["manifest"]
+    assert shown["request"].startswith(f"== request of {result['manifest_id']}") and run["question"] in \
+        shown["request"]
+    assert shown["response"].startswith(f"== model_response {first['response_record']}")
+    assert shown["tool"].startswith(f"== tool_result {calls[0]['ref'][1]}")
+
 
 def test_an_unreachable_provider_is_one_line_and_exit_code_7(demo_target, monkeypatch, capsys):
     monkeypatch.setenv("CTXASM_PG_DATABASE", demo_target.database)
