@@ -80,3 +80,23 @@ def citations_traceable(answer: str, manifests: Sequence[Mapping[str, Any]], sto
     return CheckResult("citations_traceable", True,
                        "; ".join(f"{mid} -> {ref_key(issued[mid])}" for mid in cited))
 
+
+
+def cited_as_expected(answer: str, expected: Sequence[str]) -> CheckResult:
+    cited = citations(answer)
+    return CheckResult("citations_expected", cited == list(expected),
+                       f"cites {', '.join(cited) or 'nothing'}; expected {', '.join(expected) or 'nothing'}")
+
+
+def transcript_checks(checks: Mapping[str, Any], answer: str | None, manifests: Sequence[Mapping[str, Any]],
+                      store: MemoryStore, tenant_id: str) -> list[CheckResult]:
+    """The checks a recorded transcript names ("value", "stale", "cites"), run on the answer of a run."""
+    text = answer or ""
+    results = []
+    if "value" in checks:
+        results.append(corrected_value_present(text, checks["value"], checks.get("stale", ())))
+    results.append(citations_present(text))
+    if "cites" in checks:
+        results.append(cited_as_expected(text, checks["cites"]))
+    results.append(citations_traceable(text, manifests, store, tenant_id))
+    return results

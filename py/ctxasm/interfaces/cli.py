@@ -228,6 +228,7 @@ def _ask(args: argparse.Namespace) -> int:
     import json
     import os
 
+    from ctxasm.agent import answer_checks
     from ctxasm.agent.loop import NO_MODEL, AgentLoop
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
     from ctxasm.core.compose import WindowSpec
@@ -255,11 +256,13 @@ def _ask(args: argparse.Namespace) -> int:
                              provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
                              elicitation_handler=_clarify_answer(args.clarify_answer))
             run = asyncio.run(loop.run())
+            checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, store,
+                                                     args.tenant) if transcript and transcript.get("checks") else []
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
              f"recorded ({run.rounds[0].request_record}), no model was called")
     if args.json:
-        print(json.dumps(run.as_json(), indent=2, ensure_ascii=False))
+        print(json.dumps({**run.as_json(), "checks": [c.__dict__ for c in checks]}, indent=2, ensure_ascii=False))
     else:
         for r in run.rounds:
             calls = ", ".join(c["origin"].removeprefix("tool:") + f" ({c['tokens']} tokens, {c['tier']})"
@@ -271,6 +274,12 @@ def _ask(args: argparse.Namespace) -> int:
             print(f"stored as turns {', '.join(str(t.turn_index) for t in run.turns)} of thread {args.thread}: "
                   "the question and the answer")
         print(run.answer if run.answer is not None else "(no model was called)")
+        for check in checks:
+            print(f"check {check.name}: {'passed' if check.passed else 'FAILED'} ({check.detail})")
+    failed = [check.name for check in checks if not check.passed]
+    if failed:
+        _log(f"ctxasm ask: {len(failed)} of {len(checks)} checks of the transcript failed: {', '.join(failed)}")
+        return 1
     return 0
 
 

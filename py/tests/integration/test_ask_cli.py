@@ -29,6 +29,9 @@ def test_a_clarification_is_answered_from_the_command_line(corpus_once, monkeypa
     assert code == 0, captured.err
     result = json.loads(captured.out)
     assert result["status"] == "answered"
+    checks = {c["name"]: c["passed"] for c in result["checks"]}
+    assert checks == {"corrected_value_present": True, "citations_present": True, "citations_expected": True,
+                      "citations_traceable": True}, result["checks"]
     calls = [c for r in result["rounds"] for c in r["tool_calls"] if c["origin"] == "tool:clarify"]
     assert calls, result["rounds"]
     assert f"answering {run['elicitation_answer']!r}" in captured.err
@@ -56,3 +59,18 @@ def test_an_unreachable_provider_is_one_line_and_exit_code_7(demo_target, monkey
     assert code == 7
     assert len(err) == 1 and err[0].startswith("ctxasm: error: provider_error: APIConnectionError from "
                                                "http://127.0.0.1:9/v1"), err
+
+
+def test_a_transcript_check_that_fails_is_reported_and_exits_1(corpus_once, monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("CTXASM_PG_DATABASE", corpus_once.database)
+    transcript = json.loads(CLARIFY.read_text())
+    transcript["checks"]["value"] = "a value the answer does not state"
+    changed = tmp_path / "clarify_wrong_value.json"
+    changed.write_text(json.dumps(transcript))
+    code = cli.main([*run_arguments(transcript["run"]), "--transcript", str(changed), "--clarify-answer",
+                     transcript["run"]["elicitation_answer"]])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "check corrected_value_present: FAILED" in captured.out
+    assert "check citations_traceable: passed" in captured.out
+    assert "1 of 4 checks of the transcript failed: corrected_value_present" in captured.err
