@@ -126,9 +126,17 @@ def _db_status(args: argparse.Namespace) -> int:
         if not status.running:
             return 3
         target = pgconn.resolve_target()
-    from ctxasm.local.schema_info import deployment_summary
+    from ctxasm.local.schema_info import databases, deployment_summary
 
     print(deployment_summary(target))
+    found = databases(target)
+    deployed = [name for name, ok in found if ok]
+    if found:
+        print("databases on this server: " + ", ".join(f"{name}{'' if ok else ' (no ctxasm)'}" for name, ok in found)
+              + "; CTXASM_PG_DATABASE or --database picks one")
+    if target.database not in deployed and deployed:
+        print(f"database {target.database} has no ctxasm deployment; e.g. CTXASM_PG_DATABASE={deployed[0]} "
+              "(scripts/demo fills ctxasm_demo)")
     return 0
 
 

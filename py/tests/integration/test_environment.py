@@ -38,6 +38,8 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
         status = ctxasm("db", "status", env=env)
         assert status.returncode == 0, status.stderr
         assert "database ctxasm_dsn_check:" in status.stdout and "changesets applied" in status.stdout
+        listed = next(line for line in status.stdout.splitlines() if line.startswith("databases on this server: "))
+        assert "ctxasm_dsn_check," in listed or "ctxasm_dsn_check;" in listed, listed
         up = ctxasm("db", "up", env=env)
         assert up.returncode == 0 and "CTXASM_PG_DSN is set" in up.stderr
     finally:
