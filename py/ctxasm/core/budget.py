@@ -304,6 +304,42 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
     )
 
 
+def budget_problems(data: Any) -> list[InvalidBudget]:
+    """Every problem of a context_budget content_json at once (parse_budget stops at the first): missing and
+    unknown fields, each field on its own, then, when each is sound, the checks across fields. [] when it parses."""
+    if not isinstance(data, Mapping):
+        return [InvalidBudget("$", f"must be a JSON object, got {type(data).__name__}")]
+    problems: list[InvalidBudget] = []
+
+    def attempt(check: Any, *args: Any) -> None:
+        try:
+            check(*args)
+        except InvalidBudget as exc:
+            problems.append(exc)
+
+    known = (*_REQUIRED, *_OPTIONAL)
+    problems += [InvalidBudget(key, "is required") for key in _REQUIRED if key not in data]
+    problems += [InvalidBudget(str(key), f"is not a known field (known: {', '.join(known)})")
+                 for key in data if key not in known]
+    for key, minimum in (("usable_context", 1), ("output_reserve", 0), ("tool_reserve", 0),
+                         ("request_overhead_reserve", 0), ("max_rounds", 1), ("max_tool_result_tokens", 0)):
+        if key in data:
+            attempt(_token_count, data, key, minimum)
+    for key, parse in (("weights", _parse_weights), ("shares", _parse_shares),
+                       ("overflow_order", _parse_overflow_order), ("tier_limits", _parse_tier_limits),
+                       ("candidate_limits", _parse_candidate_limits)):
+        if key in data:
+            attempt(parse, data[key])
+    if "recency_days" in data and (not _is_number(data["recency_days"]) or data["recency_days"] <= 0):
+        problems.append(InvalidBudget("recency_days", f"must be a number > 0, got {data['recency_days']!r}"))
+    for key in ("require_current_facts", "reclaim_unused"):
+        if key in data and not isinstance(data[key], bool):
+            problems.append(InvalidBudget(key, f"must be true or false, got {data[key]!r}"))
+    if not problems:
+        attempt(parse_budget, data)
+    return problems
+
+
 # -- arithmetic ------------------------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -59,7 +60,76 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         raise ScenarioError(name, worst.json_path, brief_message(worst.message, worst.instance) + more)
     _check_identities(name, document)
     _check_tool_schemas(name, document)
+    check_budgets(name, document)
     return document
+
+
+def _budget_rows(document: dict[str, Any]):
+    """(tenant index, memory index, JSON path, the row as of that version) of every context_budget guideline."""
+    for t, tenant in enumerate(document["tenants"]):
+        for m, memory in enumerate(tenant["memories"]):
+            if memory["type"] != "guideline" or memory.get("guideline_key") != "context_budget":
+                continue
+            where = f"$.tenants[{t}].memories[{m}]"
+            yield t, m, where, memory
+            for v, version in enumerate(memory.get("versions", [])):
+                yield t, m, f"{where}.versions[{v}]", {**memory, **version}
+
+
+def check_budgets(name: str, document: dict[str, Any]) -> None:
+    """Every budget guideline parses (every problem of every budget reported at once, each at its JSON path), and
+    no two budget rows of one tenant and scope (user, agent, thread) are in effect at the same time."""
+    from ctxasm.core.budget import budget_problems
+
+    problems = []
+    for _, _, where, row in _budget_rows(document):
+        problems += [f"{where}.content_json.{p.field}: {p.problem}" for p in budget_problems(row.get("content_json"))]
+    for t, tenant in enumerate(document["tenants"]):
+        latest: dict[str, dict[str, Any]] = {}
+        for tt, _, where, row in _budget_rows(document):
+            if tt == t:
+                latest[row["id"]] = {**row, "where": where}  # a row's last version stands for its validity
+        rows = list(latest.values())
+        for i, first in enumerate(rows):
+            for second in rows[i + 1:]:
+                if _scope(first) == _scope(second) and _overlap(first, second):
+                    problems.append(f"$.tenants[{t}]: two context_budget guidelines of one scope "
+                                    f"({_scope_text(first)}) are in effect at once: {first['id']} and {second['id']} "
+                                    "(end one, deleted_at, before the other's valid_from)")
+    if problems:
+        raise ScenarioError(name, "$", f"{len(problems)} budget problem{'s' if len(problems) > 1 else ''}: "
+                            + "; ".join(problems))
+
+
+def _scope(row: dict[str, Any]) -> tuple[Any, ...]:
+    return row.get("user_id"), row.get("agent_id"), row.get("thread_id")
+
+
+def _scope_text(row: dict[str, Any]) -> str:
+    named = [f"{key} {row[key]}" for key in ("user_id", "agent_id", "thread_id") if row.get(key)]
+    return ", ".join(named) or "tenant-wide"
+
+
+def _overlap(first: dict[str, Any], second: dict[str, Any]) -> bool:
+    """Whether the validity ranges [valid_from, valid_until or deleted_at) of two rows meet."""
+    def bounds(row: dict[str, Any]) -> tuple[datetime, datetime]:
+        start = _instant(row.get("valid_from")) or datetime.min.replace(tzinfo=timezone.utc)
+        end = _instant(row.get("valid_until")) or _instant(row.get("deleted_at")) or \
+            datetime.max.replace(tzinfo=timezone.utc)
+        return start, end
+
+    (a_start, a_end), (b_start, b_end) = bounds(first), bounds(second)
+    return a_start < b_end and b_start < a_end
+
+
+def _instant(text: Any) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def _check_tool_schemas(name: str, document: dict[str, Any]) -> None:
