@@ -99,7 +99,7 @@ def test_routines_with_a_scope_check_it_against_the_claim():
 
 
 def test_the_oracle_store_sends_claims():
-    store = (REPO / "py" / "ctxasm" / "store.py").read_text(encoding="utf-8")
+    store = (REPO / "py" / "ctxasm" / "engines" / "oracle.py").read_text(encoding="utf-8")
     oracle = store[store.index("class OracleStore"):]
     assert 'self._call("ctx_session.set_tenant", in_claim=self._claim(tenant_id))' in oracle
     assert oracle.count("set_tenant(in_claim => :claim)") >= 3 and "in_tenant_id => :tenant" not in oracle
