@@ -204,3 +204,9 @@ create index context_source_ref_source on context_source_ref (tenant_id, source_
 --comment: the sources of a derived row (a manifest's dependencies), led by the tenant
 create index context_source_ref_derived on context_source_ref (tenant_id, derived_type, derived_id);
 --rollback drop index context_source_ref_derived;
+
+--changeset ctxasm:ora-0060-28-summarization-memory-scope dbms:oracle
+--comment: the summaries in scope, led by the tenant: when few rows are in scope the exact ranking reads them
+--comment: through this index instead of every summary of the tenant
+create index summarization_memory_scope on summarization_memory (tenant_id, user_id, agent_id);
+--rollback drop index summarization_memory_scope;

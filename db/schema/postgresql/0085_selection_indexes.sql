@@ -102,3 +102,9 @@ CREATE INDEX context_compression_source
 CREATE INDEX context_source_ref_source ON ctxasm.context_source_ref (tenant_id, source_type, source_id, source_version);
 CREATE INDEX context_source_ref_derived ON ctxasm.context_source_ref (tenant_id, derived_type, derived_id);
 --rollback DROP INDEX ctxasm.conversation_memory_thread_turns, ctxasm.conversation_memory_user_threads, ctxasm.conversation_memory_events, ctxasm.entity_memory_claim, ctxasm.entity_memory_scope, ctxasm.workflow_memory_scope, ctxasm.context_compression_source, ctxasm.context_source_ref_source, ctxasm.context_source_ref_derived;
+
+--changeset ctxasm:pg-0085-summary-scope-index dbms:postgresql
+--comment: the summaries in scope, led by the tenant: when the scope holds few summaries the planner ranks them
+--comment: exactly, and without this index it read every summary of the tenant's partition to find them
+CREATE INDEX summarization_memory_scope ON ctxasm.summarization_memory (tenant_id, user_id, agent_id);
+--rollback DROP INDEX ctxasm.summarization_memory_scope;

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import socket
@@ -179,6 +180,31 @@ def superuser_password() -> str:
         raise DatabaseUnavailable("the embedded cluster is not initialised: run `ctxasm db up`") from exc
 
 
+_MIB = 1024 * 1024
+
+
+def memory_settings() -> list[str]:
+    """Server options sized to the machine. PostgreSQL's default shared_buffers (128 MB) is smaller than one
+    large tenant's vector index (about 490 MB for 250,000 chunks), so every assembly would copy index pages in
+    from the operating system's cache; an eighth of the memory, between 128 MB and 2 GB, holds the hot part.
+    CTXASM_PG_SHARED_BUFFERS (e.g. 512MB) overrides it."""
+    override = os.environ.get("CTXASM_PG_SHARED_BUFFERS", "").strip()
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 0
+    if override:
+        if not re.fullmatch(r"[1-9][0-9]*(MB|GB)", override):
+            raise ConfigError(f"CTXASM_PG_SHARED_BUFFERS must be a size such as 512MB or 2GB, not {override!r}")
+        shared = override
+    else:
+        shared = f"{min(max(total // 8, 128 * _MIB), 2048 * _MIB) // _MIB}MB"
+    settings = [f"-c shared_buffers={shared}"]
+    if total:
+        settings.append(f"-c effective_cache_size={total // 2 // _MIB}MB")
+    return settings
+
+
 def up() -> ClusterStatus:
     """Initialise (first time) and start the cluster; idempotent. Returns the running status."""
     current = status()
@@ -196,7 +222,7 @@ def up() -> ClusterStatus:
         os.chown(log, user.pw_uid, user.pw_gid)
     _run([
         "pg_ctl", "-D", str(_data_dir()), "-w", "-t", "60", "-l", str(log),
-        "-o", f"-p {port}", "start",
+        "-o", " ".join([f"-p {port}", *memory_settings()]), "start",
     ])
     port_file.write_text(str(port))
     deadline = time.monotonic() + 30

@@ -119,6 +119,11 @@ def main() -> int:
                 raise SystemExit("server_kill: the assembly never reached select_window")
             time.sleep(0.05)
     private = pgcluster.status()
+    deadline = time.monotonic() + 15
+    while private.pid is None and time.monotonic() < deadline:
+        # pg_ctl status can answer "not running" for a moment on a loaded machine: ask again before refusing.
+        time.sleep(0.5)
+        private = pgcluster.status()
     if private.pid is None or private.pid == shared_before or home not in private.data_dir.resolve().parents:
         raise SystemExit(f"server_kill: refusing to kill pid {private.pid} ({private.data_dir})")
     postmaster = private.pid
