@@ -2,8 +2,8 @@
 
 import pytest
 
-from ctxasm import pgcluster
 from ctxasm.errors import ConfigError
+from ctxasm.local import pgcluster
 
 
 def _mib(setting: str) -> int:
