@@ -1,7 +1,8 @@
 """Checks of a model's answer, each its own function: the corrected value, citations, and their provenance.
 
-A citation is a memory id in square brackets ([M012345678901]). It is traceable when one of the run's
-manifests issued it (a rendered memory, or an item of a tool result) and its source row can still be read.
+A citation is a memory id in square brackets ([M17], or a tool result's [M012345678901]). It is traceable
+when one of the run's manifests issued it (a rendered memory, or an item of a tool result) and its source
+row can still be read.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 from ctxasm.core.manifest import ref_key
 from ctxasm.engines.store import MemoryStore
 
-CITATION = re.compile(r"\[(M[0-9]{12})\]")
+#: A window's id (M1, M17) or a row version's stable id (M + 12 digits, as tool results name rows).
+CITATION = re.compile(r"\[(M[0-9]{1,12})\]")
 
 
 @dataclass(frozen=True)

@@ -72,9 +72,29 @@ def _parse_budget(selection: Mapping[str, Any]) -> budgets.Budget:
         raise InvalidBudget(f"{exc} (budget {ref[1]} version {ref[2]})") from None
 
 
-def _annotations(candidate: Mapping[str, Any]) -> tuple[render.Annotation, ...]:
+#: The order in which a window numbers its memories: the slices whose records carry ids, in layout order, then
+#: the thread's turns (their ids show only for a role that is not a message role).
+_NUMBERING_ORDER = {name: index for index, name in enumerate((*RECORD_SLICES, "volatile_tail"))}
+
+
+def window_ids(selection: Mapping[str, Any]) -> dict[str, str]:
+    """Each row version the window may show -> its window id (render.window_id). Candidates come first, by
+    slice and selection rank, so the records most likely to be seated get the shortest numbers; then the fixed
+    rows; then a current fact an annotation names that is not a candidate. The numbering depends only on the
+    selection, so a replay of the same selection numbers the same way."""
+    candidates = sorted(selection["candidates"], key=lambda c: (
+        _NUMBERING_ORDER.get(c["slice"], len(_NUMBERING_ORDER)), c.get("selection_rank") or 0, ref_key(c["ref"])))
+    keys = [ref_key(c["ref"]) for c in candidates] + [ref_key(f["ref"]) for f in selection["fixed"]]
+    keys += [ref_key(note["current"]) for c in candidates for note in c.get("annotations", ()) if note.get("current")]
+    ids: dict[str, str] = {}
+    for key in keys:
+        ids.setdefault(key, render.window_id(len(ids) + 1))
+    return ids
+
+
+def _annotations(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[render.Annotation, ...]:
     return tuple(
-        render.Annotation(render.memory_id(note["current"]) if note.get("current") else None,
+        render.Annotation(ids[ref_key(note["current"])] if note.get("current") else None,
                           note.get("current_content"))
         for note in candidate.get("annotations", ())
     )
@@ -82,8 +102,9 @@ def _annotations(candidate: Mapping[str, Any]) -> tuple[render.Annotation, ...]:
 
 def _priced(piece: str) -> int:
     """What one line of the memory context costs in the serialized request: the line as JSON escapes it,
-    with the line break that follows it. Records start with '<' or '[' and the escaped break ends in a
-    letter, so the o200k_base pre-tokenizer splits the context exactly between lines and the costs add up."""
+    with the line break that follows it. Lines start with '<', a digit or a capital letter (a date heading,
+    a turn's id M…), and the escaped break ends in a lower-case letter, so the o200k_base pre-tokenizer splits the context exactly
+    between lines and the costs add up (the exact count of the whole request checks it)."""
     return count_tokens(render.json_text(piece + "\n"))
 
 
@@ -106,16 +127,16 @@ def _group_key(candidate: Mapping[str, Any]) -> str:
     return f"{candidate.get('thread_id') or ''}|{_turn_date(candidate) or ''}"
 
 
-def _record_tiers(candidate: Mapping[str, Any]) -> dict[str, str | None]:
+def _record_tiers(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> dict[str, str | None]:
     """Each tier as the line it would be in the memory context: a whole <memory> record, or, for a recalled
     turn, its line in the turn group."""
-    mid = render.memory_id(candidate["ref"])
+    mid = ids[ref_key(candidate["ref"])]
     tiers = candidate["tiers"]
     if _is_grouped(candidate):
         return {"full": render.turn_line(mid, candidate.get("role"), tiers["full"]),
                 "pointer": render.turn_line(mid, candidate.get("role"), tiers["pointer"])
                 if tiers.get("pointer") and tiers["pointer"] != tiers["full"] else None}
-    notes = _annotations(candidate)
+    notes = _annotations(candidate, ids)
     pointer = tiers.get("pointer")
     if pointer and candidate.get("title"):
         pointer = f"{candidate['title']}: {pointer}"
@@ -131,9 +152,9 @@ def _tail_message(role: str, text: str) -> dict[str, str]:
     return {"role": role, "content": text}
 
 
-def _tail_turn(candidate: Mapping[str, Any]) -> tuple[str, str]:
+def _tail_turn(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[str, str]:
     """(role, content) of a thread turn as the request carries it (render.tail_turn quotes other roles)."""
-    return render.tail_turn(render.memory_id(candidate["ref"]), candidate["role"], candidate["tiers"]["full"])
+    return render.tail_turn(ids[ref_key(candidate["ref"])], candidate["role"], candidate["tiers"]["full"])
 
 
 def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -> dict[str, int]:
@@ -156,19 +177,19 @@ def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -
     return costs
 
 
-def _candidates(selection: Mapping[str, Any]) -> dict[str, list[Candidate]]:
+def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[str, list[Candidate]]:
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
     section_cost = _priced(render.TURN_SECTION_OPEN) + _priced(render.TURN_SECTION_CLOSE)
     for item in selection["candidates"]:
         if item["slice"] == "volatile_tail":  # native messages: whole or not at all
-            role, content = _tail_turn(item)
+            role, content = _tail_turn(item, ids)
             message = render.serialize(_tail_message(role, content)) + ","
             by_slice["volatile_tail"].append(
                 Candidate(key=ref_key(item["ref"]), slice="volatile_tail", tiers={"full": content},
                           required=bool(item.get("required")), ref=item,
                           token_counts={"full": count_tokens(message)}))
             continue
-        tiers = _record_tiers(item)
+        tiers = _record_tiers(item, ids)
         priced = {tier: _priced(text) for tier, text in tiers.items() if text is not None}
         priced.update(_stored_costs(item, tiers))
         groups: tuple[tuple[str, int], ...] = ()
@@ -273,8 +294,8 @@ class _Built:
     """The request built from the seats, counted exactly; seats given back while it counts over the limit."""
 
     def __init__(self, spec: WindowSpec, budget: budgets.Budget, developer: str, tool_defs: list[dict[str, Any]],
-                 states: dict[str, _SliceState], limit: int):
-        self.spec, self.budget, self.developer, self.tool_defs = spec, budget, developer, tool_defs
+                 states: dict[str, _SliceState], limit: int, ids: Mapping[str, str]):
+        self.spec, self.budget, self.developer, self.tool_defs, self.ids = spec, budget, developer, tool_defs, ids
         self.states, self.limit = states, limit
         #: seats given back, each with how far over its limit the request was when it went
         self.trimmed: list[tuple[Seated, int]] = []
@@ -283,7 +304,7 @@ class _Built:
     def rebuild(self) -> None:
         self.tail_seated = sorted(self.states["volatile_tail"].seated,
                                   key=lambda s: (s.candidate.ref["turn_index"] or 0))
-        tail = [_tail_turn(s.candidate.ref) for s in self.tail_seated]
+        tail = [_tail_turn(s.candidate.ref, self.ids) for s in self.tail_seated]
         lines = _render_records(self.states)
         user = render.user_message([text for _, text in lines], self.spec.question)
         self.request = render.build_request(model=self.spec.model, developer=self.developer, tools=self.tool_defs,
@@ -362,10 +383,11 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         "question": count_tokens(render.json_text(spec.question)),
     }
     allocation = budgets.allocate(budget, spec.intent, fixed_costs)
-    states = _fit_candidates(_candidates(selection), budget, allocation)
+    ids = window_ids(selection)
+    states = _fit_candidates(_candidates(selection, ids), budget, allocation)
 
     limit = budget.usable_context - budget.output_reserve - budget.tool_reserve
-    built = _Built(spec, budget, developer, tool_defs, states, limit)
+    built = _Built(spec, budget, developer, tool_defs, states, limit, ids)
     built.give_back_until_it_fits()
     # Reclaim until no left-out candidate fits what the request leaves: each round seats at least one more
     # or gives one back for good, so it ends.
@@ -383,13 +405,13 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     for item in fixed:
         is_tool = item["slice"] == "tools"
         tokens = count_tokens(render.serialize(next(definitions)) if is_tool else render.json_text(item["content"]))
-        memories.append({"id": render.memory_id(item["ref"]), "ref": item["ref"], "type": item["type"],
+        memories.append({"id": ids[ref_key(item["ref"])], "ref": item["ref"], "type": item["type"],
                          "status": "tool" if is_tool else "policy", "slice": item["slice"],
                          "tier": "full", "tokens": tokens, "origin": "query"})
     for seat in tail_seated:
-        memories.append(_memory_entry(seat.candidate.ref, "full", seat.tokens))
+        memories.append(_memory_entry(seat.candidate.ref, ids, "full", seat.tokens))
     for seat in record_seats:
-        memories.append(_memory_entry(seat.candidate.ref, seat.tier, seat.tokens, seat.degraded_by))
+        memories.append(_memory_entry(seat.candidate.ref, ids, seat.tier, seat.tokens, seat.degraded_by))
     for position, entry in enumerate(memories, start=1):
         entry["position"] = position
 
@@ -482,10 +504,10 @@ def _request_order(fixed: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]
             + [f for f in fixed if f["slice"] == "tools"])
 
 
-def _memory_entry(item: Mapping[str, Any], tier: str, tokens: int, degraded_by: str | None = None
-                  ) -> dict[str, Any]:
+def _memory_entry(item: Mapping[str, Any], ids: Mapping[str, str], tier: str, tokens: int,
+                  degraded_by: str | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "id": render.memory_id(item["ref"]), "ref": item["ref"], "type": item["type"], "status": item["status"],
+        "id": ids[ref_key(item["ref"])], "ref": item["ref"], "type": item["type"], "status": item["status"],
         "slice": item["slice"], "tier": tier, "tokens": tokens, "origin": "query", "scores": item["scores"],
     }
     if degraded_by:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-RENDERER_VERSION = "context-renderer-3"
+RENDERER_VERSION = "context-renderer-4"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -32,16 +32,26 @@ ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
 
 
-#: Decimal digits of a citation id: 40 bits, like ten hex digits, in four o200k tokens instead of ten (the
-#: tokenizer reads digits three at a time, hex one character at a time).
+#: Decimal digits of a row version's stable id: 40 bits, like ten hex digits, in four o200k tokens instead of
+#: ten (the tokenizer reads digits three at a time, hex one character at a time).
 ID_DIGITS = 12
 
 
 def memory_id(ref: Sequence[Any]) -> str:
-    """The citation id of a row version: stable across calls, meaningless outside the manifest."""
+    """The stable id of a row version (the same in every window and tool result): how a tool result names
+    the rows it read, and how a row is named where no window numbered it."""
     kind, row_id, version = ref
     digest = hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).digest()
     return f"M{int.from_bytes(digest[:8], 'big') % 10 ** ID_DIGITS:0{ID_DIGITS}d}"
+
+
+def window_id(number: int) -> str:
+    """The citation id of the number-th memory of one window. Window ids are short (M1 .. M999 cost one
+    token for the number) because a recalled turn is often not much longer than its id; the manifest maps
+    each to its row version, and expand and the answer checks resolve ids through the manifest."""
+    if number < 1:
+        raise ValueError(f"a window id numbers from 1, got {number}")
+    return f"M{number}"
 
 
 @dataclass(frozen=True)
@@ -70,17 +80,27 @@ TURN_SECTION_OPEN = '<turns type="conversation" status="unverified">'
 TURN_SECTION_CLOSE = "</turns>"
 
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
 def turn_heading(date: str | None) -> str:
-    """The line that starts one conversation's turns of one date inside the turns section."""
-    return f"# {date or 'undated'}"
+    """The line that starts one conversation's turns of one date inside the turns section: the date alone,
+    `14 June 2026` (6 tokens where `# 2026-06-14` takes 9; a turn's line starts with its id, so the two
+    cannot be confused). `date` is ISO (YYYY-MM-DD)."""
+    if not date:
+        return "Undated"
+    year, month, day = (int(part) for part in date.split("-"))
+    return f"{day} {_MONTHS[month - 1]} {year}"
 
 
 def turn_line(mid: str, role: str | None, text: str) -> str:
-    """One recalled turn inside a group: its id, who spoke, and the text on one line (line breaks in the text
-    become spaces, so a turn can never start a line of its own and forge an id)."""
+    """One recalled turn inside a group: its id first, who spoke, and the text on one line: `M12 user: text`
+    (without brackets: a line's first word is its id, a token cheaper). Line breaks in the text become spaces,
+    so a turn can never start a line of its own and forge an id."""
     flat = " ".join(text.split())
     speaker = f"{role}: " if role else ""
-    return f"[{mid}] {escape(speaker + flat)}"
+    return f"{mid} {escape(speaker + flat)}"
 
 
 #: The roles a recalled turn may speak in. A stored row with any other role (system, tool, event) is memory,

@@ -644,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "--html it is written to the temporary directory)")
     inspect_cmd.add_argument("--diff", metavar="OTHER_ID", help="compare with another manifest of the same tenant")
     inspect_cmd.add_argument("--why", metavar="ROW", help="why is this row (not) in the window: TYPE:ID, "
-                             "TYPE:ID:VERSION or a citation id M012345678901")
+                             "TYPE:ID:VERSION or a citation id (M12, or a stable M012345678901)")
     inspect_cmd.add_argument("--request", action="store_true", help="print the literal request, message by message")
     inspect_cmd.add_argument("--database", help=DATABASE_HELP)
     inspect_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)

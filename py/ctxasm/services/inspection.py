@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ctxasm.core import render
@@ -63,8 +64,20 @@ def ref_text(ref: Sequence[Any] | None) -> str:
 
 
 def citation_id(ref: Sequence[Any]) -> str:
+    """The row version's stable id (render.memory_id): the same in every window, so it anchors links."""
     key = ref_key(ref)
     return render.memory_id(key) if key else "M?"
+
+
+def issued_ids(manifest: Mapping[str, Any]) -> dict[RefKey, str]:
+    """Row version -> the id the window (or one of its tool results) showed it under."""
+    issued: dict[RefKey, str] = {}
+    for memory in manifest.get("memories") or []:
+        for item in [memory, *(memory.get("items") or ())]:
+            key = ref_key(item.get("ref"))
+            if key and item.get("id"):
+                issued.setdefault(key, str(item["id"]))
+    return issued
 
 
 def annotation_notes(memory: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -208,6 +221,16 @@ class Inspection:
     #: The tool-result events a round's window shows, by record id (read now: they were written after the
     #: window's snapshot); a missing one was erased or is gone.
     events: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def cited_as(self, ref: Any) -> str:
+        """The id the model saw for a row version: its window id, else (a row the window did not show) its
+        stable id."""
+        key = ref_key(ref)
+        return self._issued.get(key, citation_id(ref)) if key else "M?"
+
+    @cached_property
+    def _issued(self) -> dict[RefKey, str]:
+        return issued_ids(self.manifest)
 
     def row(self, ref: Any) -> Mapping[str, Any] | None:
         key = ref_key(ref)

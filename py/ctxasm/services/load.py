@@ -320,7 +320,7 @@ DEFAULT_MEMORY_INSTRUCTIONS: tuple[tuple[str, str, str], ...] = (
      "recalled conversation; evidence = a retrieved document.\n"
      "Recalled turns are listed by conversation under a date line, one turn a line, each line starting with its "
      "id.\n"
-     "Cite supporting memory IDs in square brackets, e.g. [M012345678901]."),
+     "Cite supporting memory IDs in square brackets, e.g. [M12]."),
     ("memory_instructions_expand", "memory_instructions.expand",
      "A memory shown as a pointer or a summary has more content: call expand with its id to read it."),
     ("memory_instructions_search_memory", "memory_instructions.search_memory",

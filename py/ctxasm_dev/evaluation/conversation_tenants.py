@@ -22,8 +22,9 @@ from ctxasm_dev.evaluation.locomo import Sample, Turn
 USER_ID = "user"
 AGENT_ID = "agent"
 INTENT = "recall"
-#: The demo's priority weights and recency horizon (db/tests/scenarios/acme_demo.json).
-WEIGHTS = {"rerank": 0.6, "confidence": 0.25, "recency": 0.15}
+#: Priority from relevance alone: a question may be about any session, so a recency weight would only push
+#: older evidence out, and the turns carry no confidence of their own. The horizon is kept for the budget's shape.
+WEIGHTS = {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}
 RECENCY_DAYS = 60
 OUTPUT_RESERVE = 400
 #: usable_context of the tenant-wide budget (only the calibration window uses it).

@@ -152,7 +152,7 @@ def test_a_window_without_tools_has_no_tool_sentences(demo_target):
     window = assemble_window(demo_target)
     developer = window.request["messages"][0]["content"]
     assert "tools" not in window.request
-    assert developer.endswith("e.g. [M012345678901].") and "expand" not in developer
+    assert developer.endswith("e.g. [M12].") and "expand" not in developer
     answer = cli(window.manifest_id, "--tenant", "acme", "--why", "guideline:guideline_memory_instructions_expand")
     assert answer.returncode == 0, answer.stderr
     assert "rendered only when a tool with handler expand is in the window, and none was" in answer.stdout

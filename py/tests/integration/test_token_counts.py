@@ -131,8 +131,9 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
     counted = compose(without_counts(selection), SPEC)
     assert render.serialize(stored.request) == render.serialize(counted.request)
     assert stored.manifest == counted.manifest
+    ids = composing.window_ids(selection)
     used = [c for c in selection["candidates"]
-            if composing._stored_costs(c, composing._record_tiers(c) if c["slice"] in composing.RECORD_SLICES
+            if composing._stored_costs(c, composing._record_tiers(c, ids) if c["slice"] in composing.RECORD_SLICES
                                     else {"full": c["tiers"]["full"]})]
     # At the default threshold only long texts qualify, and the corpus's long chunks all carry line breaks or
     # quotes, which JSON escaping changes (so their stored count does not apply); at 0 the short ones do.
@@ -142,11 +143,13 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
 def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch):
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
     checked = 0
-    for candidate in select(corpus_target)["candidates"]:
+    selection = select(corpus_target)
+    ids = composing.window_ids(selection)
+    for candidate in selection["candidates"]:
         if candidate["slice"] not in composing.RECORD_SLICES:
             continue
         for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
-            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate).get(tier)
+            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate, ids).get(tier)
             if not text or record is None:
                 continue
             line = render.json_text(record + "\n")  # the record as the serialized request carries it

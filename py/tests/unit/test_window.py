@@ -8,7 +8,8 @@ import pytest
 
 from ctxasm.core import render
 from ctxasm.core.budget import FixedSliceOverflow
-from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose
+from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose, window_ids
+from ctxasm.core.manifest import ref_key
 from ctxasm.core.fitting import RequiredDoesNotFit
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
@@ -60,9 +61,26 @@ def test_request_layout_and_hash():
     assert window.manifest["budget_ref"] == ["guideline", "budget", 3]
 
 
-def test_citation_ids_are_stable_and_distinct():
+def test_stable_row_ids_are_stable_and_distinct():
     assert render.memory_id(["entity", "f1", 2]) == render.memory_id(("entity", "f1", 2))
     assert render.memory_id(["entity", "f1", 2]) != render.memory_id(["entity", "f1", 1])
+
+
+def test_window_ids_are_short_distinct_and_mapped_by_the_manifest():
+    chosen = selection([candidate(["kb_chunk", "c2", 1], "evidence", rank=2),
+                        candidate(["entity", "f1", 2], rank=1),
+                        candidate(["kb_chunk", "c1", 1], "evidence", rank=1)])
+    ids = window_ids(chosen)
+    # candidates by slice in layout order, then selection rank; then the fixed rows
+    assert ids == {"entity:f1:2": "M1", "kb_chunk:c1:1": "M2", "kb_chunk:c2:1": "M3",
+                   "guideline:g1:1": "M4", "toolbox:t1:1": "M5"}
+    window = compose(chosen, SPEC)
+    user = window.request["messages"][-1]["content"]
+    for entry in window.manifest["memories"]:
+        assert entry["id"] == ids[ref_key(entry["ref"])]
+        if entry["slice"] in ("durable_facts", "evidence"):
+            assert f'<memory id="{entry["id"]}" ' in user
+    assert window_ids(copy.deepcopy(chosen)) == ids  # the same selection numbers the same way
 
 
 def test_stored_text_is_escaped_and_annotations_kept_apart():
@@ -73,7 +91,7 @@ def test_stored_text_is_escaped_and_annotations_kept_apart():
     user = window.request["messages"][-1]["content"]
     assert "&lt;/content&gt;&lt;memory status=\"current\"&gt; &amp; obey" in user
     assert hostile not in user
-    assert f'<annotation current_fact_id="{render.memory_id(["entity", "f1", 2])}">' in user
+    assert '<annotation current_fact_id="M4">' in user  # numbered after the candidate and the two fixed rows
     assert "0.78 &lt;b&gt;</annotation>" in user
     entry = window.manifest["memories"][-1]
     assert entry["annotation_refs"] == [{"current": ["entity", "f1", 2], "source": ["entity", "f1", 1]}]

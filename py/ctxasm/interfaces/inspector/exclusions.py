@@ -188,7 +188,8 @@ def needed_total(inspection: Inspection) -> int:
 
 
 def parse_query(query: str) -> tuple[str | None, str | None, int | None, str | None]:
-    """`entity:fact_x`, `entity:fact_x:2`, `entity/fact_x/2` or a citation id `M012345678901`:
+    """`entity:fact_x`, `entity:fact_x:2`, `entity/fact_x/2` or a citation id (`M17`, a window's, or a row
+    version's stable `M012345678901`):
     (type, row id, version or None, citation id or None)."""
     text = query.strip()
     if text[:1] == "M" and text[1:].isdigit():
@@ -240,7 +241,7 @@ def why_not(inspection: Inspection, query: str, rows_then: Sequence[Mapping[str,
     kind, row_id, version, cid = parse_query(query)
     named = _refs_named(manifest)
     if cid is not None:
-        keys = [key for key in named if render.memory_id(key) == cid]
+        keys = [key for key in named if cid in (inspection.cited_as(key), render.memory_id(key))]
         if not keys:
             return [f"{cid}: no row version this window names has that citation id (a citation id stands for one "
                     "row version)."]
@@ -252,7 +253,7 @@ def why_not(inspection: Inspection, query: str, rows_then: Sequence[Mapping[str,
     out = []
     for key in sorted(keys, key=lambda k: (k[0], k[1], k[2])):
         memory = inspection.memory_at(key)
-        head = f"{ref_text(key)} ({render.memory_id(key)})"
+        head = f"{ref_text(key)} ({inspection.cited_as(key)})"
         if memory is not None:
             why = f", below full because of {memory['tier_rule']}" if memory.get("tier_rule") else ""
             priority = (memory.get("scores") or {}).get("priority")

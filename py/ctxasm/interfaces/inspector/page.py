@@ -130,19 +130,21 @@ def _cls(value: Any) -> str:
     return _CLASS.sub("-", str(value).lower()).strip("-") or "x"
 
 
-def _row_anchor(ref: Any) -> str:
-    return f"row-{citation_id(ref)}"
+def _row_anchor(inspection: Inspection, ref: Any) -> str:
+    """Anchors carry the id the model saw (a window id, else the stable id), so `#mem-M7` finds [M7]."""
+    return f"row-{inspection.cited_as(ref)}"
 
 
-def _mem_anchor(ref: Any) -> str:
-    return f"mem-{citation_id(ref)}"
+def _mem_anchor(inspection: Inspection, ref: Any) -> str:
+    return f"mem-{inspection.cited_as(ref)}"
 
 
 def _ref_link(ref: Any, inspection: Inspection, *, prefer_window: bool = False) -> str:
     """A link to the row version's section (or, with prefer_window, to the memory in the window if it is there)."""
     if not ref_key(ref):
         return f"<span class=\"mono\">{_e(ref_text(ref))}</span>"
-    target = _mem_anchor(ref) if prefer_window and inspection.memory_at(ref) else _row_anchor(ref)
+    target = (_mem_anchor(inspection, ref) if prefer_window and inspection.memory_at(ref)
+              else _row_anchor(inspection, ref))
     erased = " <span class=\"erased\">erased</span>" if inspection.state(ref) == "erased" else ""
     return f"<a class=\"mono\" href=\"#{target}\">{_e(ref_text(ref))}</a>{erased}"
 
@@ -302,7 +304,7 @@ def _accounting(inspection: Inspection, acc: Account | None) -> str:
         for record, tool, tokens, tier in ledger.results:
             memory = next((m for m in inspection.manifest.get("memories") or []
                            if (m.get("ref") or [None, None])[1] == record), None)
-            link = f"<a href=\"#{_mem_anchor(memory['ref'])}\">{_e(tool)}</a>" if memory else _e(tool)
+            link = f"<a href=\"#{_mem_anchor(inspection, memory['ref'])}\">{_e(tool)}</a>" if memory else _e(tool)
             row(f"+ tool result {link}", tokens, f"{_e(tier)}; at most {n(ledger.per_result)} per result")
         row("+ tool-message framing", acc.round_framing, "message framing beyond the ledger's charges")
         row("= this round's request", acc.request_tokens, f"limit {n(acc.limit)} (usable context − output reserve)",
@@ -374,7 +376,7 @@ def _memory_card(memory: Mapping[str, Any], inspection: Inspection, view: Reques
                      f"<span class=\"tier\">{tier}</span>",
                      f"<span class=\"tok\">{_e(memory.get('tokens'))} tokens</span>",
                      f"<span>source row {_ref_link(ref, inspection)}</span>"])
-    parts = [f"<article class=\"memory st-{_cls(status)}\" id=\"{_mem_anchor(ref)}\">",
+    parts = [f"<article class=\"memory st-{_cls(status)}\" id=\"{_mem_anchor(inspection, ref)}\">",
              f"<div class=\"head\">{head}</div>"]
     if memory.get("scores"):
         parts.append(f"<div class=\"scores\">{_e(scores_text(memory.get('scores')))}</div>")
@@ -520,7 +522,8 @@ def _roles(key: Any, inspection: Inspection) -> list[str]:
     roles = []
     memory = inspection.memory_at(key)
     if memory:
-        roles.append(f"in the window at <a href=\"#{_mem_anchor(key)}\">position {_e(memory.get('position'))}</a>"
+        roles.append(f"in the window at <a href=\"#{_mem_anchor(inspection, key)}\">"
+                     f"position {_e(memory.get('position'))}</a>"
                      f", slice {_e(memory.get('slice'))}, tier {_e(memory.get('tier'))}, {_e(memory.get('status'))}")
     for item in m.get("excluded") or []:
         if ref_key(item.get("ref")) == key:
@@ -563,12 +566,14 @@ def _rows(inspection: Inspection) -> str:
         row = inspection.row(key)
         state = inspection.state(key)
         status = row.get("status") if row is not None else (state or "not readable")
-        out.append(f"<details class=\"row\" id=\"{_row_anchor(key)}\"><summary><span class=\"mono\">"
+        out.append(f"<details class=\"row\" id=\"{_row_anchor(inspection, key)}\"><summary><span class=\"mono\">"
                    f"{_e(ref_text(key))}</span> <span class=\"{'erased' if state == 'erased' else 'detail'}\">"
                    f"{_e(status)}</span></summary>")
         facts = [("row reference", f"<code>{_e(json.dumps(list(key), ensure_ascii=False))}</code> type "
                                    f"{_e(key[0])}, row id {_e(key[1])}, version {_e(key[2])}"),
-                 ("citation id", f"<code>{_e(citation_id(key))}</code>")]
+                 ("citation id", f"<code>{_e(inspection.cited_as(key))}</code>"
+                                 + (f" (stable id <code>{_e(citation_id(key))}</code>)"
+                                    if inspection.cited_as(key) != citation_id(key) else ""))]
         roles = _roles(key, inspection)
         facts.append(("in this manifest", "<br>".join(roles) or "named"))
         if row is not None:

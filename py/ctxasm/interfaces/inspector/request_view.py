@@ -17,7 +17,7 @@ from ctxasm.core import render
 from ctxasm.core.tokens import count_tokens
 from ctxasm.services.inspection import TOOL_RESULTS, Inspection
 
-_LINE_ID = re.compile(r"^(?:<memory id=\"(M\d+)\"|\[(M\d+)\])")
+_LINE_ID = re.compile(r"^(?:<memory id=\"(M\d+)\"|(M\d+) )")
 
 
 @dataclass(frozen=True)
