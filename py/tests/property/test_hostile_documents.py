@@ -75,7 +75,7 @@ def test_stored_text_stays_escaped_and_other_tenants_stay_out(two_tenants, texts
             tried["rendered"] += 1
             assert contents[entry["id"]] == written[entry["ref"][1]]
     assert tried["rendered"] > 0, "the hostile documents must reach the window"
-    turn_lines = re.findall(r"^\[M\d+\] ", "".join(section.text or "" for section in root.iter("turns")), re.M)
+    turn_lines = re.findall(r"^M\d+ ", "".join(section.text or "" for section in root.iter("turns")), re.M)
     assert len(list(root.iter("memory"))) + len(turn_lines) == sum(1 for m in window.manifest["memories"]
                                                  if m["slice"] in ("durable_facts", "evidence", "recalled_history"))
 
