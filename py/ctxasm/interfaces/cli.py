@@ -167,7 +167,7 @@ def _load(args: argparse.Namespace) -> int:
 
         pgconn.resolve_target(args.database, start=True)
     with Memory(engine, pool_size=1) as memory:
-        report = memory.load(args.file)
+        report = memory.load(args.file, upsert=args.upsert)
     print(report.describe())
     return 0
 
@@ -484,6 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
     load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
                "ctxasm load db/tests/scenarios/acme_demo.json")
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
+    load.add_argument("--upsert", action="store_true",
+                      help="write only what differs from what is stored: a changed memory gets a new version, an "
+                           "unchanged one nothing (loading a file twice writes nothing the second time); a memory "
+                           "of the file that was erased is refused, naming it and its tenant")
     load.add_argument("--database", help=DATABASE_HELP)
     load.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
     tenant = commands.add_parser("tenant", help="tenants: create one that works at once",
