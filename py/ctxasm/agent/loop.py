@@ -72,8 +72,10 @@ class AgentRun:
 class AgentLoop:
     def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime, client: ModelClient | None, *,
                  roles: tuple[str, ...] = (), reranker: Any = None, provider_count: bool = False,
-                 elicitation_handler: Any = None, write_turns: bool = True):
+                 elicitation_handler: Any = None, write_turns: bool = True, session: Any = None):
         self.store, self.spec, self.at, self.client = store, spec, at, client
+        #: the caller's ctxasm.api Session, for the tools that write through it (remember)
+        self.session = session
         self.write_turns = write_turns
         self.roles, self.reranker, self.provider_count = roles, reranker, provider_count
         self.elicitation_handler = elicitation_handler
@@ -85,7 +87,7 @@ class AgentLoop:
         window = assemble(self.store, spec, self.at, reranker=self.reranker)
         manager = self.manager = MemoryManager(
             self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
-            manifest_id=window.manifest_id)
+            manifest_id=window.manifest_id, session=self.session)
         allocation = window.manifest["allocation"]
         limits = allocation["tool_rounds"]
         ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])

@@ -63,17 +63,18 @@ def _engine(args: argparse.Namespace):
 
 
 @contextmanager
-def _session(args: argparse.Namespace, *, scoped: bool = False) -> Iterator[Session]:
-    """A session of the Python API (ctxasm.api) for this invocation: the engine of --engine / CTXASM_ENGINE, one
-    pooled connection, and the caller's claim (--claim, CTXASM_CLAIM, else one minted with the deployment's key,
-    scoped to --user and --agent when `scoped`)."""
+def _session(args: argparse.Namespace, *, scoped: bool = False, connections: int = 1) -> Iterator[Session]:
+    """A session of the Python API (ctxasm.api) for this invocation: the engine of --engine / CTXASM_ENGINE, a pool
+    of `connections` (opened as needed; the MCP server and the agent loop hold one for the whole run and the
+    remember tool borrows another), and the caller's claim (--claim, CTXASM_CLAIM, else one minted with the
+    deployment's key, scoped to --user and --agent when `scoped`)."""
     import os
 
     from ctxasm.api import Memory
     from ctxasm.claims import CLAIM_ENV
 
     _claims(args, scoped=scoped)  # fills in --tenant (--user, --agent) from a given claim, or says what is missing
-    with Memory(_engine(args), pool_size=1) as memory:
+    with Memory(_engine(args), pool_size=connections) as memory:
         yield memory.session(args.tenant, user_id=getattr(args, "user", None) if scoped else None,
                              agent_id=getattr(args, "agent", None) if scoped else None,
                              thread_id=getattr(args, "thread", None), roles=tuple(getattr(args, "role", None) or ()),
@@ -221,11 +222,11 @@ def _mcp(args: argparse.Namespace) -> int:
     from ctxasm.services.assemble import parse_time
 
     at = parse_time(args.at) if args.at else None
-    with _session(args, scoped=True) as session, session.store() as store:
+    with _session(args, scoped=True, connections=2) as session, session.store() as store:
         caller = session.caller
         manifest_id = args.manifest or store.latest_manifest_id(caller.tenant_id, caller.user_id, caller.agent_id,
                                                                 caller.thread_id)
-        manager = MemoryManager(store, caller, at=at, manifest_id=manifest_id)
+        manager = MemoryManager(store, caller, at=at, manifest_id=manifest_id, session=session)
         _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window {manifest_id or '(none yet)'}")
         anyio.run(serve_stdio, build_server(manager))
     return 0
@@ -253,7 +254,7 @@ def _ask(args: argparse.Namespace) -> int:
     else:
         client = None
     at = parse_time(args.at)
-    with _session(args, scoped=True) as session:
+    with _session(args, scoped=True, connections=2) as session:
         if transcript and transcript.get("setup"):
             # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
             # not the one scoped to the caller's user and agent.
@@ -262,7 +263,7 @@ def _ask(args: argparse.Namespace) -> int:
         with session.store() as store:
             loop = AgentLoop(store, spec, at, client, roles=tuple(args.role),
                              provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
-                             elicitation_handler=_clarify_answer(args.clarify_answer))
+                             elicitation_handler=_clarify_answer(args.clarify_answer), session=session)
             run = asyncio.run(loop.run())
             checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, store,
                                                      args.tenant) if transcript and transcript.get("checks") else []
