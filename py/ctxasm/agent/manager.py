@@ -11,7 +11,8 @@ path as `ctxasm remember`; no tenant has it unless a toolbox row names it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -135,6 +136,15 @@ class MemoryManager:
         #: the caller's current window: expand opens only ids issued in it.
         self.manifest_id = manifest_id
         self._embed = embed
+
+    @classmethod
+    @contextmanager
+    def over(cls, session: Session, *, at: datetime | None = None, manifest_id: str | None = None,
+             embed: Callable[[str], str] | None = None) -> Iterator[MemoryManager]:
+        """The Memory Manager of an API session's caller, on one pooled connection of the session held until the
+        block ends (the MCP server's whole run); its writing tools go through the session."""
+        with session.store() as store:
+            yield cls(store, session.caller, at=at, manifest_id=manifest_id, embed=embed, session=session)
 
     # -- the caller's view ---------------------------------------------------------------------------------
 

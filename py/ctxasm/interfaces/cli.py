@@ -222,12 +222,12 @@ def _mcp(args: argparse.Namespace) -> int:
     from ctxasm.services.assemble import parse_time
 
     at = parse_time(args.at) if args.at else None
-    with _session(args, scoped=True, connections=2) as session, session.store() as store:
+    with _session(args, scoped=True, connections=2) as session, MemoryManager.over(session, at=at) as manager:
         caller = session.caller
-        manifest_id = args.manifest or store.latest_manifest_id(caller.tenant_id, caller.user_id, caller.agent_id,
-                                                                caller.thread_id)
-        manager = MemoryManager(store, caller, at=at, manifest_id=manifest_id, session=session)
-        _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window {manifest_id or '(none yet)'}")
+        manager.manifest_id = args.manifest or manager.store.latest_manifest_id(
+            caller.tenant_id, caller.user_id, caller.agent_id, caller.thread_id)
+        _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window "
+             f"{manager.manifest_id or '(none yet)'}")
         anyio.run(serve_stdio, build_server(manager))
     return 0
 
@@ -240,12 +240,8 @@ def _ask(args: argparse.Namespace) -> int:
     from ctxasm.agent import answer_checks
     from ctxasm.agent.loop import NO_MODEL, AgentLoop
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
-    from ctxasm.core.compose import WindowSpec
     from ctxasm.services.assemble import parse_time
 
-    _claims(args, scoped=True)  # --tenant, --user and --agent from a given claim, before the spec is built
-    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
-                      intent=args.intent, question=args.question, model=args.model)
     transcript = read_transcript(args.transcript) if args.transcript else None
     if transcript:
         client = RecordedClient.load(args.transcript)
@@ -260,13 +256,13 @@ def _ask(args: argparse.Namespace) -> int:
             # not the one scoped to the caller's user and agent.
             with session.store(shared=True) as store:
                 apply_setup(store, args.tenant, transcript["setup"])
-        with session.store() as store:
-            loop = AgentLoop(store, spec, at, client, roles=tuple(args.role),
-                             provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
-                             elicitation_handler=_clarify_answer(args.clarify_answer), session=session)
+        with AgentLoop.over(session, args.question, at, client, intent=args.intent, model=args.model,
+                            provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
+                            elicitation_handler=_clarify_answer(args.clarify_answer)) as loop:
             run = asyncio.run(loop.run())
-            checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, store,
-                                                     args.tenant) if transcript and transcript.get("checks") else []
+            checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, loop.store,
+                                                     session.tenant_id) if transcript and transcript.get("checks") \
+                else []
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
              f"recorded ({run.rounds[0].request_record}), no model was called")
