@@ -57,6 +57,8 @@ DECLARE
     co_dynamic_slices  constant varchar[] := ARRAY['durable_facts', 'evidence', 'recalled_history', 'volatile_tail'];
     l_tenant    varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_budget    record;
+    l_candidate record;
+    l_budgets   integer;
     l_weights   jsonb;
     l_field     text;
     l_require   boolean;
@@ -112,7 +114,11 @@ BEGIN
     END IF;
 
     -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time.
-    SELECT g.id, g.version, g.content_json INTO l_budget
+    -- Two of the winning scope in effect at once would be picked by an arbitrary tie-break: refused, naming both
+    -- (the loader refuses such a file; rows written by other paths can still make the pair).
+    l_budgets := 0;
+    FOR l_candidate IN
+    SELECT g.id, g.version, g.content_json, g.user_id, g.agent_id, g.thread_id
       FROM (SELECT r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until, r.deleted_at,
                    r.content_json, r.guideline_key
               FROM ctxasm.guideline_memory AS r
@@ -132,8 +138,22 @@ BEGIN
        AND g.deleted_at IS NULL AND g.valid_from <= in_evaluation_time
        AND (g.valid_until IS NULL OR g.valid_until > in_evaluation_time)
      ORDER BY ctxasm.scope_level(g.user_id, g.agent_id, g.thread_id) DESC, g.valid_from DESC, g.id
-     LIMIT 1;
-    IF NOT FOUND THEN
+     LIMIT 2
+    LOOP
+        l_budgets := l_budgets + 1;
+        IF l_budgets = 1 THEN
+            l_budget := l_candidate;
+        ELSIF (l_candidate.user_id, l_candidate.agent_id, l_candidate.thread_id)
+              IS NOT DISTINCT FROM (l_budget.user_id, l_budget.agent_id, l_budget.thread_id) THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+                'invalid_budget: two context_budget guidelines of one scope (%s) are in effect at once: '
+                'guideline %s version %s and guideline %s version %s',
+                coalesce(nullif(concat_ws(', ', 'user ' || l_budget.user_id, 'agent ' || l_budget.agent_id,
+                                          'thread ' || l_budget.thread_id), ''), 'tenant-wide'),
+                l_budget.id, l_budget.version, l_candidate.id, l_candidate.version);
+        END IF;
+    END LOOP;
+    IF l_budgets = 0 THEN
         RAISE EXCEPTION USING ERRCODE = 'CX111', MESSAGE = format(
             'budget_missing: no context_budget guideline is in effect for agent %s at %s',
             ctxasm.quoted(in_agent_id), in_evaluation_time);

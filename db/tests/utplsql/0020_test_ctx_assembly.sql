@@ -103,6 +103,9 @@ create or replace package test_ctx_assembly authid definer is
    --%test(a candidate limit outside 1..1000 raises invalid_budget naming candidate_limits.<slice>)
    procedure candidate_limit_is_checked;
 
+   --%test(two budgets of one scope in effect at once raise invalid_budget naming both)
+   procedure two_budgets_of_one_scope;
+
    --%test(conflict by containment: the thread's fact beats the user's own fact of the same claim)
    procedure conflict_narrowest_by_containment;
 
@@ -481,6 +484,17 @@ create or replace package body test_ctx_assembly is
                  in_memory_type => 'guideline',
                  in_record      => budget_json(in_id => 'ut_budget_bad', in_scope => '"thread_id": "thread_bad_limits"',
                                                in_from => '2025-12-01T00:00:00Z', in_limits => '{"evidence": 0}')
+              );
+      -- two budgets of one thread, both in effect: neither may be picked silently
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'guideline',
+                 in_record      => budget_json(in_id => 'ut_budget_twin_a', in_scope => '"thread_id": "thread_twins"',
+                                               in_from => '2025-12-01T00:00:00Z')
+              );
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'guideline',
+                 in_record      => budget_json(in_id => 'ut_budget_twin_b', in_scope => '"thread_id": "thread_twins"',
+                                               in_from => '2025-11-01T00:00:00Z')
               );
       l_id := ctx_memory.put_memory(
                  in_memory_type => 'entity',
@@ -896,6 +910,26 @@ create or replace package body test_ctx_assembly is
       l_expect := ut.expect(l_message);
       l_expect.to_match('candidate_limits\.evidence must be a whole number 1\.\.1000');
    end candidate_limit_is_checked;
+
+   procedure two_budgets_of_one_scope is
+      l_expect  ut_expectation;
+      l_window  clob;
+      l_message varchar2(4000);
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
+      begin
+         l_window := window_at(co_after, in_thread => 'thread_twins');
+      exception
+         when others then
+            if sqlcode <> -20112 then
+               raise;
+            end if;
+            l_message := sqlerrm;
+      end;
+      l_expect := ut.expect(l_message);
+      l_expect.to_match('two context_budget guidelines of one scope \(thread thread_twins\) are in effect at once: '
+                        || 'guideline ut_budget_twin_a version 1 and guideline ut_budget_twin_b version 1');
+   end two_budgets_of_one_scope;
 
    procedure conflict_narrowest_by_containment is
       l_expect ut_expectation;

@@ -12,10 +12,11 @@ With no model client the first request is prepared and recorded, and the run say
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastmcp import Client
 
@@ -30,6 +31,9 @@ from ctxasm.engines.store import MemoryStore
 from ctxasm.services import telemetry
 from ctxasm.services.assemble import AssembledWindow, assemble
 from ctxasm.services.turns import Turn, add_turn
+
+if TYPE_CHECKING:
+    from ctxasm.api.session import Session
 
 ANSWERED, NO_MODEL = "answered", "no_model_called"
 
@@ -72,12 +76,27 @@ class AgentRun:
 class AgentLoop:
     def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime, client: ModelClient | None, *,
                  roles: tuple[str, ...] = (), reranker: Any = None, provider_count: bool = False,
-                 elicitation_handler: Any = None, write_turns: bool = True):
+                 elicitation_handler: Any = None, write_turns: bool = True, session: Session | None = None):
         self.store, self.spec, self.at, self.client = store, spec, at, client
+        #: the caller's ctxasm.api Session, for the tools that write through it (remember)
+        self.session = session
         self.write_turns = write_turns
         self.roles, self.reranker, self.provider_count = roles, reranker, provider_count
         self.elicitation_handler = elicitation_handler
         self.exhausted = False
+
+    @classmethod
+    @contextmanager
+    def over(cls, session: Session, question: str, at: datetime, client: ModelClient | None, *, intent: str,
+             model: str, **options: Any) -> Iterator[AgentLoop]:
+        """The loop for an API session's caller (tenant, user, agent, thread and roles from the session), on one
+        pooled connection of the session held until the block ends; the tools that write go through the
+        session. `options` are AgentLoop's (reranker, provider_count, elicitation_handler, write_turns)."""
+        c = session.caller
+        spec = WindowSpec(tenant_id=c.tenant_id, user_id=c.user_id, agent_id=c.agent_id, thread_id=c.thread_id,
+                          intent=intent, question=question, model=model)
+        with session.store() as store:
+            yield cls(store, spec, at, client, roles=c.roles, session=session, **options)
 
     @telemetry.traced("ctxasm.agent_run", telemetry.describe_run)
     async def run(self) -> AgentRun:
@@ -85,7 +104,7 @@ class AgentLoop:
         window = assemble(self.store, spec, self.at, reranker=self.reranker)
         manager = self.manager = MemoryManager(
             self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
-            manifest_id=window.manifest_id)
+            manifest_id=window.manifest_id, session=self.session)
         allocation = window.manifest["allocation"]
         limits = allocation["tool_rounds"]
         ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])

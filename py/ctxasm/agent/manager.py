@@ -3,16 +3,19 @@
 The caller (tenant, user, agent, thread, roles) is fixed when the manager is made, from trusted launch
 configuration; no tool argument names a tenant or a scope. Every call looks its toolbox row up again (still in
 effect? still admitted by its access_policy?), validates the arguments against the row's tool_schema, and
-dispatches to an allowlisted handler, which calls CTX_TOOLS in the database (ctx_tools on PostgreSQL).
+dispatches to an allowlisted handler, which calls CTX_TOOLS in the database (ctx_tools on PostgreSQL). The one
+handler that writes, `remember`, goes through the caller's API session (ctxasm.api.Session.remember), the same
+path as `ctxasm remember`; no tenant has it unless a toolbox row names it.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
@@ -24,10 +27,24 @@ from ctxasm.errors import InvalidArgument, ToolRefused, brief_message
 from ctxasm.services import recall
 from ctxasm.services.recall import SEARCH_LIMIT, Caller
 
+if TYPE_CHECKING:
+    from ctxasm.api.session import Session
+
 __all__ = ["Caller", "HANDLERS", "MemoryManager", "SEARCH_LIMIT", "ToolRow", "validate_arguments"]
 
 #: tool_handler -> Memory Manager method. A toolbox row naming anything else is never callable.
-HANDLERS = ("search_memory", "lookup_entity", "expand", "clarify")
+HANDLERS = ("search_memory", "lookup_entity", "expand", "clarify", "remember")
+
+#: The arguments each handler takes (a tool_schema may offer fewer, never others): a schema that lets an
+#: unknown argument through is refused naming it, not passed on.
+HANDLER_ARGUMENTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # handler: (required, optional)
+    "search_memory": (frozenset({"query"}), frozenset()),
+    "lookup_entity": (frozenset({"subject", "predicate"}), frozenset()),
+    "expand": (frozenset({"memory_id"}), frozenset()),
+    "clarify": (frozenset({"question"}), frozenset()),
+    "remember": (frozenset({"subject", "predicate", "content"}), frozenset({"confidence", "personal"})),
+}
 
 #: clarify asks the user through the client; it returns the answer, or None when the client cannot be asked.
 Asker = Callable[[str], Awaitable[str | None]]
@@ -95,15 +112,39 @@ def validate_arguments(row: ToolRow, arguments: Any) -> None:
         raise InvalidArgument(f"invalid_argument: {row.name}.{where}: {brief_message(error.message, error.instance)}")
 
 
+def _check_handler_arguments(row: ToolRow, arguments: Mapping[str, Any]) -> None:
+    """What the handler takes, whatever the row's schema let through: every required argument, no other."""
+    if not isinstance(arguments, Mapping):
+        raise InvalidArgument(f"invalid_argument: {row.name}.arguments: must be an object")
+    required, optional = HANDLER_ARGUMENTS[row.handler]
+    for name in sorted(required - arguments.keys()):
+        raise InvalidArgument(f"invalid_argument: {row.name}.{name}: required by the {row.handler} handler "
+                              "(the tool_schema must require it)")
+    for name in sorted(arguments.keys() - required - optional):
+        raise InvalidArgument(f"invalid_argument: {row.name}.{name}: not an argument of the {row.handler} handler")
+
+
 class MemoryManager:
     def __init__(self, store: MemoryStore, caller: Caller, *, at: datetime | None = None,
-                 manifest_id: str | None = None, embed: Callable[[str], str] | None = None):
+                 manifest_id: str | None = None, embed: Callable[[str], str] | None = None,
+                 session: Session | None = None):
         self.store = store
         self.caller = caller
+        #: the caller's API session: what `remember` writes through (without one, remember is refused)
+        self.session = session
         self._at = at
         #: the caller's current window: expand opens only ids issued in it.
         self.manifest_id = manifest_id
         self._embed = embed
+
+    @classmethod
+    @contextmanager
+    def over(cls, session: Session, *, at: datetime | None = None, manifest_id: str | None = None,
+             embed: Callable[[str], str] | None = None) -> Iterator[MemoryManager]:
+        """The Memory Manager of an API session's caller, on one pooled connection of the session held until the
+        block ends (the MCP server's whole run); its writing tools go through the session."""
+        with session.store() as store:
+            yield cls(store, session.caller, at=at, manifest_id=manifest_id, embed=embed, session=session)
 
     # -- the caller's view ---------------------------------------------------------------------------------
 
@@ -148,6 +189,7 @@ class MemoryManager:
         row = self.tool(name)
         validate_arguments(row, arguments)
         handler = row.handler
+        _check_handler_arguments(row, arguments)
         if handler == "clarify":
             return await self.clarify(arguments["question"], ask)
         method = getattr(self, handler)
@@ -163,6 +205,25 @@ class MemoryManager:
 
     def expand(self, memory_id: str) -> ToolOutput:
         return recall.expand(self.store, self.caller, self.evaluation_time(), self.manifest_id, memory_id)
+
+    def remember(self, subject: str, predicate: str, content: str, confidence: float | None = None,
+                 personal: bool = False) -> ToolOutput:
+        """A fact by its identity (subject, predicate), as `ctxasm remember` writes it: the current value the
+        caller sees is superseded, or a new fact written. Tenant-wide unless `personal` (the caller's user and
+        agent); a tenant that allows only personal facts says so in the row's tool_schema (`"const": true`)."""
+        if self.session is None:
+            raise ToolRefused("tool_refused: remember: this Memory Manager was made without an API session to "
+                              "write through")
+        if self.session.tenant_id != self.caller.tenant_id:
+            raise ToolRefused("tool_refused: remember: the session is for another tenant than the caller")
+        kind, memory_id, version = self.session.remember(subject, predicate, content, confidence=confidence,
+                                                         at=self.evaluation_time(), personal=bool(personal))
+        item = ToolItem(ref=(kind, memory_id, version), type=kind, status="current",
+                        text=f"({subject}, {predicate}): {content}",
+                        extra={"memory_id": memory_id, "version": version,
+                               "scope": "personal" if personal else "tenant"})
+        how = f"superseded: version {version}" if version > 1 else "a new fact, version 1"
+        return ToolOutput("remember", (item,), (f"remembered as {kind} {memory_id} ({how})",))
 
     async def clarify(self, question: str, ask: Asker | None) -> ToolOutput:
         """Ask the user through the client when it can elicit; record the choice as a thread-scoped event."""

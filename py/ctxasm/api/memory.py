@@ -53,11 +53,13 @@ class Memory:
             shared = launch_claims(None)
         return Session(self.engine, self.pool, tenant_id, user_id, agent_id, thread_id, tuple(roles), scoped, shared)
 
-    def load(self, path: str | Path) -> Any:
-        """Load a scenario file as the schema owner (docs/scenario-format.md); returns the load report."""
+    def load(self, path: str | Path, *, upsert: bool = False) -> Any:
+        """Load a scenario file as the schema owner (docs/scenario-format.md); returns the load report. `upsert`
+        writes only what differs from what is stored (a new version of a changed memory), so a second load of
+        the same file writes nothing; an erased memory in the file is refused, naming it and its tenant."""
         from ctxasm.services import load
 
-        return load.load_file(self.engine, path)
+        return load.load_file(self.engine, path, upsert=upsert)
 
     def create_tenant(self, tenant_id: str, display_name: str | None = None, *,
                       at: datetime | str | None = None) -> Any:

@@ -63,17 +63,18 @@ def _engine(args: argparse.Namespace):
 
 
 @contextmanager
-def _session(args: argparse.Namespace, *, scoped: bool = False) -> Iterator[Session]:
-    """A session of the Python API (ctxasm.api) for this invocation: the engine of --engine / CTXASM_ENGINE, one
-    pooled connection, and the caller's claim (--claim, CTXASM_CLAIM, else one minted with the deployment's key,
-    scoped to --user and --agent when `scoped`)."""
+def _session(args: argparse.Namespace, *, scoped: bool = False, connections: int = 1) -> Iterator[Session]:
+    """A session of the Python API (ctxasm.api) for this invocation: the engine of --engine / CTXASM_ENGINE, a pool
+    of `connections` (opened as needed; the MCP server and the agent loop hold one for the whole run and the
+    remember tool borrows another), and the caller's claim (--claim, CTXASM_CLAIM, else one minted with the
+    deployment's key, scoped to --user and --agent when `scoped`)."""
     import os
 
     from ctxasm.api import Memory
     from ctxasm.claims import CLAIM_ENV
 
     _claims(args, scoped=scoped)  # fills in --tenant (--user, --agent) from a given claim, or says what is missing
-    with Memory(_engine(args), pool_size=1) as memory:
+    with Memory(_engine(args), pool_size=connections) as memory:
         yield memory.session(args.tenant, user_id=getattr(args, "user", None) if scoped else None,
                              agent_id=getattr(args, "agent", None) if scoped else None,
                              thread_id=getattr(args, "thread", None), roles=tuple(getattr(args, "role", None) or ()),
@@ -167,7 +168,7 @@ def _load(args: argparse.Namespace) -> int:
 
         pgconn.resolve_target(args.database, start=True)
     with Memory(engine, pool_size=1) as memory:
-        report = memory.load(args.file)
+        report = memory.load(args.file, upsert=args.upsert)
     print(report.describe())
     return 0
 
@@ -221,12 +222,12 @@ def _mcp(args: argparse.Namespace) -> int:
     from ctxasm.services.assemble import parse_time
 
     at = parse_time(args.at) if args.at else None
-    with _session(args, scoped=True) as session, session.store() as store:
+    with _session(args, scoped=True, connections=2) as session, MemoryManager.over(session, at=at) as manager:
         caller = session.caller
-        manifest_id = args.manifest or store.latest_manifest_id(caller.tenant_id, caller.user_id, caller.agent_id,
-                                                                caller.thread_id)
-        manager = MemoryManager(store, caller, at=at, manifest_id=manifest_id)
-        _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window {manifest_id or '(none yet)'}")
+        manager.manifest_id = args.manifest or manager.store.latest_manifest_id(
+            caller.tenant_id, caller.user_id, caller.agent_id, caller.thread_id)
+        _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window "
+             f"{manager.manifest_id or '(none yet)'}")
         anyio.run(serve_stdio, build_server(manager))
     return 0
 
@@ -239,12 +240,8 @@ def _ask(args: argparse.Namespace) -> int:
     from ctxasm.agent import answer_checks
     from ctxasm.agent.loop import NO_MODEL, AgentLoop
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
-    from ctxasm.core.compose import WindowSpec
     from ctxasm.services.assemble import parse_time
 
-    _claims(args, scoped=True)  # --tenant, --user and --agent from a given claim, before the spec is built
-    spec = WindowSpec(tenant_id=args.tenant, user_id=args.user, agent_id=args.agent, thread_id=args.thread,
-                      intent=args.intent, question=args.question, model=args.model)
     transcript = read_transcript(args.transcript) if args.transcript else None
     if transcript:
         client = RecordedClient.load(args.transcript)
@@ -253,19 +250,19 @@ def _ask(args: argparse.Namespace) -> int:
     else:
         client = None
     at = parse_time(args.at)
-    with _session(args, scoped=True) as session:
+    with _session(args, scoped=True, connections=2) as session:
         if transcript and transcript.get("setup"):
             # Setup rows may be the tenant's (a budget for the thread): written with a claim for the tenant,
             # not the one scoped to the caller's user and agent.
             with session.store(shared=True) as store:
                 apply_setup(store, args.tenant, transcript["setup"])
-        with session.store() as store:
-            loop = AgentLoop(store, spec, at, client, roles=tuple(args.role),
-                             provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
-                             elicitation_handler=_clarify_answer(args.clarify_answer))
+        with AgentLoop.over(session, args.question, at, client, intent=args.intent, model=args.model,
+                            provider_count=os.environ.get("CONTEXT_PROVIDER_COUNT") == "1",
+                            elicitation_handler=_clarify_answer(args.clarify_answer)) as loop:
             run = asyncio.run(loop.run())
-            checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, store,
-                                                     args.tenant) if transcript and transcript.get("checks") else []
+            checks = answer_checks.transcript_checks(transcript["checks"], run.answer, run.manifests, loop.store,
+                                                     session.tenant_id) if transcript and transcript.get("checks") \
+                else []
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
              f"recorded ({run.rounds[0].request_record}), no model was called")
@@ -484,6 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
     load = add(commands, "load", _load, "load a scenario file through the write API, in one transaction",
                "ctxasm load db/tests/scenarios/acme_demo.json")
     load.add_argument("file", help="scenario JSON file (docs/scenario-format.md)")
+    load.add_argument("--upsert", action="store_true",
+                      help="write only what differs from what is stored: a changed memory gets a new version, an "
+                           "unchanged one nothing (loading a file twice writes nothing the second time); a memory "
+                           "of the file that was erased is refused, naming it and its tenant")
     load.add_argument("--database", help=DATABASE_HELP)
     load.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
     tenant = commands.add_parser("tenant", help="tenants: create one that works at once",

@@ -104,7 +104,34 @@ def connect(target: Target, login: Login, *, autocommit: bool = False) -> psycop
         return psycopg.connect(target.conninfo(login), autocommit=autocommit, connect_timeout=10,
                                prepare_threshold=None)
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"cannot connect to {target.describe()} as {login.user}: {exc}") from exc
+        hint = _missing_database_hint(target, exc)
+        raise DatabaseUnavailable(f"cannot connect to {target.describe()} as {login.user}: {exc}{hint}") from exc
+
+
+def database_names(target: Target) -> list[str] | None:
+    """The server's databases a client may connect to (not templates, not the admin database), by name; None
+    when the admin login cannot list them."""
+    try:
+        with psycopg.connect(target.conninfo(target.admin, target.admin_database), connect_timeout=10) as admin:
+            return [n for (n,) in admin.execute(
+                "SELECT datname FROM pg_database WHERE NOT datistemplate AND datallowconn AND datname <> %s "
+                "ORDER BY datname", (target.admin_database,))]
+    except psycopg.Error:
+        return None
+
+
+def _missing_database_hint(target: Target, exc: Exception) -> str:
+    """When the database is not there, the server's other databases: scripts/demo fills ctxasm_demo, not the
+    default ctxasm, and a command run without CTXASM_PG_DATABASE should say where the data is."""
+    if f'database "{target.database}" does not exist' not in str(exc):
+        return ""
+    names = database_names(target)
+    if names is None:
+        return ""
+    if not names:
+        return "; no database here yet: run `ctxasm db deploy` (or scripts/demo)"
+    return (f"; databases on this server: {', '.join(names)} (CTXASM_PG_DATABASE or --database picks one; "
+            "scripts/demo fills ctxasm_demo)")
 
 
 #: What any login role may call to see or signal other sessions: under the one shared application role these

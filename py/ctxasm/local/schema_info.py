@@ -30,13 +30,7 @@ def deployment_summary(target: pgconn.Target) -> str:
 def databases(target: pgconn.Target) -> list[tuple[str, bool]]:
     """The server's databases (not templates, not the admin database), each with whether ctxasm is deployed in it:
     `db status` names them, so a database filled by scripts/demo (ctxasm_demo) is found."""
-    try:
-        with psycopg.connect(target.conninfo(target.admin, target.admin_database), connect_timeout=10) as conn:
-            names = [n for (n,) in conn.execute(
-                "SELECT datname FROM pg_database WHERE NOT datistemplate AND datallowconn AND datname <> %s "
-                "ORDER BY datname", (target.admin_database,))]
-    except psycopg.Error:
-        return []
+    names = pgconn.database_names(target) or []
     found = []
     for name in names:
         try:

@@ -27,6 +27,7 @@ from ctxasm.engines.store import MemoryStore
 from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import CtxasmError, ScenarioError, brief_message
 from ctxasm.progress import ProgressCallback, progress
+from ctxasm.services.upsert import instant
 
 SCHEMA_FILE = "scenario.schema.json"
 # Keys of a memory item that steer the loader rather than being columns of the row.
@@ -113,23 +114,13 @@ def _scope_text(row: dict[str, Any]) -> str:
 def _overlap(first: dict[str, Any], second: dict[str, Any]) -> bool:
     """Whether the validity ranges [valid_from, valid_until or deleted_at) of two rows meet."""
     def bounds(row: dict[str, Any]) -> tuple[datetime, datetime]:
-        start = _instant(row.get("valid_from")) or datetime.min.replace(tzinfo=timezone.utc)
-        end = _instant(row.get("valid_until")) or _instant(row.get("deleted_at")) or \
+        start = instant(row.get("valid_from")) or datetime.min.replace(tzinfo=timezone.utc)
+        end = instant(row.get("valid_until")) or instant(row.get("deleted_at")) or \
             datetime.max.replace(tzinfo=timezone.utc)
         return start, end
 
     (a_start, a_end), (b_start, b_end) = bounds(first), bounds(second)
     return a_start < b_end and b_start < a_end
-
-
-def _instant(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def _check_tool_schemas(name: str, document: dict[str, Any]) -> None:
@@ -179,11 +170,24 @@ class LoadReport:
     versions: int = 0
     deletions: int = 0
     seconds: float = 0.0
+    #: `--upsert`: memories of the file already stored as the file has them (nothing written for them), and
+    #: those stored before whose current version differed (each got one new version, counted in `versions`)
+    upsert: bool = False
+    unchanged: int = 0
+    changed: int = 0
 
     def describe(self) -> str:
         tenants = sorted({tenant for tenant, _ in self.rows})
-        lines = [f"loaded {self.path}: {sum(self.rows.values())} memories in {len(tenants)} tenants, "
-                 f"{self.versions} later versions, {self.deletions} deletions, in {self.seconds:.2f} s"]
+        total = sum(self.rows.values())
+        if self.upsert:
+            added = total - self.unchanged - self.changed
+            head = (f"loaded {self.path} (upsert): {total} memories in {len(tenants)} tenants: {added} new, "
+                    f"{self.changed} changed, {self.unchanged} unchanged; {self.versions} new versions, "
+                    f"{self.deletions} deletions, in {self.seconds:.2f} s")
+        else:
+            head = (f"loaded {self.path}: {total} memories in {len(tenants)} tenants, "
+                    f"{self.versions} later versions, {self.deletions} deletions, in {self.seconds:.2f} s")
+        lines = [head]
         for tenant in tenants:
             per_type = ", ".join(f"{kind} {count}" for (t, kind), count in sorted(self.rows.items()) if t == tenant)
             lines.append(f"  {tenant}: {per_type}")
@@ -191,31 +195,40 @@ class LoadReport:
 
 
 def load_document(store: MemoryStore, document: dict[str, Any], name: str,
-                  on_progress: ProgressCallback | None = None) -> LoadReport:
+                  on_progress: ProgressCallback | None = None, *, upsert: bool = False) -> LoadReport:
     """Write every tenant and memory of a validated document, then commit; roll back on any error.
     A store that `commits_each_tenant` (Oracle) commits after each tenant's rows, while that tenant is set.
-    `on_progress` is called once per memory written."""
-    report = LoadReport(path=name)
+    `on_progress` is called once per memory written. `upsert` compares each memory with what is stored
+    (ctxasm.services.upsert) and writes only the difference, through the lifecycle routines."""
+    report = LoadReport(path=name, upsert=upsert)
     started = time.perf_counter()
     try:
+        stored = _stored_state(store, document, name) if upsert else {}
         for t, tenant in enumerate(document["tenants"]):
             tenant_id = tenant["tenant_id"]
             with _located(name, f"$.tenants[{t}]"):
                 store.register_tenant(tenant_id, tenant["display_name"])
                 store.set_tenant(tenant_id)
+            versions_now: dict[tuple[str, str], tuple[int, int]] = {}
             for m, memory in enumerate(tenant["memories"]):
                 where = f"$.tenants[{t}].memories[{m}]"
                 kind = memory["type"]
-                with _located(name, where):
-                    store.put_memory(kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
-                for v, version in enumerate(memory.get("versions", [])):
-                    with _located(name, f"{where}.versions[{v}]"):
-                        store.supersede(kind, memory["id"], version)
-                    report.versions += 1
-                if "deleted_at" in memory:
-                    with _located(name, f"{where}.deleted_at"):
-                        store.delete_memory(kind, memory["id"], memory["deleted_at"])
-                    report.deletions += 1
+                current = stored.get((tenant_id, kind, memory["id"]))
+                if current is not None:
+                    _upsert_memory(store, name, where, memory, current, versions_now, report)
+                else:
+                    with _located(name, where):
+                        store.put_memory(kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                    for v, version in enumerate(memory.get("versions", [])):
+                        with _located(name, f"{where}.versions[{v}]"):
+                            store.supersede(kind, memory["id"], version)
+                        report.versions += 1
+                    if "deleted_at" in memory:
+                        with _located(name, f"{where}.deleted_at"):
+                            store.delete_memory(kind, memory["id"], memory["deleted_at"])
+                        report.deletions += 1
+                    last = 1 + len(memory.get("versions", []))
+                    versions_now[(kind, memory["id"])] = (last, last)
                 report.rows[(tenant_id, kind)] += 1
                 if on_progress is not None:
                     on_progress(1)
@@ -227,6 +240,68 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _stored_state(store: MemoryStore, document: dict[str, Any], name: str) -> dict[tuple[str, str, str], Any]:
+    """For every memory of the file already stored: (tenant, type, id) -> its latest stored version. A memory
+    that was erased is refused, every one named at once with its tenant: erasure is final, and loading a file
+    must not bring back what a user had erased (docs/scenario-format.md)."""
+    from ctxasm.services import upsert
+
+    stored: dict[tuple[str, str, str], Any] = {}
+    erased: list[str] = []
+    for t, tenant in enumerate(document["tenants"]):
+        tenant_id = tenant["tenant_id"]
+        with _located(name, f"$.tenants[{t}]"):
+            store.register_tenant(tenant_id, tenant["display_name"])
+            store.set_tenant(tenant_id)
+            found = upsert.stored_memories(store, tenant_id, [(m["type"], m["id"]) for m in tenant["memories"]])
+        for m, memory in enumerate(tenant["memories"]):
+            row = found.get((memory["type"], memory["id"]))
+            if row is upsert.ERASED:
+                erased.append(f"$.tenants[{t}].memories[{m}]: {memory['type']} {memory['id']!r} of tenant "
+                              f"{tenant_id!r}")
+            elif row is not None:
+                stored[(tenant_id, memory["type"], memory["id"])] = row
+    if erased:
+        raise ScenarioError(name, "$", f"{len(erased)} memor{'ies were' if len(erased) > 1 else 'y was'} erased and "
+                            "an erased memory is never loaded again (remove it from the file, or give it a new id): "
+                            + "; ".join(erased))
+    return stored
+
+
+def _upsert_memory(store: MemoryStore, name: str, where: str, memory: dict[str, Any], current: Any,
+                   versions_now: dict[tuple[str, str], tuple[int, int]], report: LoadReport) -> None:
+    """One memory of the file that is stored already: nothing when the stored version says what the file's
+    last version says, else one new version (supersede) with what differs, and a deletion when the file
+    deletes it. A memory deleted in the database is not brought back."""
+    from ctxasm.services import upsert
+
+    kind, memory_id = memory["type"], memory["id"]
+    final = upsert.final_state(memory, versions_now)
+    record = upsert.difference(final, current)
+    file_last = 1 + len(memory.get("versions", []))
+    version = int(current["version"])
+    if current.get("status") == "deleted":
+        if record or "deleted_at" not in memory:
+            raise ScenarioError(name, where, f"{kind} {memory_id!r} was deleted in the database (version "
+                                f"{version}); a deleted memory is not brought back by a load: give it a new id")
+        report.unchanged += 1
+        versions_now[(kind, memory_id)] = (file_last, version)
+        return
+    if record:
+        with _located(name, where):
+            version = int(store.supersede(kind, memory_id, record))
+        report.versions += 1
+    if "deleted_at" in memory:
+        with _located(name, f"{where}.deleted_at"):
+            store.delete_memory(kind, memory_id, memory["deleted_at"])
+        report.deletions += 1
+    if record or "deleted_at" in memory:
+        report.changed += 1
+    else:
+        report.unchanged += 1
+    versions_now[(kind, memory_id)] = (file_last, version)
 
 
 class _located:
@@ -348,9 +423,11 @@ def add_memory_instructions(document: dict[str, Any]) -> int:
     return added
 
 
-def load_file(engine: Engine | Any, path: str | Path) -> LoadReport:
+def load_file(engine: Engine | Any, path: str | Path, *, upsert: bool = False) -> LoadReport:
     """Validate, embed the searchable memories, then load through the engine's owner connection (an admin
-    tool: the owner registers tenants). `engine` may be a PostgreSQL target too."""
+    tool: the owner registers tenants). `engine` may be a PostgreSQL target too. `upsert`: memories already
+    stored are compared and only what changed is written (a new version), so loading a file twice writes
+    nothing the second time."""
     engine = as_engine(engine)
     document = read_scenario(path)
     add_memory_instructions(document)
@@ -358,4 +435,4 @@ def load_file(engine: Engine | Any, path: str | Path) -> LoadReport:
     compress_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])
     with connected_store(engine, role=OWNER) as store, progress(f"loading {Path(path).name}", total=total) as tick:
-        return load_document(store, document, str(path), tick)
+        return load_document(store, document, str(path), tick, upsert=upsert)

@@ -144,6 +144,31 @@ def test_missing_and_invalid_budget(demo_target):
     assert manifest_count(demo_target) == before
 
 
+def test_two_budgets_of_one_scope_in_effect_are_refused_naming_both(demo_target):
+    """The loader refuses such a file; a row written by another path (here the write API directly) must not
+    make the pick silent either. A narrower budget is no conflict: it wins."""
+    before = manifest_count(demo_target)
+    with pgconn.connect(demo_target, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("acme")
+        current = connection.execute("SELECT content_json FROM ctxasm.guideline_memory WHERE id = "
+                                     "'context_context_budget' AND status = 'active'").fetchone()[0]
+        store.put_memory("guideline", {"id": "context_budget_twin", "guideline_key": "context_budget",
+                                       "agent_id": "research-assistant", "valid_from": "2026-07-01T00:00:00Z",
+                                       "content": "A second budget for the research assistant.",
+                                       "content_json": current})
+        store.commit()
+    with pytest.raises(errors.InvalidBudget, match=r"two context_budget guidelines of one scope \(agent "
+                       r"research-assistant\) are in effect at once: guideline context_budget_twin version 1 and "
+                       r"guideline context_context_budget version 1"):
+        run(demo_target, jane())
+    assert manifest_count(demo_target) == before
+    # before the second took effect, the first stands alone
+    assert run(demo_target, jane(), "2026-06-15T12:00:00")[0].manifest_id
+    # a narrower budget (the tight thread's own) wins over both without a conflict
+    assert run(demo_target, jane(thread_id="thread_jane_tight"))[0].manifest_id
+
+
 def test_cli_json_is_one_object(demo_target):
     env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE)
     result = subprocess.run(

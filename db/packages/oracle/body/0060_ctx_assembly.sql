@@ -1464,6 +1464,10 @@ create or replace package body ctx_assembly is
       l_budget_id      guideline_memory.id%type;
       l_budget_version guideline_memory.version%type;
       l_budget_json    clob;
+      l_budget_count   pls_integer;
+      l_budget_user    guideline_memory.user_id%type;
+      l_budget_agent   guideline_memory.agent_id%type;
+      l_budget_thread  guideline_memory.thread_id%type;
       l_budget_element json_element_t;
       l_element        json_element_t;
       l_budget         json_object_t;
@@ -1553,48 +1557,77 @@ create or replace package body ctx_assembly is
 
       begin
          -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time
-         -- (narrowest by containment: thread, user, agent, tenant).
-         begin
-            select g.id, g.version, g.content_json
-              into l_budget_id, l_budget_version, l_budget_json
-              from (
-                      select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
-                             r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob) as content_json
-                        from guideline_memory r
-                       where r.tenant_id = l_tenant_id
-                         and l_snapshot_scn is null
-                      union all
-                      select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
-                             r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob)
-                        from guideline_memory as of scn l_read_scn r
-                       where r.tenant_id = l_tenant_id
-                         and l_snapshot_scn is not null
-                         -- a budget erased since the SCN is not returned (see erased_now)
-                         and not exists (select 1
-                                           from guideline_memory n
-                                          where n.tenant_id = r.tenant_id and n.id = r.id
-                                            and n.version = r.version and n.status = 'erased')
-                   ) g
-             where g.guideline_key = co_budget_key
-               and (g.user_id is null or g.user_id = in_user_id)
-               and (g.agent_id is null or g.agent_id = in_agent_id)
-               and (g.thread_id is null or g.thread_id = in_thread_id)
-               and g.deleted_at is null
-               and g.valid_from <= in_evaluation_time
-               and (g.valid_until is null or g.valid_until > in_evaluation_time)
-             order by ctx_assembly.scope_level(in_user_id => g.user_id, in_agent_id => g.agent_id,
-                                               in_thread_id => g.thread_id) desc,
-                      g.valid_from desc,
-                      g.id
-             fetch first 1 row only;
-         exception
-            when no_data_found then
+         -- (narrowest by containment: thread, user, agent, tenant). Two of the winning scope in effect at once
+         -- would be picked by an arbitrary tie-break: refused, naming both (as in PostgreSQL).
+         l_budget_count := 0;
+         for r_budget in (
+               select g.id, g.version, g.content_json, g.user_id, g.agent_id, g.thread_id
+                 from (
+                         select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
+                                r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob) as content_json
+                           from guideline_memory r
+                          where r.tenant_id = l_tenant_id
+                            and l_snapshot_scn is null
+                         union all
+                         select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
+                                r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob)
+                           from guideline_memory as of scn l_read_scn r
+                          where r.tenant_id = l_tenant_id
+                            and l_snapshot_scn is not null
+                            -- a budget erased since the SCN is not returned (see erased_now)
+                            and not exists (select 1
+                                              from guideline_memory n
+                                             where n.tenant_id = r.tenant_id and n.id = r.id
+                                               and n.version = r.version and n.status = 'erased')
+                      ) g
+                where g.guideline_key = co_budget_key
+                  and (g.user_id is null or g.user_id = in_user_id)
+                  and (g.agent_id is null or g.agent_id = in_agent_id)
+                  and (g.thread_id is null or g.thread_id = in_thread_id)
+                  and g.deleted_at is null
+                  and g.valid_from <= in_evaluation_time
+                  and (g.valid_until is null or g.valid_until > in_evaluation_time)
+                order by ctx_assembly.scope_level(in_user_id => g.user_id, in_agent_id => g.agent_id,
+                                                  in_thread_id => g.thread_id) desc,
+                         g.valid_from desc,
+                         g.id
+                fetch first 2 rows only
+         ) loop
+            l_budget_count := l_budget_count + 1;
+            if l_budget_count = 1 then
+               l_budget_id := r_budget.id;
+               l_budget_version := r_budget.version;
+               l_budget_json := r_budget.content_json;
+               l_budget_user := r_budget.user_id;
+               l_budget_agent := r_budget.agent_id;
+               l_budget_thread := r_budget.thread_id;
+            elsif l_budget_count = 2
+                  and (r_budget.user_id = l_budget_user or (r_budget.user_id is null and l_budget_user is null))
+                  and (r_budget.agent_id = l_budget_agent or (r_budget.agent_id is null and l_budget_agent is null))
+                  and (r_budget.thread_id = l_budget_thread
+                       or (r_budget.thread_id is null and l_budget_thread is null))
+            then
                ctx_errors.raise_error(
-                  in_code   => ctx_errors.co_budget_missing,
-                  in_detail => 'no context_budget guideline is in effect for agent ' || ctx_errors.quoted(in_text => in_agent_id)
-                               || ' at ' || message_time(in_timestamp => in_evaluation_time)
+                  in_code   => ctx_errors.co_invalid_budget,
+                  in_detail => 'two context_budget guidelines of one scope ('
+                               || coalesce(ltrim(case when l_budget_user is not null then ', user ' || l_budget_user end
+                                                 || case when l_budget_agent is not null then ', agent ' || l_budget_agent end
+                                                 || case when l_budget_thread is not null then ', thread ' || l_budget_thread end,
+                                                 ', '),
+                                           'tenant-wide')
+                               || ') are in effect at once: guideline ' || l_budget_id || ' version '
+                               || to_char(l_budget_version) || ' and guideline ' || r_budget.id || ' version '
+                               || to_char(r_budget.version)
                );
-         end;
+            end if;
+         end loop;
+         if l_budget_count = 0 then
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_budget_missing,
+               in_detail => 'no context_budget guideline is in effect for agent ' || ctx_errors.quoted(in_text => in_agent_id)
+                            || ' at ' || message_time(in_timestamp => in_evaluation_time)
+            );
+         end if;
          -- The database checks only the budget fields it uses itself; the Python layer validates the rest.
          l_budget_name := 'guideline ' || l_budget_id || ' version ' || to_char(l_budget_version);
          if l_budget_json is not null and to_char(substr(l_budget_json, 1, 1)) = '{' then

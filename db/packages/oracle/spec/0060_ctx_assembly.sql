@@ -83,7 +83,8 @@ create or replace package ctx_assembly authid definer is
     *         -20108 invalid_argument (NULL in_evaluation_time; in_sources not a JSON array; in_scores not a
     *         JSON object of numbers; in_query_embedding not 384 numbers),
     *         -20107 invalid_snapshot (in_snapshot not an SCN Oracle can read),
-    *         -20111 budget_missing, -20112 invalid_budget (naming the field, e.g. candidate_limits.evidence),
+    *         -20111 budget_missing, -20112 invalid_budget (naming the field, e.g. candidate_limits.evidence, or
+    *         naming both guidelines when two of the winning scope are in effect at once),
     *         -20110 unknown_intent
     */
    function select_window(
