@@ -39,7 +39,8 @@ DEMO_QUESTIONS = (
     "Summarise what we know about contamination in BEIR evaluations.",
 )
 CONCURRENCY = (1, 8, 32)
-#: untimed assemblies per connection before the clock starts (see the module's description)
+#: untimed assemblies per worker's connection before the clock starts (scripts/bench --load-warm-up): the plan
+#: cache of a PostgreSQL connection settles after about five executions of each statement
 WARM_UP = 5
 
 
