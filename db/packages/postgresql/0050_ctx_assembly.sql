@@ -635,15 +635,21 @@ $$;
 
 --changeset ctxasm:pg-ctx-assembly-record-manifest dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.record_manifest: the context_manifest event in conversation_memory plus one
---comment: context_source_ref row per dependency, one statement per table, in the caller's transaction;
+--comment: context_source_ref row per dependency, one static statement per table, in the caller's transaction;
 --comment: returns the manifest id
 CREATE OR REPLACE FUNCTION ctx_assembly.record_manifest(in_manifest jsonb) RETURNS varchar
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     l_tenant varchar := ctxasm.require_scope(in_manifest -> 'scope' ->> 'user_id', in_manifest -> 'scope' ->> 'agent_id');
     l_id     varchar := 'manifest_' || replace(gen_random_uuid()::text, '-', '');
+    l_scope  jsonb := in_manifest -> 'scope';
     l_field  text;
     l_bad    record;
+    -- the widths of conversation_memory's user_id, agent_id and thread_id, and of context_source_ref's
+    -- source_type and source_id
+    co_scope_length CONSTANT integer := 64;
+    co_type_length  CONSTANT integer := 32;
+    co_id_length    CONSTANT integer := 128;
 BEGIN
     IF in_manifest IS NULL OR jsonb_typeof(in_manifest) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: the manifest must be a JSON object';
@@ -662,37 +668,52 @@ BEGIN
        OR jsonb_array_length(in_manifest -> 'budget_ref') <> 3 THEN
         RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: budget_ref must be [type, id, version]';
     END IF;
-    PERFORM ctxasm.insert_row_version('conversation', 'conversation_memory', l_tenant, 1, jsonb_build_object(
-        'id', l_id,
-        'user_id', in_manifest -> 'scope' ->> 'user_id',
-        'agent_id', in_manifest -> 'scope' ->> 'agent_id',
-        'thread_id', in_manifest -> 'scope' ->> 'thread_id',
-        'role', 'event',
-        'event_type', 'context_manifest',
-        'content', format('context manifest: %s memories rendered, %s excluded, request %s',
-                          jsonb_array_length(in_manifest -> 'memories'), jsonb_array_length(in_manifest -> 'excluded'),
-                          in_manifest ->> 'request_hash'),
-        'content_json', in_manifest));
-    -- Every row the window depended on, so retention and erasure can follow the sources: all checked first,
-    -- then written in one statement.
-    SELECT r.ref, r.relation INTO l_bad
-      FROM ctxasm.manifest_refs(in_manifest) AS r
-     WHERE CASE WHEN jsonb_typeof(r.ref) = 'array'
-                THEN jsonb_array_length(r.ref) <> 3 OR jsonb_typeof(r.ref -> 0) <> 'string'
-                     OR jsonb_typeof(r.ref -> 1) <> 'string' OR coalesce(r.ref ->> 2, '') !~ '^[0-9]{1,9}$'
-                ELSE TRUE END
-     ORDER BY r.ord
+    -- The event row by one static INSERT, not through insert_row_version: that rebuilds the record (the whole
+    -- manifest, about 100 kB) once per key it strips and plans a dynamic statement per call, which cost most of
+    -- the manifest write. Every column is set here, so only the scope's lengths can be wrong; they are checked
+    -- first, so the error names the field as insert_row_version's would.
+    FOREACH l_field IN ARRAY ARRAY['user_id', 'agent_id', 'thread_id'] LOOP
+        IF length(l_scope ->> l_field) > co_scope_length THEN
+            RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+                'invalid_field: conversation.%s: longer than %s characters', l_field, co_scope_length);
+        END IF;
+    END LOOP;
+    INSERT INTO ctxasm.conversation_memory (tenant_id, id, version, status, user_id, agent_id, thread_id, role,
+                                            event_type, content, content_json)
+    VALUES (l_tenant, l_id, 1, 'active', l_scope ->> 'user_id', l_scope ->> 'agent_id', l_scope ->> 'thread_id',
+            'event', 'context_manifest',
+            format('context manifest: %s memories rendered, %s excluded, request %s',
+                   jsonb_array_length(in_manifest -> 'memories'), jsonb_array_length(in_manifest -> 'excluded'),
+                   in_manifest ->> 'request_hash'),
+            in_manifest);
+    -- Every row the window depended on, so retention and erasure can follow the sources: all checked first
+    -- (the first bad one in manifest order is named), then written in one statement.
+    SELECT b.ref, b.relation, b.problem INTO l_bad
+      FROM (SELECT r.ref, r.relation, r.ord,
+                   CASE WHEN jsonb_typeof(r.ref) IS DISTINCT FROM 'array' THEN 'shape'
+                        WHEN jsonb_array_length(r.ref) <> 3 OR jsonb_typeof(r.ref -> 0) <> 'string'
+                             OR jsonb_typeof(r.ref -> 1) <> 'string'
+                             OR coalesce(r.ref ->> 2, '') !~ '^[0-9]{1,9}$' THEN 'shape'
+                        WHEN length(r.ref ->> 0) > co_type_length THEN 'source_type'
+                        WHEN length(r.ref ->> 1) > co_id_length THEN 'source_id' END AS problem
+              FROM ctxasm.manifest_refs(in_manifest) AS r) AS b
+     WHERE b.problem IS NOT NULL
+     ORDER BY b.ord
      LIMIT 1;
-    IF FOUND THEN
+    IF l_bad.problem = 'shape' THEN
         RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = format(
             'invalid_manifest: a %s reference must be [type, id, version], not %s', l_bad.relation,
             left(coalesce(l_bad.ref::text, 'null'), 200));
+    ELSIF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            'invalid_field: source_ref.%s: longer than %s characters', l_bad.problem,
+            CASE l_bad.problem WHEN 'source_type' THEN co_type_length ELSE co_id_length END);
     END IF;
     INSERT INTO ctxasm.context_source_ref (tenant_id, id, version, status, user_id, agent_id, thread_id,
                                            derived_type, derived_id, derived_version, source_type, source_id,
                                            source_version, relation, content)
-    SELECT l_tenant, l_id || ':' || r.ord, 1, 'active', in_manifest -> 'scope' ->> 'user_id',
-           in_manifest -> 'scope' ->> 'agent_id', in_manifest -> 'scope' ->> 'thread_id', 'manifest', l_id, 1,
+    SELECT l_tenant, l_id || ':' || r.ord, 1, 'active', l_scope ->> 'user_id', l_scope ->> 'agent_id',
+           l_scope ->> 'thread_id', 'manifest', l_id, 1,
            r.ref ->> 0, r.ref ->> 1, (r.ref ->> 2)::integer, r.relation,
            format('manifest %s %s %s:%s@%s', l_id, r.relation, r.ref ->> 0, r.ref ->> 1, r.ref ->> 2)
       FROM ctxasm.manifest_refs(in_manifest) AS r;

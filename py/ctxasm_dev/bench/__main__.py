@@ -28,23 +28,44 @@ EXAMPLE = """examples:
   scripts/bench --load                            # also N = 1, 8, 32 concurrent assemblies
   scripts/bench --json > bench.json               # figures as one JSON object on stdout
 
---json prints {"format": "ctxasm-bench/2", "database", "sizes", "entries": [...], "max_rss_mib", "finished"};
-each entry has a "kind":
+--json prints {"format": "ctxasm-bench/3", "database", "sizes", "warm_up", "entries": [...], "max_rss_mib",
+"finished"}; "warm_up" says how the timed figures were warmed (--warm-up, --load-warm-up); each entry has a
+"kind":
   build               a tenant built by this run: size, tenant, database, rows, by_type, history_rows,
                       seconds, index_seconds
   size                one per size: size, label, tenant, assemblies, p50_ms, p95_ms, p99_ms, mean_ms,
                       phases_ms (p50 per phase), phases_mean_ms, question_embedding_ms, round_trips,
-                      candidates, retrieved, vector_ranked, peak_mib, text (the generated text's profile),
-                      naive (the baseline's figures, or null), naive_over_assembler (p50 ratio, or null)
-  neighbour           size, neighbour_size, alone {p50_ms, p95_ms, ...}, beside {...}, p50_ratio, p95_ratio,
-                      method
+                      candidates, retrieved, vector_ranked, peak_mib, warm_up {assemblies, first_ms, p50_ms}
+                      (the untimed warm-up: its first assembly, cold for the connection, and its median),
+                      text (the generated text's profile), naive (the baseline's figures, or null),
+                      naive_over_assembler (p50 ratio, or null)
+  neighbour           size, neighbour_size, alone {p50_ms, p95_ms, ..., warm_up}, beside {...}, p50_ratio,
+                      p95_ratio, method
   question_embedding  the real model's question embedding, apart from assembly: model, n, p50_ms, p95_ms
   token_counts        size, stored / counted {token_counting_ms, compose_ms}, identical_requests, windows
   load                workload, concurrency, assemblies, failed, throughput (per second), p50_ms, p95_ms,
-                      question_embedding_ms, manifests_counted, lost, duplicated
+                      question_embedding_ms, manifests_counted, lost, duplicated, warm_up (assemblies per
+                      worker)
   target              a figure of the scaling goals: figure, measured, goal, met
 Latencies of size and neighbour entries leave the question embedding out; load latencies include it.
+Timed figures are a warm server's: see --warm-up and --load-warm-up.
 """
+
+
+#: untimed warm-up assemblies per size (--warm-up). A new connection's first five or so assemblies plan the
+#: routines' statements; right after a server restart a 1e6-row tenant then needs a few tens more before its
+#: pages are back in the buffer cache (measured: 5 left the timed p50 at about twice the warm figure, 30 reached
+#: it)
+WARM_UP = 20
+
+#: how the timed figures were warmed, printed above the tables and kept in --json
+WARM_UP_METHOD = ("timed figures are a warm server's. Before them, each size's measuring connection, and each side "
+                  "of the neighbour figure, ran {n} untimed assemblies with questions of their own (none of them "
+                  "timed), and each load worker {load} on its own connection with the workload's questions. A "
+                  "server keeps its pooled connections; PostgreSQL plans a routine's statements once per "
+                  "connection, and reads a tenant's pages into its buffer cache only as they are used, so a cold "
+                  "connection's or a restarted server's first assemblies are not the steady cost. They are "
+                  "reported apart: the first warm-up assembly (cold for its connection) and the warm-up median.")
 
 
 def log(message: str) -> None:
@@ -71,6 +92,12 @@ def parse_concurrency(text: str) -> list[int]:
     return levels
 
 
+def parse_warm_up(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of assemblies (0 or more)")
+    return int(text)
+
+
 def parse_load_tenant(text: str) -> str | int:
     if text == "demo":
         return text
@@ -87,6 +114,13 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="tenant sizes in memory rows, at least 100 each (default 1e3,1e4,1e5,1e6)")
     parser.add_argument("--assemblies", type=int, default=50,
                         help="timed assemblies per size and assembler, each with its own question (default 50)")
+    parser.add_argument("--warm-up", type=parse_warm_up, default=WARM_UP,
+                        help="untimed assemblies before the timed ones, per size and for each side of the "
+                             "neighbour figure, with questions of their own (never timed); their first and median "
+                             f"latencies are reported apart (default {WARM_UP})")
+    parser.add_argument("--load-warm-up", type=parse_warm_up, default=load.WARM_UP,
+                        help="untimed assemblies per load worker on its own connection before the clock starts "
+                             f"(default {load.WARM_UP})")
     parser.add_argument("--max-seconds", type=float, default=120.0,
                         help="stop a size's timed runs after this long, with at least 3 assemblies (default 120)")
     parser.add_argument("--database", default="ctxasm_bench",
@@ -106,7 +140,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=parse_concurrency, default=list(load.CONCURRENCY),
                         help="concurrent assemblies of the load runs, one run per level (default 1,8,32)")
     parser.add_argument("--per-worker", type=int, default=8,
-                        help="timed assemblies per load worker, after one untimed warm-up each (default 8)")
+                        help="timed assemblies per load worker, after its warm-up (default 8)")
     parser.add_argument("--token-windows", type=int, default=10,
                         help="selections composed with and without stored counts (default 10)")
     parser.add_argument("--token-counts-only", action="store_true",
@@ -195,7 +229,7 @@ def text_profile(target: Any, size: int, questions: list[str]) -> dict[str, Any]
         return generate.text_profile(connection, generate.plan(size).tenant_id, questions)
 
 
-def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str]
+def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str], warm_up: list[str]
                   ) -> tuple[list[dict[str, Any]], list[float]]:
     """One size entry per size (and the token-count entries); also every question-embedding time seen."""
     entries: list[dict[str, Any]] = []
@@ -203,7 +237,10 @@ def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str]
     for size in args.sizes:
         tenant = generate.plan(size).tenant_id
         clear_assemblies(target, tenant)
-        assembler = runner.run_assembler(target, tenant, size, questions, args.max_seconds, log)
+        assembler = runner.run_assembler(target, tenant, size, questions, args.max_seconds, log, warm_up)
+        first = assembler.warm_up_summary()["first_ms"]
+        if first is not None:
+            log(f"{tenant}: warm-up of {len(warm_up)}, the first {first:.0f} ms")
         embedding_seconds += assembler.embedding_seconds
         naive = None if args.no_naive else runner.run_naive(target, tenant, size, questions, args.max_seconds, log)
         peaks = runner.peak_memory(target, tenant, questions[0], naive=naive is not None)
@@ -239,7 +276,7 @@ def load_entries(target: Any, args: argparse.Namespace) -> list[dict[str, Any]]:
         clear_assemblies(target, workload.tenant_id)
     entries = []
     for concurrency in args.concurrency:
-        result = load.run_load(target, concurrency, args.per_worker, workload)
+        result = load.run_load(target, concurrency, args.per_worker, workload, warm_up=args.load_warm_up)
         entries.append(result.summary())
         log(f"load {workload.label} N={concurrency}: {result.succeeded} ok, {result.failed} failed, "
             f"{entries[-1]['throughput']:.1f}/s")
@@ -279,8 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         questions = generate.questions(args.token_windows)
         entries += [token_entry(target, size, questions) for size in args.sizes]
     if measure:
-        questions = generate.questions(args.assemblies)
-        measured, embedding_seconds = measure_sizes(target, args, questions)
+        # one seeded sequence: the timed questions first (the same as without a warm-up), the warm-up's after
+        asked = generate.questions(args.assemblies + args.warm_up)
+        questions, warm_up = asked[:args.assemblies], asked[args.assemblies:]
+        measured, embedding_seconds = measure_sizes(target, args, questions, warm_up)
         entries += measured
         if alone is not None:
             built = ensure_tenant(alone, args.sizes[0])
@@ -289,12 +328,15 @@ def main(argv: list[str] | None = None) -> int:
             for database in (alone, target):
                 clear_assemblies(database, generate.plan(args.sizes[0]).tenant_id)
             entries.append(neighbour.measure(alone, target, args.sizes[0], args.sizes[-1], questions,
-                                             args.max_seconds, log))
+                                             args.max_seconds, log, warm_up))
         entries.append(embedding_entry(embedding_seconds))
     if args.load or args.load_only:
         entries += load_entries(target, args)
     entries += report.targets(entries)
-    figures = {"format": "ctxasm-bench/2", "database": args.database, "sizes": args.sizes, "entries": entries,
+    figures = {"format": "ctxasm-bench/3", "database": args.database, "sizes": args.sizes,
+               "warm_up": {"assemblies": args.warm_up, "load_assemblies": args.load_warm_up,
+                           "method": WARM_UP_METHOD.format(n=args.warm_up, load=args.load_warm_up)},
+               "entries": entries,
                "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.json:

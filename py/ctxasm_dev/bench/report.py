@@ -59,7 +59,8 @@ def _phases(sizes: list[dict[str, Any]]) -> list[str]:
 def scale_table(sizes: list[dict[str, Any]]) -> str:
     phases = _phases(sizes)
     head = (["rows", "assembler", "n", "p50 ms", "p95 ms", "p99 ms", "round trips", "candidates",
-             "vector-ranked / retrieved"] + [f"{p} p50 ms" for p in phases] + ["peak MiB"])
+             "vector-ranked / retrieved"] + [f"{p} p50 ms" for p in phases]
+            + ["peak MiB", "warm-up n", "warm-up first ms", "warm-up p50 ms"])
     rows = []
     for s in sizes:
         for name, r in (("assembler", s), ("naive", s.get("naive"))):
@@ -70,8 +71,15 @@ def scale_table(sizes: list[dict[str, Any]]) -> str:
             rows.append([size_label(s["size"]), name, str(r["assemblies"]), _ms(r["p50_ms"]), _ms(r["p95_ms"]),
                          _ms(r["p99_ms"]), _num(r["round_trips"]), _num(r["candidates"]), ranked]
                         + [_ms(r["phases_ms"].get(p)) for p in phases]
-                        + [_num(r.get("peak_mib"), 1)])
+                        + [_num(r.get("peak_mib"), 1)] + _warm_up(r.get("warm_up")))
     return _table(head, rows)
+
+
+def _warm_up(figures: dict[str, Any] | None) -> list[str]:
+    """The warm-up columns: how many, the first (cold for its connection), the median; "-" when none ran."""
+    if not figures or not figures.get("assemblies"):
+        return ["-", "-", "-"]
+    return [str(figures["assemblies"]), _ms(figures["first_ms"]), _ms(figures["p50_ms"])]
 
 
 def ratio_table(sizes: list[dict[str, Any]]) -> str:
@@ -113,11 +121,12 @@ def token_table(gains: list[dict[str, Any]]) -> str:
 
 
 def load_table(rows: list[dict[str, Any]]) -> str:
-    return _table(["workload", "concurrency", "assemblies", "failed", "throughput /s", "p50 ms", "p95 ms",
-                   "question embedding p50 ms", "manifests counted", "lost", "duplicated"],
-                  [[r["workload"], str(r["concurrency"]), str(r["assemblies"]), str(r["failed"]),
-                    f"{r['throughput']:.1f}", _ms(r["p50_ms"]), _ms(r["p95_ms"]), _ms(r["question_embedding_ms"]),
-                    str(r["manifests_counted"]), str(r["lost"]), str(r["duplicated"])] for r in rows])
+    return _table(["workload", "concurrency", "warm-up per worker", "assemblies", "failed", "throughput /s",
+                   "p50 ms", "p95 ms", "question embedding p50 ms", "manifests counted", "lost", "duplicated"],
+                  [[r["workload"], str(r["concurrency"]), str(r.get("warm_up", "-")), str(r["assemblies"]),
+                    str(r["failed"]), f"{r['throughput']:.1f}", _ms(r["p50_ms"]), _ms(r["p95_ms"]),
+                    _ms(r["question_embedding_ms"]), str(r["manifests_counted"]), str(r["lost"]),
+                    str(r["duplicated"])] for r in rows])
 
 
 def targets(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -161,6 +170,8 @@ def text(figures: dict[str, Any]) -> str:
     """Every table the figures have, in reading order."""
     entries = figures["entries"]
     parts = []
+    if figures.get("warm_up"):
+        parts.append("Warm-up: " + figures["warm_up"]["method"])
     if _kind(entries, "build"):
         parts.append("## Tenants built\n\n" + build_table(_kind(entries, "build")))
     sizes = _kind(entries, "size")

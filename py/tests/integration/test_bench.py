@@ -31,7 +31,7 @@ def figures(pg_target):
         with redirect_stdout(out):
             code = bench.main(["--database", DATABASE, "--rebuild", "--sizes", "200,400", "--assemblies", "3",
                                "--token-windows", "1", "--load", "--concurrency", "1,2", "--per-worker", "2",
-                               "--json"])
+                               "--warm-up", "2", "--load-warm-up", "1", "--json"])
         assert code == 0
         yield json.loads(out.getvalue())
     finally:
@@ -40,8 +40,10 @@ def figures(pg_target):
 
 
 def test_json_has_one_entry_per_size_with_percentiles_and_phases(figures):
-    assert figures["format"] == "ctxasm-bench/2"
+    assert figures["format"] == "ctxasm-bench/3"
     assert figures["sizes"] == [200, 400]
+    assert figures["warm_up"]["assemblies"] == 2 and figures["warm_up"]["load_assemblies"] == 1
+    assert "untimed" in figures["warm_up"]["method"]
     kinds = Counter(e["kind"] for e in figures["entries"])
     assert kinds["size"] == 2 and kinds["neighbour"] == 1 and kinds["question_embedding"] == 1
     assert kinds["load"] == 2 and kinds["token_counts"] == 2 and kinds["target"] >= 1
@@ -54,6 +56,9 @@ def test_json_has_one_entry_per_size_with_percentiles_and_phases(figures):
                     "peak_mib"):
             assert isinstance(entry[key], (int, float)), key
         assert PHASES <= set(entry["phases_ms"]) and PHASES <= set(entry["phases_mean_ms"])
+        # the warm-up ran on the measuring connection, untimed, and is reported apart
+        assert entry["warm_up"]["assemblies"] == 2
+        assert isinstance(entry["warm_up"]["first_ms"], float) and isinstance(entry["warm_up"]["p50_ms"], float)
         assert entry["naive"]["assemblies"] == 3 and "p50_ms" in entry["naive"]
         assert entry["naive_over_assembler"] is not None
         # the synthetic embeddings reach vector retrieval: some evidence has a vector rank
@@ -68,6 +73,7 @@ def test_neighbour_and_load_entries(figures):
     assert near["alone"]["database"] == neighbour.alone_database(DATABASE)
     assert near["beside"]["database"] == DATABASE
     assert near["alone"]["assemblies"] == near["beside"]["assemblies"] == 3
+    assert near["alone"]["warm_up"]["assemblies"] == near["beside"]["warm_up"]["assemblies"] == 2
     assert isinstance(near["p50_ratio"], float) and isinstance(near["p95_ratio"], float)
     (embedding,) = [e for e in entries if e["kind"] == "question_embedding"]
     assert embedding["n"] == 6 and embedding["model"] == "all-MiniLM-L6-v2"
@@ -76,7 +82,7 @@ def test_neighbour_and_load_entries(figures):
     for entry in loads:
         assert entry["assemblies"] == 2 * entry["concurrency"] and entry["failed"] == 0
         assert entry["manifests_counted"] == entry["assemblies"]
-        assert entry["lost"] == 0 and entry["duplicated"] == 0
+        assert entry["lost"] == 0 and entry["duplicated"] == 0 and entry["warm_up"] == 1
         assert isinstance(entry["throughput"], float)
     builds = [e for e in entries if e["kind"] == "build"]
     assert {(b["database"], b["size"]) for b in builds} == {
@@ -88,7 +94,8 @@ def test_help_documents_every_flag(capsys):
     with pytest.raises(SystemExit):
         bench.main(["--help"])
     text = capsys.readouterr().out
-    parser_flags = ("--sizes", "--assemblies", "--max-seconds", "--database", "--rebuild", "--no-naive",
+    parser_flags = ("--sizes", "--assemblies", "--warm-up", "--load-warm-up", "--max-seconds", "--database",
+                    "--rebuild", "--no-naive",
                     "--no-neighbour", "--load", "--load-only", "--load-tenant", "--concurrency", "--per-worker",
                     "--token-windows", "--token-counts-only", "--json")
     for flag in parser_flags:

@@ -104,6 +104,7 @@ create or replace package body ctx_assembly is
    co_max_quote        constant pls_integer := 200;
    co_type_length      constant pls_integer := 32;
    co_id_length        constant pls_integer := 128;
+   co_scope_length     constant pls_integer := 64;
 
    type t_word_tab is table of varchar2(32767);
    type t_term_rec is record (
@@ -2941,6 +2942,19 @@ create or replace package body ctx_assembly is
       io_rows.append(l_row);
    end add_dependency;
 
+   -- a scope column of the manifest's event row no longer than the column (64 characters), named as
+   -- CTX_MEMORY.put_memory names a field that is too long
+   procedure check_scope_length(in_field in varchar2, in_value in varchar2) is
+   begin
+      if length(in_value) > co_scope_length then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_field,
+            in_detail => co_conversation || '.' || in_field || ': longer than ' || to_char(co_scope_length)
+                         || ' characters'
+         );
+      end if;
+   end check_scope_length;
+
    function record_manifest(in_manifest in clob) return varchar2 is
       co_not_object constant varchar2(100) := 'the manifest must be a JSON object';
       l_tenant_id   ctx_tenant.tenant_id%type;
@@ -2958,12 +2972,11 @@ create or replace package body ctx_assembly is
       l_user_id     varchar2(4000);
       l_agent_id    varchar2(4000);
       l_thread_id   varchar2(4000);
-      l_record      json_object_t := json_object_t();
+      l_content     varchar2(4000);
       l_rows        json_array_t := json_array_t();
       l_rows_json   clob;
       l_last        pls_integer;
       l_last_note   pls_integer;
-      l_written     conversation_memory.id%type;
    begin
       -- The scope first, as PostgreSQL reads in_manifest -> 'scope' before anything else: a manifest that is
       -- not an object, or has no scope object, has a NULL user and agent, which a claim naming them refuses.
@@ -3009,32 +3022,23 @@ create or replace package body ctx_assembly is
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_manifest, in_detail => 'budget_ref must be [type, id, version]');
       end if;
 
-      -- The context_manifest event, through CTX_MEMORY like every other memory write.
-      l_record.put('id', l_id);
-      if l_user_id is null then
-         l_record.put_null('user_id');
-      else
-         l_record.put('user_id', l_user_id);
-      end if;
-      if l_agent_id is null then
-         l_record.put_null('agent_id');
-      else
-         l_record.put('agent_id', l_agent_id);
-      end if;
-      if l_thread_id is null then
-         l_record.put_null('thread_id');
-      else
-         l_record.put('thread_id', l_thread_id);
-      end if;
-      l_record.put('role', co_event_role);
-      l_record.put('event_type', co_manifest_event);
-      l_record.put(
-         'content',
-         'context manifest: ' || to_char(l_memories.get_size()) || ' memories rendered, '
-         || to_char(l_excluded.get_size()) || ' excluded, request ' || l_hash
+      -- The context_manifest event by one static insert, as PostgreSQL writes it: not through CTX_MEMORY.put_memory,
+      -- which would serialize the whole manifest again, parse it again and parse a dynamic statement per call.
+      -- Every column is set here, so only the scope's lengths can be wrong: they are checked first and named as
+      -- put_memory names them, and the stored text columns are computed as put_memory computes them.
+      check_scope_length(in_field => 'user_id', in_value => l_user_id);
+      check_scope_length(in_field => 'agent_id', in_value => l_agent_id);
+      check_scope_length(in_field => 'thread_id', in_value => l_thread_id);
+      l_content := 'context manifest: ' || to_char(l_memories.get_size()) || ' memories rendered, '
+                   || to_char(l_excluded.get_size()) || ' excluded, request ' || l_hash;
+      insert into conversation_memory (
+         tenant_id, id, version, status, user_id, agent_id, thread_id, role, event_type, content, content_json,
+         text_key, pointer_text
+      ) values (
+         l_tenant_id, l_id, 1, co_active, l_user_id, l_agent_id, l_thread_id, co_event_role, co_manifest_event,
+         l_content, json(in_manifest), ctx_memory.text_key(in_text => l_content),
+         ctx_memory.pointer_line(in_text => l_content)
       );
-      l_record.put('content_json', l_manifest);
-      l_written := ctx_memory.put_memory(in_memory_type => co_conversation, in_record => l_record.to_clob());
 
       -- Every row the window depended on, so retention and erasure can follow the sources, in the order of
       -- PostgreSQL's ctxasm.manifest_refs: 1 rendered, 2 compression, 3 annotation_source (memory order, then
