@@ -183,6 +183,9 @@ def superuser_password() -> str:
 _MIB = 1024 * 1024
 
 
+MAX_LOCKS_PER_TRANSACTION = 1024
+
+
 def memory_settings() -> list[str]:
     """Server options sized to the machine. PostgreSQL's default shared_buffers (128 MB) is smaller than one
     large tenant's vector index (about 490 MB for 250,000 chunks), so every assembly would copy index pages in
@@ -199,7 +202,11 @@ def memory_settings() -> list[str]:
         shared = override
     else:
         shared = f"{min(max(total // 8, 128 * _MIB), 2048 * _MIB) // _MIB}MB"
-    settings = [f"-c shared_buffers={shared}"]
+    # One assembly takes a relation lock on every tenant's partitions that a type- or slice-filtered read of the
+    # union views reaches (the planner folds the other branches' filters to false and cannot prune those
+    # tables' partitions by tenant: docs/scale-out.md). At the default of 64 the shared lock table fills at about
+    # 200 tenants with 8 assemblies at once; 1,024 (x 100 connections) gives room for about 300 such tenants.
+    settings = [f"-c shared_buffers={shared}", f"-c max_locks_per_transaction={MAX_LOCKS_PER_TRANSACTION}"]
     if total:
         settings.append(f"-c effective_cache_size={total // 2 // _MIB}MB")
     return settings

@@ -26,3 +26,9 @@ def test_override_is_used_and_a_bad_one_is_named(monkeypatch):
     monkeypatch.setenv("CTXASM_PG_SHARED_BUFFERS", "a lot")
     with pytest.raises(ConfigError, match="CTXASM_PG_SHARED_BUFFERS"):
         pgcluster.memory_settings()
+
+
+def test_the_lock_table_has_room_for_many_tenants(monkeypatch):
+    monkeypatch.delenv("CTXASM_PG_SHARED_BUFFERS", raising=False)
+    locks = next(s for s in pgcluster.memory_settings() if "max_locks_per_transaction" in s)
+    assert int(locks.split("=", 1)[1]) >= 1024
