@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +34,17 @@ def empty_database(target) -> None:
         names = ", ".join(f"ctxasm.{t}, ctxasm.{t}_history" for t in tables)
         admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
 
+
+
+def jane_mcp_over_stdio(database: str):
+    """`ctxasm mcp` for Jane's research thread as a separate process, on the given database, over stdio."""
+    from fastmcp.client.transports import StdioTransport
+
+    env = {**os.environ, "CTXASM_PG_DATABASE": database, "FASTMCP_CHECK_FOR_UPDATES": "off"}
+    return StdioTransport(command=sys.executable, args=[
+        "-m", "ctxasm.cli", "mcp", "--tenant", "acme", "--user", "jane", "--agent", "research-assistant",
+        "--thread", "thread_jane_research", "--role", "researcher", "--at", "2026-09-28T12:00:00"],
+        env=env, cwd=str(REPO))
 
 def read_as_owner(target, tenant_id: str, query: str, params: tuple = ()) -> list[tuple]:
     """Rows of `query` as the owner with `tenant_id` set (RLS applies to the owner too): for tests that check

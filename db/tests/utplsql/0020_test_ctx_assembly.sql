@@ -227,6 +227,22 @@ create or replace package body test_ctx_assembly is
              );
    end window_at;
 
+   -- The message of the invalid_budget error (-20112) the limits tenant's window in a thread raises; NULL
+   -- when the window assembles. Any other error is raised.
+   function budget_error_in(in_thread in varchar2) return varchar2 is
+      l_window clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
+      l_window := window_at(co_after, in_thread => in_thread);
+      return null;
+   exception
+      when others then
+         if sqlcode <> -20112 then
+            raise;
+         end if;
+         return sqlerrm;
+   end budget_error_in;
+
    -- 'status:required' of a candidate, NULL when the row is no candidate.
    function candidate_of(in_window in clob, in_type in varchar2, in_id in varchar2, in_version in number)
       return varchar2 is
@@ -893,40 +909,16 @@ create or replace package body test_ctx_assembly is
    end candidate_limit_cuts_are_recorded;
 
    procedure candidate_limit_is_checked is
-      l_expect  ut_expectation;
-      l_window  clob;
-      l_message varchar2(4000);
+      l_expect ut_expectation;
    begin
-      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
-      begin
-         l_window := window_at(co_after, in_thread => 'thread_bad_limits');
-      exception
-         when others then
-            if sqlcode <> -20112 then
-               raise;
-            end if;
-            l_message := sqlerrm;
-      end;
-      l_expect := ut.expect(l_message);
+      l_expect := ut.expect(budget_error_in(in_thread => 'thread_bad_limits'));
       l_expect.to_match('candidate_limits\.evidence must be a whole number 1\.\.1000');
    end candidate_limit_is_checked;
 
    procedure two_budgets_of_one_scope is
-      l_expect  ut_expectation;
-      l_window  clob;
-      l_message varchar2(4000);
+      l_expect ut_expectation;
    begin
-      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_limits_tenant));
-      begin
-         l_window := window_at(co_after, in_thread => 'thread_twins');
-      exception
-         when others then
-            if sqlcode <> -20112 then
-               raise;
-            end if;
-            l_message := sqlerrm;
-      end;
-      l_expect := ut.expect(l_message);
+      l_expect := ut.expect(budget_error_in(in_thread => 'thread_twins'));
       l_expect.to_match('two context_budget guidelines of one scope \(thread thread_twins\) are in effect at once: '
                         || 'guideline ut_budget_twin_a version 1 and guideline ut_budget_twin_b version 1');
    end two_budgets_of_one_scope;

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 
 import pytest
 from fastmcp import Client
@@ -19,7 +17,7 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import parse_time
 
-from ..conftest import REPO, read_as_owner
+from ..conftest import jane_mcp_over_stdio, read_as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = dict(user_id="jane", agent_id="research-assistant", thread_id="thread_jane_research", roles=("researcher",))
@@ -129,14 +127,8 @@ def test_a_schema_that_lets_an_unknown_argument_through_is_refused(demo_target):
 
 def test_remember_over_stdio_through_ctxasm_mcp(demo_target):
     """`ctxasm mcp` as a separate process: its manager writes through the command's API session."""
-    from fastmcp.client.transports import StdioTransport
-
     add_toolbox_row(demo_target, REMEMBER_ROW)
-    env = {**os.environ, "CTXASM_PG_DATABASE": demo_target.database, "FASTMCP_CHECK_FOR_UPDATES": "off"}
-    transport = StdioTransport(command=sys.executable, args=[
-        "-m", "ctxasm.cli", "mcp", "--tenant", "acme", "--user", "jane", "--agent", "research-assistant",
-        "--thread", "thread_jane_research", "--role", "researcher", "--at", "2026-09-28T12:00:00"],
-        env=env, cwd=str(REPO))
+    transport = jane_mcp_over_stdio(demo_target.database)
 
     async def go():
         async with Client(transport) as client:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 
 import pytest
 from fastmcp import Client
@@ -19,7 +17,7 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 
-from ..conftest import REPO, SCENARIOS, TEST_DATABASE, read_as_owner
+from ..conftest import SCENARIOS, TEST_DATABASE, jane_mcp_over_stdio, read_as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = Caller("acme", "jane", "research-assistant", "thread_jane_research", ("researcher",))
@@ -139,13 +137,7 @@ def test_expand_refuses_an_id_outside_the_callers_window(store):
 
 def test_a_real_stdio_round_trip_through_ctxasm_mcp(corpus_once):
     """`ctxasm mcp` as a separate process, spoken to over stdio by an MCP client."""
-    from fastmcp.client.transports import StdioTransport
-
-    env = {**os.environ, "CTXASM_PG_DATABASE": TEST_DATABASE, "FASTMCP_CHECK_FOR_UPDATES": "off"}
-    transport = StdioTransport(command=sys.executable, args=[
-        "-m", "ctxasm.cli", "mcp", "--tenant", "acme", "--user", "jane", "--agent", "research-assistant",
-        "--thread", "thread_jane_research", "--role", "researcher", "--at", "2026-09-28T12:00:00"],
-        env=env, cwd=str(REPO))
+    transport = jane_mcp_over_stdio(TEST_DATABASE)
 
     async def go():
         async with Client(transport) as client:
