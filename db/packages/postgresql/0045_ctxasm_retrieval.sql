@@ -183,6 +183,59 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.lexical_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, integer);
 
+--changeset ctxasm:pg-internal-nearest-candidates dbms:postgresql runOnChange:true splitStatements:false
+--comment: the in_depth rows of one slice nearest the question's embedding (cosine distance, HNSW), in scope and in
+--comment: effect, read from the tenant's own partitions, named here, as lexical_candidates reads them. Through
+--comment: ctxasm.search_row with a slice filter the planner folds the other slices' branches to a constant false
+--comment: and then cannot prune their tables' partitions by tenant: it would open and lock every tenant's
+--comment: partitions. The statement is planned for each call with the values known, so only this tenant's are.
+CREATE OR REPLACE FUNCTION ctxasm.nearest_candidates(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_query_embedding vector,
+    in_depth           integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, distance double precision)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    l_type      varchar;
+    l_partition text;
+    l_scope     text;
+    l_branches  text[] := '{}';
+BEGIN
+    IF in_query_embedding IS NULL THEN
+        RETURN;
+    END IF;
+    FOREACH l_type IN ARRAY ctxasm.slice_types(in_slice) LOOP
+        -- A document has no embedding of its own: its chunks carry them.
+        CONTINUE WHEN l_type = 'kb_document';
+        l_partition := ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(l_type));
+        CONTINUE WHEN to_regclass(format('ctxasm.%I', l_partition)) IS NULL;
+        l_scope := CASE WHEN l_type = 'conversation'
+                        THEN 'r.user_id = $3 AND r.event_type = ''message'''
+                        ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END;
+        l_branches := l_branches || format(
+            '(SELECT %L::varchar AS memory_type, r.id, r.version, r.embedding <=> $2 AS distance FROM ctxasm.%I AS r '
+            'WHERE r.tenant_id = $1 AND r.embedding IS NOT NULL AND r.status <> ''erased'' AND r.deleted_at IS NULL '
+            'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
+            'AND (r.agent_id IS NULL OR r.agent_id = $4) AND %s '
+            'ORDER BY r.embedding <=> $2 LIMIT $7)',
+            l_type, l_partition, l_scope);
+    END LOOP;
+    IF cardinality(l_branches) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT n.memory_type, n.id, n.version, n.distance FROM (%s) AS n '
+                                'ORDER BY n.distance LIMIT $7', array_to_string(l_branches, ' UNION ALL '))
+        USING in_tenant_id, in_query_embedding, in_user_id, in_agent_id, in_thread_id, in_evaluation_time, in_depth;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.nearest_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, vector, integer);
+
 --changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
 --comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
 --comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe
@@ -241,21 +294,8 @@ BEGIN
     nearest AS (
         SELECT n.memory_type, n.id, n.version, n.distance,
                row_number() OVER (ORDER BY n.distance, n.memory_type, n.id, n.version) AS rank
-          FROM (
-              SELECT r.memory_type, r.id, r.version, r.embedding <=> in_query_embedding AS distance
-                FROM ctxasm.search_row AS r
-               WHERE r.tenant_id = in_tenant_id AND r.slice = in_slice
-                 AND in_query_embedding IS NOT NULL AND r.embedding IS NOT NULL
-                 AND r.status <> 'erased' AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
-                 AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
-                 AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
-                 AND CASE WHEN r.memory_type = 'conversation'
-                          THEN r.user_id = in_user_id AND r.event_type = 'message'
-                          ELSE (r.user_id IS NULL OR r.user_id = in_user_id)
-                               AND (r.thread_id IS NULL OR r.thread_id = in_thread_id) END
-               ORDER BY r.embedding <=> in_query_embedding
-               LIMIT in_depth
-          ) AS n
+          FROM ctxasm.nearest_candidates(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, in_query_embedding, in_depth) AS n
     )
     SELECT coalesce(l.memory_type, v.memory_type), coalesce(l.id, v.id), coalesce(l.version, v.version),
            l.rank, v.rank, round(l.score::numeric, 6)::double precision,

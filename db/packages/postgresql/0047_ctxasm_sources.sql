@@ -40,41 +40,42 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
     WITH refs AS MATERIALIZED (
         SELECT m.* FROM ctxasm.merged_sources(in_sources) AS m
     )
-    -- One branch per type, so each reference probes only its own table's primary key.
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'guideline' AND r.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    -- One branch per type, each on its own type's view (ctxasm.memory_row_<type>, not the union with a type
+    -- filter, which would lock every tenant's partitions), so each reference probes its table's primary key.
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_guideline AS r
+        ON f.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'persona' AND r.memory_type = 'persona' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_persona AS r
+        ON f.memory_type = 'persona' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'toolbox' AND r.memory_type = 'toolbox' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_toolbox AS r
+        ON f.memory_type = 'toolbox' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'entity' AND r.memory_type = 'entity' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_entity AS r
+        ON f.memory_type = 'entity' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'workflow' AND r.memory_type = 'workflow' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_workflow AS r
+        ON f.memory_type = 'workflow' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'kb_document' AND r.memory_type = 'kb_document' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_document AS r
+        ON f.memory_type = 'kb_document' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'kb_chunk' AND r.memory_type = 'kb_chunk' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_chunk AS r
+        ON f.memory_type = 'kb_chunk' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'conversation' AND r.memory_type = 'conversation' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_conversation AS r
+        ON f.memory_type = 'conversation' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
-    SELECT r, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row AS r
-        ON f.memory_type = 'summary' AND r.memory_type = 'summary' AND r.tenant_id = in_tenant_id AND r.id = f.id
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_summary AS r
+        ON f.memory_type = 'summary' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
     UNION ALL
     SELECT ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,

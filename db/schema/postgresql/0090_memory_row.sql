@@ -1,8 +1,10 @@
 --liquibase formatted sql
 
---changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false
---comment: every renderable memory row in one shape, for the assembler; RLS of the tables applies (invoker)
-CREATE OR REPLACE VIEW ctxasm.memory_row WITH (security_invoker = TRUE) AS
+--changeset ctxasm:pg-0090-memory-row-guideline dbms:postgresql runOnChange:true splitStatements:false
+--comment: the guideline rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_guideline WITH (security_invoker = TRUE) AS
 SELECT
     'guideline'::varchar AS memory_type,
     'guideline_memory'::varchar AS table_name,
@@ -34,8 +36,14 @@ SELECT
     NULL::tsvector AS search_text,
     NULL::char(32) AS text_key,
     NULL::text AS pointer_text
-FROM ctxasm.guideline_memory
-UNION ALL
+FROM ctxasm.guideline_memory;
+--rollback DROP VIEW ctxasm.memory_row_guideline;
+
+--changeset ctxasm:pg-0090-memory-row-persona dbms:postgresql runOnChange:true splitStatements:false
+--comment: the persona rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_persona WITH (security_invoker = TRUE) AS
 SELECT
     'persona'::varchar AS memory_type,
     'persona_memory'::varchar AS table_name,
@@ -67,8 +75,14 @@ SELECT
     NULL::tsvector AS search_text,
     NULL::char(32) AS text_key,
     NULL::text AS pointer_text
-FROM ctxasm.persona_memory
-UNION ALL
+FROM ctxasm.persona_memory;
+--rollback DROP VIEW ctxasm.memory_row_persona;
+
+--changeset ctxasm:pg-0090-memory-row-toolbox dbms:postgresql runOnChange:true splitStatements:false
+--comment: the toolbox rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_toolbox WITH (security_invoker = TRUE) AS
 SELECT
     'toolbox'::varchar AS memory_type,
     'toolbox_memory'::varchar AS table_name,
@@ -103,8 +117,14 @@ SELECT
     NULL::tsvector AS search_text,
     NULL::char(32) AS text_key,
     NULL::text AS pointer_text
-FROM ctxasm.toolbox_memory
-UNION ALL
+FROM ctxasm.toolbox_memory;
+--rollback DROP VIEW ctxasm.memory_row_toolbox;
+
+--changeset ctxasm:pg-0090-memory-row-entity dbms:postgresql runOnChange:true splitStatements:false
+--comment: the entity rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_entity WITH (security_invoker = TRUE) AS
 SELECT
     'entity'::varchar AS memory_type,
     'entity_memory'::varchar AS table_name,
@@ -136,8 +156,14 @@ SELECT
     search_text,
     text_key,
     pointer_text
-FROM ctxasm.entity_memory
-UNION ALL
+FROM ctxasm.entity_memory;
+--rollback DROP VIEW ctxasm.memory_row_entity;
+
+--changeset ctxasm:pg-0090-memory-row-workflow dbms:postgresql runOnChange:true splitStatements:false
+--comment: the workflow rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_workflow WITH (security_invoker = TRUE) AS
 SELECT
     'workflow'::varchar AS memory_type,
     'workflow_memory'::varchar AS table_name,
@@ -169,8 +195,14 @@ SELECT
     search_text,
     text_key,
     pointer_text
-FROM ctxasm.workflow_memory
-UNION ALL
+FROM ctxasm.workflow_memory;
+--rollback DROP VIEW ctxasm.memory_row_workflow;
+
+--changeset ctxasm:pg-0090-memory-row-kb-document dbms:postgresql runOnChange:true splitStatements:false
+--comment: the kb_document rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_kb_document WITH (security_invoker = TRUE) AS
 SELECT
     'kb_document'::varchar AS memory_type,
     'knowledge_base_document'::varchar AS table_name,
@@ -202,8 +234,14 @@ SELECT
     search_text,
     text_key,
     pointer_text
-FROM ctxasm.knowledge_base_document
-UNION ALL
+FROM ctxasm.knowledge_base_document;
+--rollback DROP VIEW ctxasm.memory_row_kb_document;
+
+--changeset ctxasm:pg-0090-memory-row-kb-chunk dbms:postgresql runOnChange:true splitStatements:false
+--comment: the kb_chunk rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_kb_chunk WITH (security_invoker = TRUE) AS
 SELECT
     'kb_chunk'::varchar AS memory_type,
     'knowledge_base_chunk'::varchar AS table_name,
@@ -235,8 +273,14 @@ SELECT
     search_text,
     text_key,
     pointer_text
-FROM ctxasm.knowledge_base_chunk
-UNION ALL
+FROM ctxasm.knowledge_base_chunk;
+--rollback DROP VIEW ctxasm.memory_row_kb_chunk;
+
+--changeset ctxasm:pg-0090-memory-row-conversation dbms:postgresql runOnChange:true splitStatements:false
+--comment: the conversation rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_conversation WITH (security_invoker = TRUE) AS
 SELECT
     'conversation'::varchar AS memory_type,
     'conversation_memory'::varchar AS table_name,
@@ -268,8 +312,14 @@ SELECT
     search_text,
     text_key,
     pointer_text
-FROM ctxasm.conversation_memory
-UNION ALL
+FROM ctxasm.conversation_memory;
+--rollback DROP VIEW ctxasm.memory_row_conversation;
+
+--changeset ctxasm:pg-0090-memory-row-summary dbms:postgresql runOnChange:true splitStatements:false
+--comment: the summary rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
+--comment: with a type filter: there the other branches' filters fold to a constant false, which the planner
+--comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
+CREATE OR REPLACE VIEW ctxasm.memory_row_summary WITH (security_invoker = TRUE) AS
 SELECT
     'summary'::varchar AS memory_type,
     'summarization_memory'::varchar AS table_name,
@@ -302,6 +352,28 @@ SELECT
     text_key,
     pointer_text
 FROM ctxasm.summarization_memory;
+--rollback DROP VIEW ctxasm.memory_row_summary;
+
+--changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false
+--comment: every renderable memory row in one shape, for the assembler; RLS of the tables applies (invoker)
+CREATE OR REPLACE VIEW ctxasm.memory_row WITH (security_invoker = TRUE) AS
+SELECT * FROM ctxasm.memory_row_guideline
+UNION ALL
+SELECT * FROM ctxasm.memory_row_persona
+UNION ALL
+SELECT * FROM ctxasm.memory_row_toolbox
+UNION ALL
+SELECT * FROM ctxasm.memory_row_entity
+UNION ALL
+SELECT * FROM ctxasm.memory_row_workflow
+UNION ALL
+SELECT * FROM ctxasm.memory_row_kb_document
+UNION ALL
+SELECT * FROM ctxasm.memory_row_kb_chunk
+UNION ALL
+SELECT * FROM ctxasm.memory_row_conversation
+UNION ALL
+SELECT * FROM ctxasm.memory_row_summary;
 --rollback DROP VIEW ctxasm.memory_row;
 
 --changeset ctxasm:pg-0090-memory-row-history dbms:postgresql runOnChange:true splitStatements:false

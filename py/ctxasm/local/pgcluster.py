@@ -202,10 +202,8 @@ def memory_settings() -> list[str]:
         shared = override
     else:
         shared = f"{min(max(total // 8, 128 * _MIB), 2048 * _MIB) // _MIB}MB"
-    # One assembly takes a relation lock on every tenant's partitions that a type- or slice-filtered read of the
-    # union views reaches (the planner folds the other branches' filters to false and cannot prune those
-    # tables' partitions by tenant: docs/scale-out.md). At the default of 64 the shared lock table fills at about
-    # 200 tenants with 8 assemblies at once; 1,024 (x 100 connections) gives room for about 300 such tenants.
+    # Headroom in the shared lock table (default 64 per connection): an assembly locks its own tenant's
+    # partitions and indexes, a hundred or so, and a purge or a deploy many more (docs/scale-out.md).
     settings = [f"-c shared_buffers={shared}", f"-c max_locks_per_transaction={MAX_LOCKS_PER_TRANSACTION}"]
     if total:
         settings.append(f"-c effective_cache_size={total // 2 // _MIB}MB")

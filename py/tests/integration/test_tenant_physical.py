@@ -110,3 +110,36 @@ def test_a_small_tenant_keeps_its_full_k_beside_a_crowding_neighbour(clean_db):
     rendered = lambda m: [(e["ref"], e["tier"]) for e in m["memories"]]  # noqa: E731
     assert rendered(window_beside) == rendered(window_alone)
     assert not any("neighbour" in str(e) for e in window_beside["memories"] + window_beside["excluded"])
+
+
+def _relation_locks_of_one_selection(target, question: list[float]) -> int:
+    """Relation locks one selection for the small tenant holds at its end (they last until the transaction
+    ends): every table, partition and index the statements opened."""
+    from ctxasm.engines.store import WindowScope
+
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("small")
+        store.select_window("small", WindowScope("jane", None, "t1", "comparison", parse_time(AT), QUESTION,
+                                                 query_embedding=embedding.vector_literal(question)))
+        held = connection.execute("SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() "
+                                  "AND locktype = 'relation'").fetchone()[0]
+        connection.rollback()
+    return held
+
+
+def test_an_assembly_opens_its_own_tenants_partitions_only(clean_db):
+    """Reads filtered by a constant type or slice over the union views would open (and lock) every tenant's
+    partitions, about forty per registered tenant; an assembly's cost must not grow with the tenants there are."""
+    question = _unit([math.sin(i) for i in range(embedding.DIMENSIONS)])
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        _small_tenant(PostgresStore(connection), question)
+    before = _relation_locks_of_one_selection(clean_db, question)
+    added = 12
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        for index in range(added):
+            store.register_tenant(f"other_{index:02d}", "another tenant")
+        store.commit()
+    after = _relation_locks_of_one_selection(clean_db, question)
+    assert after - before <= added, f"{before} relation locks with one tenant, {after} with {added} more"
