@@ -121,6 +121,28 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], double precision, integer);
 
+--changeset ctxasm:pg-internal-slice-partitions dbms:postgresql runOnChange:true splitStatements:false
+--comment: the tenant's own partition of each table of one slice that exists, with the predicate every
+--comment: retrieval read of it applies (in scope and in effect), written for statements whose parameters are
+--comment: $1 tenant, $3 user, $4 agent, $5 thread and $6 the evaluation time (lexical_candidates and
+--comment: nearest_candidates bind them so)
+CREATE OR REPLACE FUNCTION ctxasm.slice_partitions(in_tenant_id varchar, in_slice varchar)
+RETURNS TABLE (memory_type varchar, partition_name text, predicate text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t.kind, p.name,
+           'r.tenant_id = $1 AND r.status <> ''erased'' AND r.deleted_at IS NULL '
+           'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
+           'AND (r.agent_id IS NULL OR r.agent_id = $4) AND '
+           || CASE WHEN t.kind = 'conversation'
+                   THEN 'r.user_id = $3 AND r.event_type = ''message'''
+                   ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END
+      FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
+     CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.kind)) AS name) AS p
+     WHERE to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL
+     ORDER BY t.ord
+$$;
+--rollback DROP FUNCTION ctxasm.slice_partitions(varchar, varchar);
+
 --changeset ctxasm:pg-internal-lexical-candidates dbms:postgresql runOnChange:true splitStatements:false
 --comment: the rows of one slice that match the lexical probe, with the summed idf of the question's lexemes each
 --comment: holds and its length in lexemes: at most in_scan_rows rows, in scope and in effect. Read from the
@@ -144,26 +166,16 @@ CREATE OR REPLACE FUNCTION ctxasm.lexical_candidates(
 RETURNS TABLE (memory_type varchar, id varchar, version integer, matched_idf double precision, length integer)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    l_type      varchar;
-    l_partition text;
-    l_scope     text;
-    l_branches  text[] := '{}';
+    l_part     record;
+    l_branches text[] := '{}';
 BEGIN
     IF in_probe IS NULL THEN
         RETURN;
     END IF;
-    FOREACH l_type IN ARRAY ctxasm.slice_types(in_slice) LOOP
-        l_partition := ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(l_type));
-        CONTINUE WHEN to_regclass(format('ctxasm.%I', l_partition)) IS NULL;
-        l_scope := CASE WHEN l_type = 'conversation'
-                        THEN 'r.user_id = $3 AND r.event_type = ''message'''
-                        ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END;
+    FOR l_part IN SELECT * FROM ctxasm.slice_partitions(in_tenant_id, in_slice) LOOP
         l_branches := l_branches || format(
             'SELECT %L::varchar AS memory_type, r.id, r.version, r.search_text FROM ctxasm.%I AS r '
-            'WHERE r.tenant_id = $1 AND r.search_text @@ $2 AND r.status <> ''erased'' AND r.deleted_at IS NULL '
-            'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
-            'AND (r.agent_id IS NULL OR r.agent_id = $4) AND %s',
-            l_type, l_partition, l_scope);
+            'WHERE r.search_text @@ $2 AND %s', l_part.memory_type, l_part.partition_name, l_part.predicate);
     END LOOP;
     IF cardinality(l_branches) = 0 THEN
         RETURN;
@@ -202,29 +214,19 @@ CREATE OR REPLACE FUNCTION ctxasm.nearest_candidates(
 RETURNS TABLE (memory_type varchar, id varchar, version integer, distance double precision)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
 DECLARE
-    l_type      varchar;
-    l_partition text;
-    l_scope     text;
-    l_branches  text[] := '{}';
+    l_part     record;
+    l_branches text[] := '{}';
 BEGIN
     IF in_query_embedding IS NULL THEN
         RETURN;
     END IF;
-    FOREACH l_type IN ARRAY ctxasm.slice_types(in_slice) LOOP
-        -- A document has no embedding of its own: its chunks carry them.
-        CONTINUE WHEN l_type = 'kb_document';
-        l_partition := ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(l_type));
-        CONTINUE WHEN to_regclass(format('ctxasm.%I', l_partition)) IS NULL;
-        l_scope := CASE WHEN l_type = 'conversation'
-                        THEN 'r.user_id = $3 AND r.event_type = ''message'''
-                        ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END;
+    -- A document has no embedding of its own: its chunks carry them.
+    FOR l_part IN SELECT * FROM ctxasm.slice_partitions(in_tenant_id, in_slice) AS p
+                   WHERE p.memory_type <> 'kb_document' LOOP
         l_branches := l_branches || format(
             '(SELECT %L::varchar AS memory_type, r.id, r.version, r.embedding <=> $2 AS distance FROM ctxasm.%I AS r '
-            'WHERE r.tenant_id = $1 AND r.embedding IS NOT NULL AND r.status <> ''erased'' AND r.deleted_at IS NULL '
-            'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
-            'AND (r.agent_id IS NULL OR r.agent_id = $4) AND %s '
-            'ORDER BY r.embedding <=> $2 LIMIT $7)',
-            l_type, l_partition, l_scope);
+            'WHERE r.embedding IS NOT NULL AND %s ORDER BY r.embedding <=> $2 LIMIT $7)',
+            l_part.memory_type, l_part.partition_name, l_part.predicate);
     END LOOP;
     IF cardinality(l_branches) = 0 THEN
         RETURN;
