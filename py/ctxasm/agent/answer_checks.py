@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxasm.core.manifest import ref_key
+from ctxasm.core.manifest import issued, ref_key
 from ctxasm.engines.store import MemoryStore
 
 #: A window's id (M1, M17) or a row version's stable id (M + 12 digits, as tool results name rows).
@@ -53,13 +53,7 @@ def citations_present(answer: str) -> CheckResult:
 
 def issued_ids(manifests: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Every id the run's manifests issued -> the row reference behind it."""
-    issued: dict[str, list[Any]] = {}
-    for manifest in manifests:
-        for memory in manifest["memories"]:
-            issued[memory["id"]] = memory["ref"]
-            for item in memory.get("items", ()):
-                issued[item["id"]] = item["ref"]
-    return issued
+    return {memory_id: list(ref) for manifest in manifests for memory_id, ref in issued(manifest)}
 
 
 def citations_traceable(answer: str, manifests: Sequence[Mapping[str, Any]], store: MemoryStore,

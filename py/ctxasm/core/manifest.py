@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 
@@ -25,6 +25,14 @@ def dependencies(manifest: Mapping[str, Any]) -> list[list[Any]]:
     for ref in refs:
         unique.setdefault(ref_key(ref), list(ref))
     return list(unique.values())
+
+
+def issued(manifest: Mapping[str, Any]) -> Iterator[tuple[str, Sequence[Any]]]:
+    """(id, row reference) of every id the window showed: its memories and the items of its tool results."""
+    for memory in manifest.get("memories") or ():
+        for entry in (memory, *(memory.get("items") or ())):
+            if entry.get("id") and entry.get("ref"):
+                yield str(entry["id"]), entry["ref"]
 
 
 def first_difference(recorded: Any, rebuilt: Any, path: str = "") -> str | None:

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from ctxasm.core import render
+from ctxasm.core.manifest import issued
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
@@ -71,13 +72,12 @@ def citation_id(ref: Sequence[Any]) -> str:
 
 def issued_ids(manifest: Mapping[str, Any]) -> dict[RefKey, str]:
     """Row version -> the id the window (or one of its tool results) showed it under."""
-    issued: dict[RefKey, str] = {}
-    for memory in manifest.get("memories") or []:
-        for item in [memory, *(memory.get("items") or ())]:
-            key = ref_key(item.get("ref"))
-            if key and item.get("id"):
-                issued.setdefault(key, str(item["id"]))
-    return issued
+    ids: dict[RefKey, str] = {}
+    for memory_id, ref in issued(manifest):
+        key = ref_key(ref)
+        if key:
+            ids.setdefault(key, memory_id)
+    return ids
 
 
 def annotation_notes(memory: Mapping[str, Any]) -> list[Mapping[str, Any]]:
