@@ -432,17 +432,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxasm {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    db = commands.add_parser("db", help="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
-                             description="the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
-                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                             epilog="Example: ctxasm db up && ctxasm db deploy && ctxasm db status\n\n" + EXIT_CODES)
-    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    def add_parser(sub, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}\n\n{EXIT_CODES}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
 
     def add(sub, name: str, handler: Callable[[argparse.Namespace], int], help_text: str, example: str):
-        cmd = sub.add_parser(name, help=help_text, description=help_text, epilog=f"Example: {example}\n\n{EXIT_CODES}",
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+        cmd = add_parser(sub, name, help_text, example)
         cmd.set_defaults(handler=handler)
         return cmd
+
+    def add_group(name: str, help_text: str, example: str):
+        """A command whose ACTION is a subcommand (`ctxasm db up`): its subparsers."""
+        return add_parser(commands, name, help_text, example).add_subparsers(
+            dest=f"{name}_command", required=True, metavar="ACTION")
+
+    db_commands = add_group("db", "the PostgreSQL server: embedded cluster or CTXASM_PG_DSN",
+                            "ctxasm db up && ctxasm db deploy && ctxasm db status")
 
     def tenant_arguments(cmd, note: str = "") -> None:
         cmd.add_argument("--tenant", help="tenant id (trusted launch configuration" + note + "); a claim for it is "
@@ -458,11 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_cmd.add_argument("--database", help=DATABASE_HELP)
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
 
-    models = commands.add_parser("models", help="the embedding model: its ONNX export for onnxruntime",
-                                 description="the embedding model: its ONNX export for onnxruntime",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Example: ctxasm models export\n\n" + EXIT_CODES)
-    models_commands = models.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+    models_commands = add_group("models", "the embedding model: its ONNX export for onnxruntime",
+                                "ctxasm models export")
     export_cmd = add(models_commands, "export", _models_export,
                      "export the shipped all-MiniLM-L6-v2 weights to ONNX under CTXASM_HOME/models (once; "
                      "again only when the weights or the exporter change); needs no torch",
@@ -487,11 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "of the file that was erased is refused, naming it and its tenant")
     load.add_argument("--database", help=DATABASE_HELP)
     load.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
-    tenant = commands.add_parser("tenant", help="tenants: create one that works at once",
-                                 description="tenants: create one that works at once",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Example: ctxasm tenant create newco --name \"NewCo Research\"\n\n" + EXIT_CODES)
-    tenant_commands = tenant.add_subparsers(dest="tenant_command", required=True, metavar="ACTION")
+    tenant_commands = add_group("tenant", "tenants: create one that works at once",
+                                'ctxasm tenant create newco --name "NewCo Research"')
     create_cmd = add(tenant_commands, "create", _tenant_create,
                      "register a tenant (as the schema owner) with a default context budget guideline (the "
                      "article's numbers: 5000 usable tokens, reserves 400/1000/500, reclaim_unused on) and the "
