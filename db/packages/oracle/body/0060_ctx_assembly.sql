@@ -14,7 +14,8 @@ create or replace package body ctx_assembly is
    -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
 
    co_engine            constant varchar2(30) := 'oracle';
-   co_selection_version constant varchar2(30) := 'context-selection-2';
+   -- generated (contract/selection.toml): a digest of the selection code of this engine
+   co_selection_version constant varchar2(30) := 'selection-38f260def0d9';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-1';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';

@@ -1,0 +1,144 @@
+"""The memory-type files: py/ctxasm/memory_types.py, the DDL of catalogue-only columns, the docs tables."""
+
+from __future__ import annotations
+
+from ctxasm_dev.contract.catalogue import TYPES_FILE, Catalogue, Column, MemoryType
+
+HEADER = f"generated from {TYPES_FILE}; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)"
+
+
+def python(catalogue: Catalogue) -> str:
+    rows = []
+    for t in catalogue.types:
+        columns = ", ".join(repr(c.name) for c in t.columns)
+        rows.append(f"    MemoryType({t.name!r}, {t.table!r}, {t.slice!r}, {t.authority}, {t.searchable}, {t.embedded},\n"
+                    f"               ({columns}{',' if len(t.columns) == 1 else ''})),")
+    shared = ", ".join(repr(name.strip()) for c in catalogue.shared_columns for name in c.name.split(","))
+    return "\n".join([
+        f'"""The memory types and their tables: {HEADER}."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import NamedTuple",
+        "",
+        "",
+        "class MemoryType(NamedTuple):",
+        "    name: str",
+        "    table: str",
+        "    #: the window slice its rows compete for; '' for a type that is never a candidate",
+        "    slice: str",
+        "    #: which copy of a duplicate is kept, lowest first",
+        "    authority: int",
+        "    searchable: bool",
+        "    embedded: bool",
+        "    #: the type-specific columns, in table order",
+        "    columns: tuple[str, ...]",
+        "",
+        "",
+        "MEMORY_TYPES: tuple[MemoryType, ...] = (",
+        *rows,
+        ")",
+        "",
+        "#: the columns every memory table has",
+        f"SHARED_COLUMNS: tuple[str, ...] = ({shared})",
+        "",
+        "BY_NAME: dict[str, MemoryType] = {memory_type.name: memory_type for memory_type in MEMORY_TYPES}",
+        "TABLE_OF: dict[str, str] = {memory_type.name: memory_type.table for memory_type in MEMORY_TYPES}",
+    ]) + "\n"
+
+
+def _added(catalogue: Catalogue) -> list[tuple[MemoryType, Column]]:
+    """(type, column) for every column the base table files do not create, in type then column order."""
+    shared = [c for c in catalogue.shared_columns if c.ddl == "catalogue"]
+    return [(t, c) for t in catalogue.types for c in (*shared, *(c for c in t.columns if c.ddl == "catalogue"))]
+
+
+def _pg_column(column: Column) -> str:
+    text = f"{column.name} {column.pg}"
+    if column.pg_default:
+        text += f" DEFAULT {column.pg_default}"
+    if not column.nullable and column.pg_default:
+        text += " NOT NULL"
+    return text
+
+
+def pg_columns(catalogue: Catalogue) -> str | None:
+    """The changesets adding catalogue-only columns to each table and its history; None when there are none."""
+    added = _added(catalogue)
+    if not added:
+        return None
+    out = ["--liquibase formatted sql", f"-- {HEADER}",
+           "-- The columns the catalogue adds to tables the base files (0020_memory_tables.sql) create: each table",
+           "-- and its history table (ctxasm.keep_row_version copies by column name)."]
+    for t, c in added:
+        out += ["", f"--changeset ctxasm:pg-catalogue-{t.table}-{c.name} dbms:postgresql",
+                f"ALTER TABLE ctxasm.{t.table} ADD COLUMN {_pg_column(c)};",
+                f"ALTER TABLE ctxasm.{t.table}_history ADD COLUMN {c.name} {c.pg};",
+                f"--rollback ALTER TABLE ctxasm.{t.table}_history DROP COLUMN {c.name};",
+                f"--rollback ALTER TABLE ctxasm.{t.table} DROP COLUMN {c.name};"]
+    return "\n".join(out) + "\n"
+
+
+def oracle_columns(catalogue: Catalogue) -> str | None:
+    added = [(t, c) for t, c in _added(catalogue) if c.oracle]
+    if not added:
+        return None
+    out = ["--liquibase formatted sql", f"-- {HEADER}",
+           "-- The columns the catalogue adds to tables the base files (0020_memory_tables.sql) create."]
+    for t, c in added:
+        out += ["", f"--changeset ctxasm:ora-catalogue-{t.table}-{c.name} dbms:oracle",
+                f"alter table {t.table} add ({c.name} {c.oracle});",
+                f"--rollback alter table {t.table} drop column {c.name};"]
+    return "\n".join(out) + "\n"
+
+
+def _described(column: Column) -> str:
+    notes = [n for n in ("JSON" if column.json else "", column.note, "optional" if column.nullable else "") if n]
+    return f"{column.name} ({', '.join(notes)})" if notes else column.name
+
+
+def _engine_type(column: Column, engine_type: str, other: str) -> str:
+    if not engine_type:
+        return "-"
+    text = engine_type
+    if column.check:
+        text += f", {column.check}"
+    if not column.nullable:
+        text += " not null"
+    if column.pg_default and engine_type == column.pg:
+        text += f" default `{column.pg_default.strip(chr(39))}`"
+    if not other:
+        text += " (PostgreSQL only)" if engine_type == column.pg else " (Oracle only)"
+    return text
+
+
+def docs_types(catalogue: Catalogue) -> str:
+    lines = ["| memory type | table | slice | type-specific columns |", "|---|---|---|---|"]
+    for t in catalogue.types:
+        lines.append(f"| `{t.name}` | {t.table} | {t.slice or '-'} | {', '.join(_described(c) for c in t.columns)} |")
+    return "\n".join(lines)
+
+
+def docs_shared_columns(catalogue: Catalogue) -> str:
+    lines = ["| column | PostgreSQL | Oracle | meaning |", "|---|---|---|---|"]
+    for c in catalogue.shared_columns:
+        lines.append(f"| {c.name} | {_engine_type(c, c.pg, c.oracle)} | {_engine_type(c, c.oracle, c.pg)} | {c.note} |")
+    return "\n".join(lines)
+
+
+def docs_errors(catalogue: Catalogue) -> str:
+    lines = ["| name | Oracle | PostgreSQL | when |", "|---|---|---|---|"]
+    for e in catalogue.errors:
+        if e.engines:
+            lines.append(f"| `{e.name}` | {e.oracle_code} | {e.sqlstate} | {e.when} |")
+        else:
+            reserved = f"none: {e.number} reserved"
+            lines.append(f"| `{e.name}` | {reserved} | {reserved} | {e.when} |")
+    return "\n".join(lines)
+
+
+def docs_constants(catalogue: Catalogue) -> str:
+    lines = ["| constant | value | meaning |", "|---|---|---|"]
+    for c in catalogue.constants:
+        lines.append(f"| `{c.name}` | {c.value} | {c.meaning} |")
+    return "\n".join(lines)
