@@ -100,6 +100,7 @@ def write(repo: Path = REPO) -> list[str]:
         if text is None:
             (repo / path).unlink()
         else:
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
             (repo / path).write_text(text, encoding="utf-8")
     return changed
 
