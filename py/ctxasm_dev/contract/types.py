@@ -47,10 +47,14 @@ def python(catalogue: Catalogue) -> str:
     ]) + "\n"
 
 
-def _added(catalogue: Catalogue) -> list[tuple[MemoryType, Column]]:
-    """(type, column) for every column the base table files do not create, in type then column order."""
+def _added(catalogue: Catalogue) -> list[tuple[str, MemoryType, Column]]:
+    """(changeset id suffix, type, column) for every column the base table files do not create, sorted by the
+    suffix: <column>-<type's ordinal>, so ids sort in file order (a Liquibase layout rule) and a column added
+    later never renames the changesets of one added before."""
     shared = [c for c in catalogue.shared_columns if c.ddl == "catalogue"]
-    return [(t, c) for t in catalogue.types for c in (*shared, *(c for c in t.columns if c.ddl == "catalogue"))]
+    added = [(f"{c.name.replace('_', '-')}-{i:02d}", t, c) for i, t in enumerate(catalogue.types, 1)
+             for c in (*shared, *(c for c in t.columns if c.ddl == "catalogue"))]
+    return sorted(added, key=lambda a: a[0])
 
 
 def _pg_column(column: Column) -> str:
@@ -70,8 +74,8 @@ def pg_columns(catalogue: Catalogue) -> str | None:
     out = ["--liquibase formatted sql", f"-- {HEADER}",
            "-- The columns the catalogue adds to tables the base files (0020_memory_tables.sql) create: each table",
            "-- and its history table (ctxasm.keep_row_version copies by column name)."]
-    for t, c in added:
-        out += ["", f"--changeset ctxasm:pg-catalogue-{t.table}-{c.name} dbms:postgresql",
+    for suffix, t, c in added:
+        out += ["", f"--changeset ctxasm:pg-0095-{suffix} dbms:postgresql",
                 f"ALTER TABLE ctxasm.{t.table} ADD COLUMN {_pg_column(c)};",
                 f"ALTER TABLE ctxasm.{t.table}_history ADD COLUMN {c.name} {c.pg};",
                 f"--rollback ALTER TABLE ctxasm.{t.table}_history DROP COLUMN {c.name};",
@@ -80,13 +84,13 @@ def pg_columns(catalogue: Catalogue) -> str | None:
 
 
 def oracle_columns(catalogue: Catalogue) -> str | None:
-    added = [(t, c) for t, c in _added(catalogue) if c.oracle]
+    added = [(suffix, t, c) for suffix, t, c in _added(catalogue) if c.oracle]
     if not added:
         return None
     out = ["--liquibase formatted sql", f"-- {HEADER}",
            "-- The columns the catalogue adds to tables the base files (0020_memory_tables.sql) create."]
-    for t, c in added:
-        out += ["", f"--changeset ctxasm:ora-catalogue-{t.table}-{c.name} dbms:oracle",
+    for suffix, t, c in added:
+        out += ["", f"--changeset ctxasm:ora-0095-{suffix} dbms:oracle",
                 f"alter table {t.table} add ({c.name} {c.oracle});",
                 f"--rollback alter table {t.table} drop column {c.name};"]
     return "\n".join(out) + "\n"
