@@ -240,6 +240,14 @@ def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_cop
     assert "CX108 raised with message 'invalid_claim: ...'" in capsys.readouterr().out
 
 
+def test_contract_check_fails_on_a_postgres_raise_naming_no_contract_error(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+          "ERRCODE = ctxasm.error_code('invalid_argument'),\n            MESSAGE = 'invalid_argument: in_display_name",
+          "ERRCODE = ctxasm.error_code('invalid_argumnet'),\n            MESSAGE = 'invalid_argument: in_display_name")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "ctxasm.error_code('invalid_argumnet') names no error of the contract" in capsys.readouterr().out
+
+
 def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:
     """A package listed as pending on one engine must leave the list once both engines have it."""
     monkeypatch.setattr(contract_check, "PENDING", {"oracle": {"ctx_assembly": "pretend it is not written"},
@@ -472,8 +480,11 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
     ("db/packages/oracle/body/0070_ctx_tools.sql", "co_retrieval_depth constant pls_integer := 50;",
      "co_retrieval_depth constant pls_integer := 60;", ["db/packages/oracle/body/0070_ctx_tools.sql"]),
     # selection code changed and the version kept: replay would rebuild old windows with new rules
-    ("db/packages/postgresql/0040_ctxasm_selection_helpers.sql", "WHEN 'entity' THEN 1 WHEN 'workflow' THEN 2",
-     "WHEN 'entity' THEN 2 WHEN 'workflow' THEN 1", ["db/packages/postgresql/0050_ctx_assembly.sql"]),
+    ("db/packages/postgresql/0040_ctxasm_selection_helpers.sql", "(coalesce(in_similarity, 0) - 0.35)",
+     "(coalesce(in_similarity, 0) - 0.36)", ["db/packages/postgresql/0050_ctx_assembly.sql"]),
+    # a generated region of a hand-written package edited by hand (the version follows it)
+    ("db/packages/oracle/body/0060_ctx_assembly.sql", "when 'workflow' then 2", "when 'workflow' then 1",
+     ["db/packages/oracle/body/0060_ctx_assembly.sql"]),
     # the renderer changed and its version kept
     ("py/ctxasm/core/render.py", "from xml.sax.saxutils import escape, quoteattr",
      "from xml.sax.saxutils import quoteattr, escape", ["py/ctxasm/core/render.py"]),

@@ -57,6 +57,23 @@ def _docs(text: str, catalogue: Catalogue) -> str:
     return text
 
 
+#: regions of hand-written SQL files: (target, marker name, text)
+def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
+    return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
+            ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
+            ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
+            ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
+
+
+def _sql_region(text: str, path: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(-- generated: {re.escape(name)} .*?\n).*?(\n[ \t]*-- end generated: {re.escape(name)}\n)",
+                         re.DOTALL)
+    if len(pattern.findall(text)) != 1:
+        raise CatalogueError(f"{path}: the markers of the generated region {name!r} (-- generated: {name} ... / "
+                             f"-- end generated: {name}) must occur once")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
 def generate(repo: Path = REPO) -> dict[str, str | None]:
     """Repository-relative path -> the text it must hold (None: the file must not exist)."""
     catalogue = load(repo)
@@ -69,6 +86,8 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
+    for key, name, body in _sql_regions(catalogue):
+        files.put(key, _sql_region(files.read(key), target(key), name, body))
     for constant in catalogue.constants:
         for binding in constant.bind:
             files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,

@@ -146,3 +146,51 @@ def docs_constants(catalogue: Catalogue) -> str:
     for c in catalogue.constants:
         lines.append(f"| `{c.name}` | {c.value} | {c.meaning} |")
     return "\n".join(lines)
+
+
+def oracle_memory_type_names(catalogue: Catalogue) -> str:
+    """CTX_MEMORY's co_memory_types: the names an invalid_memory_type message lists, in type order."""
+    names = [t.name for t in catalogue.types]
+    chunks: list[str] = []
+    for name in names:
+        if chunks and len(chunks[-1]) + len(name) + 2 <= 92:
+            chunks[-1] += f" {name},"
+        else:
+            chunks.append(f"{name},")
+    chunks[-1] = chunks[-1][:-1]
+    parts = [f"'{chunk} '" for chunk in chunks[:-1]] + [f"'{chunks[-1]}'"]
+    return "\n".join(["   co_memory_types constant varchar2(200) :=",
+                      "      " + "\n      || ".join(parts) + ";"])
+
+
+def oracle_table_for_type(catalogue: Catalogue) -> str:
+    """CTX_MEMORY.table_for_type's mapping: the whitelist of tables dynamic SQL may name."""
+    cases = [f"                    when '{t.name}' then '{t.table.upper()}'" for t in catalogue.types]
+    return "\n".join(["      l_table := case in_memory_type", *cases, "                 end;"])
+
+
+def _by_authority(catalogue: Catalogue) -> list[MemoryType]:
+    return sorted((t for t in catalogue.types if t.authority != NO_AUTHORITY), key=lambda t: t.authority)
+
+
+#: the authority of a type that never competes with another for a duplicate
+NO_AUTHORITY = 9
+
+
+def pg_authority(catalogue: Catalogue) -> str:
+    """ctxasm.authority's CASE: which copy of a duplicate is kept, lowest first."""
+    cases = [f"WHEN '{t.name}' THEN {t.authority}" for t in _by_authority(catalogue)] + [f"ELSE {NO_AUTHORITY} END"]
+    lines, line = [], "        "
+    for case in cases:
+        if len(line) + len(case) + 1 > 108 and line.strip():
+            lines.append(line.rstrip())
+            line = "        "
+        line += case + " "
+    lines.append(line.rstrip())
+    return "\n".join(["    SELECT CASE in_memory_type", *lines])
+
+
+def oracle_authority(catalogue: Catalogue) -> str:
+    """CTX_ASSEMBLY.authority's CASE, the twin of ctxasm.authority."""
+    cases = [f"                when '{t.name}' then {t.authority}" for t in _by_authority(catalogue)]
+    return "\n".join(["      return case in_memory_type", *cases, f"                else {NO_AUTHORITY}", "             end;"])
