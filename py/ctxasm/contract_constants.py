@@ -28,3 +28,5 @@ SEARCH_MAX_LIMIT = 20
 EMBEDDING_DIMENSIONS = 384
 #: the characters of a pointer line, before its ellipsis (PostgreSQL: ctxasm.pointer_line, a stored generated column's expression)
 POINTER_LENGTH = 60
+#: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
+SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score')

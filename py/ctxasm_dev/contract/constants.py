@@ -26,10 +26,13 @@ def bind(text: str, path: str, constant: Constant, declaration: str) -> str:
     return pattern.sub(lambda m: f"{m.group(1)}{constant.value!r}{m.group(3)}", text)
 
 
-def python(constants: tuple[Constant, ...]) -> str:
+def python(constants: tuple[Constant, ...], steps: tuple[str, ...]) -> str:
     lines = [f'"""The numbers both engines and Python agree on: {HEADER}."""', "", "from __future__ import annotations",
              ""]
     for c in constants:
         lines.append(f"#: {c.meaning}")
         lines.append(f"{c.python} = {c.value!r}")
+    lines.append("#: the selection steps in the order both engines run them (step_<name> in select_window; "
+                 "contract/selection.toml)")
+    lines.append(f"SELECTION_STEPS: tuple[str, ...] = ({', '.join(repr(s) for s in steps)})")
     return "\n".join(lines) + "\n"

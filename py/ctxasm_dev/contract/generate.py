@@ -92,7 +92,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
         for binding in constant.bind:
             files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,
                                                    binding.declaration))
-    files.put("py_constants", constants.python(catalogue.constants))
+    files.put("py_constants", constants.python(catalogue.constants, catalogue.steps))
     for rule in catalogue.versions:
         version = versions.digest(rule, {target(key): files.read(key) for key in rule.files})
         files.put(rule.host, versions.write_version(rule, target(rule.host), files.read(rule.host), version))

@@ -94,3 +94,13 @@ def test_the_version_ignores_comments_and_the_version_literal_itself() -> None:
     other = "SELECT 'selection-000000000000';\nSELECT 2;\n"
     assert versions.digest(rule, {"x.sql": code}) == versions.digest(rule, {"x.sql": same})
     assert versions.digest(rule, {"x.sql": code}) != versions.digest(rule, {"x.sql": other})
+
+
+@pytest.mark.parametrize("path", ["db/packages/postgresql/0050_ctx_assembly.sql",
+                                  "db/packages/oracle/body/0060_ctx_assembly.sql"])
+def test_select_window_runs_the_catalogue_steps_in_order(path: str) -> None:
+    import re
+
+    text = (REPO / path).read_text(encoding="utf-8")
+    declared = [m.group(1) for m in re.finditer(r"^\s*(?:,\s*)?step_(\w+) as \(", text, re.MULTILINE | re.IGNORECASE)]
+    assert tuple(declared) == contract_constants.SELECTION_STEPS
