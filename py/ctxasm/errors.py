@@ -1,12 +1,14 @@
 """One exception class per failure a user can act on.
 
-The database raises the same symbolic errors on both engines (docs/contract.md): Oracle as ORA-20<nnn>,
-PostgreSQL as SQLSTATE CX<nnn>. `from_sqlstate` and `from_oracle_message` map them to the classes here.
+The database raises the same symbolic errors on both engines (docs/contract.md, contract/errors.toml): Oracle
+as ORA-20<nnn>, PostgreSQL as SQLSTATE CX<nnn>. `from_sqlstate` and `from_oracle_message` map them to the classes here.
 """
 
 from __future__ import annotations
 
 import re
+
+from ctxasm import error_codes
 
 
 class CtxasmError(Exception):
@@ -138,27 +140,27 @@ class ToolRefused(CtxasmError):
         super().__init__(message)
 
 
-CONTRACT_ERRORS: dict[int, type[DatabaseError]] = {
-    cls.number: cls
-    for cls in (
-        TenantNotSet,
-        InvalidMemoryType,
-        InvalidField,
-        DuplicateMemory,
-        MemoryNotFound,
-        InvalidSnapshot,
-        InvalidArgument,
-        UnknownIntent,
-        BudgetMissing,
-        InvalidBudget,
-        InvalidQuestion,
-        InvalidManifest,
-        NotInWindow,
-        SourceUnavailable,
-        InvalidClaim,
-        ScopeNotAllowed,
-    )
-}
+def _contract_classes() -> dict[int, type[DatabaseError]]:
+    """Number -> class for every error the engines raise (contract/errors.toml, via error_codes). A catalogue
+    error without a hand-written class above gets a plain one here, so a new error is one catalogue edit; a
+    hand-written class that disagrees with the catalogue is a bug, refused at import."""
+    classes: dict[int, type[DatabaseError]] = {}
+    for entry in error_codes.CONTRACT_ERRORS:
+        cls = globals().get(entry.python_class)
+        if cls is None:
+            cls = type(entry.python_class, (DatabaseError,), {"code": entry.name, "number": entry.number,
+                                                             "__doc__": entry.message, "__module__": __name__})
+            globals()[entry.python_class] = cls
+        if (cls.code, cls.number) != (entry.name, entry.number):
+            raise ImportError(f"ctxasm.errors.{entry.python_class} is {cls.code} {cls.number}; contract/errors.toml "
+                              f"says {entry.name} {entry.number}")
+        if entry.engines:
+            classes[entry.number] = cls
+    return classes
+
+
+CONTRACT_ERRORS: dict[int, type[DatabaseError]] = _contract_classes()
+
 
 def shortened(value: object, limit: int = 200) -> str:
     """A value as an error message may quote it: repr, cut to `limit` characters with the full length named."""

@@ -240,6 +240,14 @@ def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_cop
     assert "CX108 raised with message 'invalid_claim: ...'" in capsys.readouterr().out
 
 
+def test_contract_check_fails_on_a_postgres_raise_naming_no_contract_error(repo_copy: Path, capsys) -> None:
+    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+          "ERRCODE = ctxasm.error_code('invalid_argument'),\n            MESSAGE = 'invalid_argument: in_display_name",
+          "ERRCODE = ctxasm.error_code('invalid_argumnet'),\n            MESSAGE = 'invalid_argument: in_display_name")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "ctxasm.error_code('invalid_argumnet') names no error of the contract" in capsys.readouterr().out
+
+
 def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path, capsys, monkeypatch) -> None:
     """A package listed as pending on one engine must leave the list once both engines have it."""
     monkeypatch.setattr(contract_check, "PENDING", {"oracle": {"ctx_assembly": "pretend it is not written"},
@@ -435,3 +443,82 @@ def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(rep
     _edit(repo_copy / path, old, new)
     assert tenant_indexes.main(["--repo", str(repo_copy)]) == 1
     assert reported in capsys.readouterr().out
+
+
+# --- contract_generated ----------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def catalogue_copy(tmp_path: Path) -> Path:
+    """A copy of the catalogue and of every file generated from it (or holding generated values)."""
+    from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
+
+    shutil.copytree(REPO / CATALOGUE_DIR, tmp_path / CATALOGUE_DIR)
+    for path in TARGETS.values():
+        if (REPO / path).exists():
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / path, tmp_path / path)
+    return tmp_path
+
+
+def test_contract_generated_passes_on_the_repository(capsys) -> None:
+    from ctxasm_dev.gates import contract_generated
+
+    assert contract_generated.main(["--repo", str(REPO)]) == 0
+    assert "contract_generated: OK" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path, old, new, stale", [
+    # a catalogue edit without regeneration: every file that carries the error is named
+    ("contract/errors.toml", 'message = "the tenant claim was refused"', 'message = "the claim was refused"',
+     ["db/packages/oracle/spec/0010_ctx_errors.sql", "db/packages/postgresql/0005_ctxasm_errors.sql",
+      "py/ctxasm/error_codes.py"]),
+    # a hand edit of a generated file
+    ("db/packages/oracle/body/0010_ctx_errors.sql", "when co_invalid_claim then 'invalid_claim'",
+     "when co_invalid_claim then 'invalid_claims'", ["db/packages/oracle/body/0010_ctx_errors.sql"]),
+    # a constant changed in one engine only
+    ("db/packages/oracle/body/0070_ctx_tools.sql", "co_retrieval_depth constant pls_integer := 50;",
+     "co_retrieval_depth constant pls_integer := 60;", ["db/packages/oracle/body/0070_ctx_tools.sql"]),
+    # selection code changed and the version kept: replay would rebuild old windows with new rules
+    ("db/packages/postgresql/0040_ctxasm_selection_helpers.sql", "(coalesce(in_similarity, 0) - 0.35)",
+     "(coalesce(in_similarity, 0) - 0.36)", ["db/packages/postgresql/0050_ctx_assembly.sql"]),
+    # a generated region of a hand-written package edited by hand (the version follows it)
+    ("db/packages/oracle/body/0060_ctx_assembly.sql", "when 'workflow' then 2", "when 'workflow' then 1",
+     ["db/packages/oracle/body/0060_ctx_assembly.sql"]),
+    # the renderer changed and its version kept
+    ("py/ctxasm/core/render.py", "from xml.sax.saxutils import escape, quoteattr",
+     "from xml.sax.saxutils import quoteattr, escape", ["py/ctxasm/core/render.py"]),
+    # a generated table of the docs edited by hand
+    ("docs/contract.md", "| `invalid_question` | -20113 | CX113 |", "| `invalid_question` | -20113 | CX112 |",
+     ["docs/contract.md"]),
+])
+def test_contract_generated_fails_naming_each_stale_file(catalogue_copy: Path, capsys, path: str, old: str, new: str,
+                                                         stale: list[str]) -> None:
+    from ctxasm_dev.contract import generate
+    from ctxasm_dev.gates import contract_generated
+
+    _edit(catalogue_copy / path, old, new)
+    assert contract_generated.main(["--repo", str(catalogue_copy)]) == 1
+    out = capsys.readouterr().out
+    for stale_path in stale:
+        assert f"{stale_path}: stale" in out
+    assert "contract_generated: FAIL" in out
+    # regeneration is the fix (for a hand edit of a generated file it restores the catalogue's text)
+    generate.write(catalogue_copy)
+    assert contract_generated.main(["--repo", str(catalogue_copy)]) == 0
+
+
+def test_contract_generated_names_a_bad_catalogue_entry(catalogue_copy: Path, capsys) -> None:
+    from ctxasm_dev.gates import contract_generated
+
+    _edit(catalogue_copy / "contract/errors.toml", "number = 113", "number = 112")
+    assert contract_generated.main(["--repo", str(catalogue_copy)]) == 1
+    assert "contract/errors.toml: error number 112 appears twice" in capsys.readouterr().out
+
+
+def test_comment_edits_keep_the_selection_version(catalogue_copy: Path, capsys) -> None:
+    from ctxasm_dev.gates import contract_generated
+
+    _edit(catalogue_copy / "db/packages/postgresql/0040_ctxasm_selection_helpers.sql",
+          "--comment: which copy of a duplicate is kept", "--comment: the copy of a duplicate that is kept")
+    assert contract_generated.main(["--repo", str(catalogue_copy)]) == 0

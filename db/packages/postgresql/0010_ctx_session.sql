@@ -125,7 +125,8 @@ BEGIN
     -- One answer for every refusal (malformed, wrong key, tampered, expired, unregistered tenant): a caller
     -- learns nothing about which tenants exist.
     IF NOT coalesce(l_valid, FALSE) THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX118', MESSAGE = 'invalid_claim: the tenant claim was refused';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_claim'),
+            MESSAGE = 'invalid_claim: the tenant claim was refused';
     END IF;
     PERFORM ctxasm.enter_tenant(l_payload ->> 'tenant', nullif(l_payload ->> 'user', ''),
                                 nullif(l_payload ->> 'agent', ''));

@@ -9,7 +9,7 @@ DECLARE
 BEGIN
     SELECT m.table_name INTO l_table FROM ctxasm.memory_type m WHERE m.memory_type = in_memory_type;
     IF l_table IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX103', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_memory_type'), MESSAGE = format(
             'invalid_memory_type: %s is not one of %s', ctxasm.quoted(in_memory_type),
             (SELECT string_agg(m.memory_type, ', ' ORDER BY m.ordinal) FROM ctxasm.memory_type m));
     END IF;
@@ -25,7 +25,7 @@ DECLARE
     l_tenant varchar := ctxasm.session_tenant();
 BEGIN
     IF l_tenant IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX102',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('tenant_not_set'),
             MESSAGE = 'tenant_not_set: call ctx_session.set_tenant in this transaction first';
     END IF;
     RETURN l_tenant;
@@ -55,11 +55,11 @@ DECLARE
     l_agent  varchar := ctxasm.claim_scope('agent');
 BEGIN
     IF l_user IS NOT NULL AND in_user_id IS DISTINCT FROM l_user THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
             'scope_not_allowed: in_user_id %s is not the user the session''s claim names', ctxasm.quoted(in_user_id));
     END IF;
     IF l_agent IS NOT NULL AND in_agent_id IS DISTINCT FROM l_agent THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
             'scope_not_allowed: in_agent_id %s is not the agent the session''s claim names', ctxasm.quoted(in_agent_id));
     END IF;
     RETURN l_tenant;
@@ -77,12 +77,12 @@ DECLARE
     l_agent varchar := ctxasm.claim_scope('agent');
 BEGIN
     IF l_user IS NOT NULL AND in_row ->> 'user_id' IS DISTINCT FROM l_user THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
             'scope_not_allowed: %s.user_id %s is not the user the session''s claim names', in_memory_type,
             ctxasm.quoted(in_row ->> 'user_id'));
     END IF;
     IF l_agent IS NOT NULL AND in_row ->> 'agent_id' IS DISTINCT FROM l_agent THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX119', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
             'scope_not_allowed: %s.agent_id %s is not the agent the session''s claim names', in_memory_type,
             ctxasm.quoted(in_row ->> 'agent_id'));
     END IF;
@@ -103,7 +103,7 @@ BEGIN
         l_snapshot := NULL;
     END;
     IF l_snapshot IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_snapshot'), MESSAGE = format(
             'invalid_snapshot: %s is not a snapshot from capture_snapshot', ctxasm.quoted(in_snapshot));
     END IF;
     RETURN l_snapshot;
@@ -117,7 +117,8 @@ CREATE OR REPLACE FUNCTION ctxasm.require_evaluation_time(in_evaluation_time tim
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
     IF in_evaluation_time IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_evaluation_time must be given';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_evaluation_time must be given';
     END IF;
 END;
 $$;
@@ -135,7 +136,7 @@ DECLARE
     l_generated boolean;
 BEGIN
     IF in_record IS NULL OR jsonb_typeof(in_record) <> 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s: in_record must be a JSON object', in_memory_type);
     END IF;
     FOR l_key IN SELECT jsonb_object_keys(in_record) LOOP
@@ -144,27 +145,27 @@ BEGIN
          WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
            AND a.attname = l_key AND a.attnum > 0 AND NOT a.attisdropped;
         IF l_type IS NULL THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX104',
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
                 MESSAGE = format('invalid_field: %s.%s: unknown field', in_memory_type, left(l_key, 200));
         ELSIF l_key = 'tenant_id' THEN
             IF in_record ->> 'tenant_id' IS DISTINCT FROM in_tenant_id THEN
-                RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                     'invalid_field: %s.tenant_id: %s is not the session tenant', in_memory_type,
                     ctxasm.quoted(in_record ->> 'tenant_id'));
             END IF;
         ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid') OR l_generated THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                 'invalid_field: %s.%s: set by the database, not by the caller', in_memory_type, l_key);
         ELSIF l_type NOT IN ('jsonb', 'vector')
               AND jsonb_typeof(in_record -> l_key) IN ('object', 'array') THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                 'invalid_field: %s.%s: must be a %s, not a JSON %s', in_memory_type, l_key, l_type,
                 jsonb_typeof(in_record -> l_key));
         END IF;
     END LOOP;
     IF in_record ? 'content'
        AND (jsonb_typeof(in_record -> 'content') <> 'string' OR in_record ->> 'content' = '') THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s.content: must be a non-empty string', in_memory_type);
     END IF;
 END;
@@ -197,16 +198,16 @@ BEGIN
             USING l_row;
     EXCEPTION
         WHEN unique_violation THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX105', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('duplicate_memory'), MESSAGE = format(
                 'duplicate_memory: %s %s version %s already exists for tenant %s',
                 in_memory_type, ctxasm.quoted(l_row ->> 'id'), in_version, ctxasm.quoted(in_tenant_id));
         WHEN not_null_violation THEN
             GET STACKED DIAGNOSTICS l_column = COLUMN_NAME;
-            RAISE EXCEPTION USING ERRCODE = 'CX104',
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
                 MESSAGE = format('invalid_field: %s.%s: required', in_memory_type, l_column);
         WHEN check_violation THEN
             GET STACKED DIAGNOSTICS l_constraint = CONSTRAINT_NAME;
-            RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                 'invalid_field: %s.%s: out of range (check %s)', in_memory_type,
                 regexp_replace(l_constraint, '^(memory_common|' || in_table || ')_(.+)_check$', '\2'),
                 l_constraint);
@@ -217,11 +218,11 @@ BEGIN
                     EXECUTE format('SELECT (jsonb_populate_record(NULL::ctxasm.%I, $1)).%I', in_table, l_key)
                         USING jsonb_build_object(l_key, l_row -> l_key);
                 EXCEPTION WHEN data_exception THEN
-                    RAISE EXCEPTION USING ERRCODE = 'CX104',
+                    RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
                         MESSAGE = format('invalid_field: %s.%s: %s', in_memory_type, l_key, left(SQLERRM, 300));
                 END;
             END LOOP;
-            RAISE EXCEPTION USING ERRCODE = 'CX104',
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
                 MESSAGE = format('invalid_field: %s: %s', in_memory_type, left(SQLERRM, 300));
     END;
 END;

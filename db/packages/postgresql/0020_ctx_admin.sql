@@ -7,12 +7,13 @@ RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     IF in_tenant_id IS NULL OR in_tenant_id !~ '^[a-z0-9][a-z0-9_-]{0,63}$' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_tenant_id %s must be 1..64 of a-z, 0-9, _ and -, starting with a letter or digit',
             ctxasm.quoted(in_tenant_id));
     END IF;
     IF coalesce(in_display_name, '') = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_display_name must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_display_name must not be empty';
     END IF;
     INSERT INTO ctxasm.ctx_tenant (tenant_id, display_name)
     VALUES (in_tenant_id, in_display_name)
@@ -67,7 +68,7 @@ DECLARE
     l_pads record;
 BEGIN
     IF in_key IS NULL OR octet_length(in_key) NOT BETWEEN co_min_length AND co_max_length THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_key must be %s to %s bytes of secret text', co_min_length, co_max_length);
     END IF;
     l_pads := ctxasm.hmac_pads(convert_to(in_key, 'UTF8'));

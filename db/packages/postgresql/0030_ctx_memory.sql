@@ -11,7 +11,7 @@ BEGIN
     PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
     PERFORM ctxasm.require_row_scope(in_memory_type, in_record);
     IF coalesce(in_record ->> 'id', '') = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s.id: required', in_memory_type);
     END IF;
     PERFORM ctxasm.insert_row_version(in_memory_type, l_table, l_tenant, 1, in_record);
@@ -31,14 +31,15 @@ DECLARE
     l_next   integer;
 BEGIN
     IF coalesce(l_thread, '') = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = 'invalid_field: conversation.thread_id: required';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = 'invalid_field: conversation.thread_id: required';
     END IF;
     IF coalesce(in_record ->> 'role', '') NOT IN ('user', 'assistant') THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
             'invalid_field: conversation.role: a turn is user or assistant, not %s', ctxasm.quoted(in_record ->> 'role'));
     END IF;
     IF in_record ? 'turn_index' OR in_record ? 'event_type' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
             'invalid_field: conversation.%s: add_turn assigns it',
             CASE WHEN in_record ? 'turn_index' THEN 'turn_index' ELSE 'event_type' END);
     END IF;
@@ -66,14 +67,14 @@ DECLARE
 BEGIN
     PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
     IF in_record ? 'id' AND in_record ->> 'id' IS DISTINCT FROM in_id THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
             'invalid_field: %s.id: a new version keeps the id %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
     EXECUTE format('SELECT to_jsonb(t) FROM ctxasm.%I t WHERE t.tenant_id = $1 AND t.id = $2 '
                    'AND t.status = ''active'' FOR UPDATE', l_table)
         INTO l_current USING l_tenant, in_id;
     IF l_current IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX106', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('memory_not_found'), MESSAGE = format(
             'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
     -- Both the version it retires and the one it writes must be the session's to write.
@@ -83,11 +84,11 @@ BEGIN
     BEGIN
         l_from := coalesce((in_record ->> 'valid_from')::timestamptz, now());
     EXCEPTION WHEN data_exception THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s.valid_from: %s', in_memory_type, left(SQLERRM, 300));
     END;
     IF l_from < (l_current ->> 'valid_from')::timestamptz THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
             'invalid_field: %s.valid_from: %s is earlier than version %s''s valid_from %s',
             in_memory_type, l_from, l_version, l_current ->> 'valid_from');
     END IF;
@@ -125,7 +126,7 @@ BEGIN
     IF l_row IS NOT NULL THEN
         PERFORM ctxasm.require_row_scope(in_memory_type, l_row);  -- raising undoes the UPDATE
     ELSE
-        RAISE EXCEPTION USING ERRCODE = 'CX106', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('memory_not_found'), MESSAGE = format(
             'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
     END IF;
 END;
@@ -201,7 +202,7 @@ BEGIN
        OR EXISTS (SELECT 1 FROM jsonb_array_elements(in_refs) AS r (ref)
                    WHERE jsonb_typeof(r.ref) <> 'array' OR jsonb_array_length(r.ref) <> 3
                       OR jsonb_typeof(r.ref -> 2) <> 'number') THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_refs must be a JSON array of at most %s [type, id, version] references',
             co_max_refs);
     END IF;

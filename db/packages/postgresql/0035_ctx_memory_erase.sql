@@ -74,7 +74,7 @@ BEGIN
         PERFORM ctxasm.require_row_scope(in_memory_type, l_row);
     END LOOP;
     IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX106', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('memory_not_found'), MESSAGE = format(
             'memory_not_found: no %s %s to erase', in_memory_type, ctxasm.quoted(in_id));
     END IF;
     WHILE jsonb_array_length(l_queue) > 0 LOOP

@@ -52,8 +52,10 @@ $$;
 --comment: which copy of a duplicate is kept: canonical facts, then procedures, evidence, summaries, turns
 CREATE OR REPLACE FUNCTION ctxasm.authority(in_memory_type varchar) RETURNS integer
 LANGUAGE sql IMMUTABLE AS $$
+    -- generated: authority from contract/memory_types.toml; edit the catalogue, then regenerate
     SELECT CASE in_memory_type
-        WHEN 'entity' THEN 1 WHEN 'workflow' THEN 2 WHEN 'kb_chunk' THEN 3 WHEN 'kb_document' THEN 3
+        WHEN 'entity' THEN 1 WHEN 'workflow' THEN 2 WHEN 'kb_document' THEN 3 WHEN 'kb_chunk' THEN 3
         WHEN 'summary' THEN 4 WHEN 'conversation' THEN 5 ELSE 9 END
+    -- end generated: authority
 $$;
 --rollback DROP FUNCTION ctxasm.authority(varchar);

@@ -6,10 +6,11 @@ CREATE SCHEMA ctx_assembly;
 
 --changeset ctxasm:pg-ctx-assembly-selection-version dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.selection_version: the version of the selection rules this deployment runs; replay
---comment: compares it with the manifest's before it reads anything
+--comment: compares it with the manifest's before it reads anything. Generated (contract/selection.toml): a
+--comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'context-selection-3'::varchar
+    SELECT 'selection-2be88a3f081e'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -81,27 +82,28 @@ DECLARE
     l_result    jsonb;
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = 'invalid_question: the question must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_question'),
+            MESSAGE = 'invalid_question: the question must not be empty';
     END IF;
     IF length(in_question) > co_max_question THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX113', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_question'), MESSAGE = format(
             'invalid_question: in_question is %s characters long, at most %s are allowed', length(in_question),
             co_max_question);
     END IF;
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_sources IS NOT NULL AND jsonb_typeof(in_sources) <> 'array' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
             MESSAGE = 'invalid_argument: in_sources must be a JSON array of source items';
     END IF;
     IF in_scores IS NOT NULL AND jsonb_typeof(in_scores) <> 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
             MESSAGE = 'invalid_argument: in_scores must be a JSON object of "type:id:version" -> logit';
     END IF;
     IF in_query_embedding IS NOT NULL THEN
         BEGIN
             l_embedding := in_query_embedding::public.vector(384);
         EXCEPTION WHEN data_exception OR invalid_text_representation THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX108',
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
                 MESSAGE = 'invalid_argument: in_query_embedding must be a vector of 384 numbers, ''[x,y,...]''';
         END;
     END IF;
@@ -111,7 +113,7 @@ BEGIN
         BEGIN
             l_snapshot := in_snapshot::pg_snapshot;
         EXCEPTION WHEN data_exception THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX107', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_snapshot'), MESSAGE = format(
                 'invalid_snapshot: %s is not a snapshot from capture_snapshot', ctxasm.quoted(in_snapshot));
         END;
     END IF;
@@ -148,7 +150,7 @@ BEGIN
             l_budget := l_candidate;
         ELSIF (l_candidate.user_id, l_candidate.agent_id, l_candidate.thread_id)
               IS NOT DISTINCT FROM (l_budget.user_id, l_budget.agent_id, l_budget.thread_id) THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
                 'invalid_budget: two context_budget guidelines of one scope (%s) are in effect at once: '
                 'guideline %s version %s and guideline %s version %s',
                 coalesce(nullif(concat_ws(', ', 'user ' || l_budget.user_id, 'agent ' || l_budget.agent_id,
@@ -157,31 +159,31 @@ BEGIN
         END IF;
     END LOOP;
     IF l_budgets = 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX111', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('budget_missing'), MESSAGE = format(
             'budget_missing: no context_budget guideline is in effect for agent %s at %s',
             ctxasm.quoted(in_agent_id), in_evaluation_time);
     END IF;
     -- The database checks only the budget fields it uses itself; the Python layer validates the rest.
     IF jsonb_typeof(l_budget.content_json) IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
             'invalid_budget: guideline %s version %s: content_json must be a JSON object', l_budget.id, l_budget.version);
     END IF;
     l_weights := l_budget.content_json -> 'weights';
     FOREACH l_field IN ARRAY ARRAY['rerank', 'confidence', 'recency'] LOOP
         IF jsonb_typeof(l_weights -> l_field) IS DISTINCT FROM 'number' OR (l_weights ->> l_field)::numeric < 0 THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
                 'invalid_budget: guideline %s version %s: weights.%s must be a number >= 0',
                 l_budget.id, l_budget.version, l_field);
         END IF;
     END LOOP;
     IF jsonb_typeof(l_budget.content_json -> 'recency_days') IS DISTINCT FROM 'number'
        OR (l_budget.content_json ->> 'recency_days')::numeric <= 0 THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
             'invalid_budget: guideline %s version %s: recency_days must be a number > 0', l_budget.id, l_budget.version);
     END IF;
     IF jsonb_typeof(l_budget.content_json -> 'shares') IS DISTINCT FROM 'object'
        OR NOT (l_budget.content_json -> 'shares') ? in_intent THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX110', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('unknown_intent'), MESSAGE = format(
             'unknown_intent: %s is not one of the intents of budget %s version %s (%s)',
             ctxasm.quoted(in_intent), l_budget.id, l_budget.version,
             coalesce((SELECT string_agg(k, ', ' ORDER BY k)
@@ -191,7 +193,7 @@ BEGIN
     IF jsonb_typeof(l_budget.content_json -> 'require_current_facts') = 'boolean' THEN
         l_require := (l_budget.content_json ->> 'require_current_facts')::boolean;
     ELSIF l_budget.content_json ? 'require_current_facts' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
             'invalid_budget: guideline %s version %s: require_current_facts must be true or false',
             l_budget.id, l_budget.version);
     ELSE
@@ -202,7 +204,7 @@ BEGIN
     -- budget's candidate_limits, else enough for the slice's share of what the reserves leave.
     IF l_budget.content_json ? 'candidate_limits'
        AND jsonb_typeof(l_budget.content_json -> 'candidate_limits') IS DISTINCT FROM 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
             'invalid_budget: guideline %s version %s: candidate_limits must be an object of slice -> count',
             l_budget.id, l_budget.version);
     END IF;
@@ -211,7 +213,7 @@ BEGIN
            OR jsonb_typeof(l_budget.content_json -> 'candidate_limits' -> l_slice) IS DISTINCT FROM 'number'
            OR (l_budget.content_json -> 'candidate_limits' ->> l_slice) !~ '^[0-9]{1,4}$'
            OR (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer NOT BETWEEN 1 AND 1000 THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX112', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
                 'invalid_budget: guideline %s version %s: candidate_limits.%s must be a whole number 1..1000 '
                 'for one of the slices %s', l_budget.id, l_budget.version, l_slice,
                 array_to_string(co_dynamic_slices, ', '));
@@ -696,21 +698,23 @@ DECLARE
     co_id_length    CONSTANT integer := 128;
 BEGIN
     IF in_manifest IS NULL OR jsonb_typeof(in_manifest) <> 'object' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: the manifest must be a JSON object';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_manifest'),
+            MESSAGE = 'invalid_manifest: the manifest must be a JSON object';
     END IF;
     FOREACH l_field IN ARRAY ARRAY['memories', 'excluded', 'required_refs'] LOOP
         IF jsonb_typeof(in_manifest -> l_field) IS DISTINCT FROM 'array' THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX114',
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_manifest'),
                 MESSAGE = format('invalid_manifest: %s must be an array', l_field);
         END IF;
     END LOOP;
     IF coalesce(in_manifest ->> 'request_hash', '') !~ '^[0-9a-f]{64}$' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX114',
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_manifest'),
             MESSAGE = 'invalid_manifest: request_hash must be 64 lower-case hex digits';
     END IF;
     IF jsonb_typeof(in_manifest -> 'budget_ref') IS DISTINCT FROM 'array'
        OR jsonb_array_length(in_manifest -> 'budget_ref') <> 3 THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = 'invalid_manifest: budget_ref must be [type, id, version]';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_manifest'),
+            MESSAGE = 'invalid_manifest: budget_ref must be [type, id, version]';
     END IF;
     -- The event row by one static INSERT, not through insert_row_version: that rebuilds the record (the whole
     -- manifest, about 100 kB) once per key it strips and plans a dynamic statement per call, which cost most of
@@ -718,7 +722,7 @@ BEGIN
     -- first, so the error names the field as insert_row_version's would.
     FOREACH l_field IN ARRAY ARRAY['user_id', 'agent_id', 'thread_id'] LOOP
         IF length(l_scope ->> l_field) > co_scope_length THEN
-            RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                 'invalid_field: conversation.%s: longer than %s characters', l_field, co_scope_length);
         END IF;
     END LOOP;
@@ -745,11 +749,11 @@ BEGIN
      ORDER BY b.ord
      LIMIT 1;
     IF l_bad.problem = 'shape' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX114', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_manifest'), MESSAGE = format(
             'invalid_manifest: a %s reference must be [type, id, version], not %s', l_bad.relation,
             left(coalesce(l_bad.ref::text, 'null'), 200));
     ELSIF FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX104', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
             'invalid_field: source_ref.%s: longer than %s characters', l_bad.problem,
             CASE l_bad.problem WHEN 'source_type' THEN co_type_length ELSE co_id_length END);
     END IF;

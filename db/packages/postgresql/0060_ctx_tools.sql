@@ -77,23 +77,24 @@ DECLARE
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_query IS NULL OR btrim(in_query) = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_query must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_query must not be empty';
     END IF;
     IF length(in_query) > co_max_query THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_query is %s characters long, at most %s are allowed', length(in_query),
             co_max_query);
     END IF;
     -- Out of range is refused, not clamped: a caller asking for 100 should learn that it gets at most 20.
     IF in_limit IS NULL OR in_limit < 1 OR in_limit > co_max_limit THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_limit must be between 1 and %s, not %s', co_max_limit,
             coalesce(in_limit::text, 'NULL'));
     END IF;
     IF in_query_embedding IS NOT NULL
        AND (in_query_embedding !~ co_vector_pattern
             OR length(in_query_embedding) - length(replace(in_query_embedding, ',', '')) <> co_dimensions - 1) THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: in_query_embedding must be vector text [x, y, ...] of %s numbers', co_dimensions);
     END IF;
 
@@ -154,13 +155,15 @@ DECLARE
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_subject IS NULL OR btrim(in_subject) = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_subject must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_subject must not be empty';
     END IF;
     IF in_predicate IS NULL OR btrim(in_predicate) = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_predicate must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_predicate must not be empty';
     END IF;
     IF length(in_subject) > co_max_length OR length(in_predicate) > co_max_length THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
             'invalid_argument: %s is %s characters long, at most %s are allowed',
             CASE WHEN length(in_subject) > co_max_length THEN 'in_subject' ELSE 'in_predicate' END,
             CASE WHEN length(in_subject) > co_max_length THEN length(in_subject) ELSE length(in_predicate) END,
@@ -236,10 +239,12 @@ DECLARE
 BEGIN
     PERFORM ctxasm.require_evaluation_time(in_evaluation_time);
     IF in_manifest_id IS NULL OR in_manifest_id = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_manifest_id must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_manifest_id must not be empty';
     END IF;
     IF in_memory_id IS NULL OR in_memory_id = '' THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX108', MESSAGE = 'invalid_argument: in_memory_id must not be empty';
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_memory_id must not be empty';
     END IF;
     -- Another tenant's manifest is invisible (RLS): it is as unknown as one that never existed.
     SELECT m.content_json INTO l_manifest
@@ -247,7 +252,7 @@ BEGIN
      WHERE m.tenant_id = l_tenant AND m.id = in_manifest_id AND m.event_type = 'context_manifest'
        AND m.status = 'active' AND m.deleted_at IS NULL;
     IF l_manifest IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX115', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('not_in_window'), MESSAGE = format(
             'not_in_window: memory %s: no manifest %s for this tenant', left(in_memory_id, 200), ctxasm.quoted(in_manifest_id));
     END IF;
     SELECT e.entry INTO l_entry
@@ -256,7 +261,7 @@ BEGIN
      WHERE e.entry ->> 'id' = in_memory_id
      LIMIT 1;
     IF l_entry IS NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX115', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('not_in_window'), MESSAGE = format(
             'not_in_window: memory %s was not issued in manifest %s', left(in_memory_id, 200), left(in_manifest_id, 200));
     END IF;
 
@@ -274,7 +279,7 @@ BEGIN
                      WHEN l_row.valid_until IS NOT NULL AND l_row.valid_until <= in_evaluation_time THEN 'has expired'
                 END;
     IF l_reason IS NOT NULL THEN
-        RAISE EXCEPTION USING ERRCODE = 'CX116', MESSAGE = format(
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('source_unavailable'), MESSAGE = format(
             'source_unavailable: memory %s: its source %s %s version %s %s', left(in_memory_id, 200),
             l_entry -> 'ref' ->> 0, l_entry -> 'ref' ->> 1, l_entry -> 'ref' ->> 2, l_reason);
     END IF;

@@ -24,7 +24,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from ctxasm import errors
+from ctxasm import contract_constants, errors
 
 #: Slices whose size the budget sets by share, in layout order.
 DYNAMIC_SLICES: tuple[str, ...] = ("durable_facts", "evidence", "recalled_history", "volatile_tail")
@@ -41,7 +41,7 @@ _TOKEN_FIELDS = ("usable_context", "output_reserve", "tool_reserve", "request_ov
 _REQUIRED = _TOKEN_FIELDS + ("weights", "recency_days", "shares", "overflow_order")
 _OPTIONAL = ("require_current_facts", "tier_limits", "reclaim_unused", "candidate_limits")
 #: The most candidates a budget may let one slice keep after scoring (the database's limit step).
-MAX_CANDIDATE_LIMIT = 1000
+MAX_CANDIDATE_LIMIT = contract_constants.MAX_CANDIDATE_LIMIT
 #: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
 LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-RENDERER_VERSION = "context-renderer-4"
+#: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
+#: the old version (replay compares it with the manifest's).
+RENDERER_VERSION = "renderer-dc4f7745a3fd"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-#: Memory types with an `embedding` column that retrieval reads.
-EMBEDDED_TYPES: tuple[str, ...] = ("kb_chunk", "entity", "workflow", "conversation", "summary")
+from ctxasm.memory_types import MEMORY_TYPES
+
+#: Memory types with an `embedding` column that retrieval reads (contract/memory_types.toml).
+EMBEDDED_TYPES: tuple[str, ...] = tuple(memory_type.name for memory_type in MEMORY_TYPES if memory_type.embedded)
 
 
 def embedding_text(memory_type: str, record: Mapping[str, Any]) -> str | None:

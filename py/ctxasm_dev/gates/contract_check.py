@@ -14,7 +14,8 @@ Oracle spec can be excluded by the marker comment `-- contract:internal` on the 
 
 Every error of the contract's error table (docs/contract.md: name, -20nnn, CXnnn) must occur in both
 engines' package sources; ctx_errors' co_<name> constants must carry the contract's numbers, and a
-PostgreSQL `ERRCODE = 'CXnnn'` must come with a MESSAGE starting with that code's name.
+PostgreSQL `ERRCODE = ctxasm.error_code('<name>')` (or `'CXnnn'`) must name a contract error and come with a
+MESSAGE starting with that name.
 
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
@@ -263,6 +264,7 @@ def check_errors(repo: Path) -> list[str]:
     oracle_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / ORACLE_PACKAGES).rglob("*.sql")))
     postgres_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")))
     by_code = {pg: name for name, _, pg in errors}
+    by_name = {name: pg for name, _, pg in errors}
     for name, oracle_code, pg_code in errors:
         if not re.search(rf"(?<![\d]){re.escape(oracle_code)}(?!\d)", oracle_text):
             problems.append(f"error {name}: {oracle_code} does not occur in {ORACLE_PACKAGES}")
@@ -274,12 +276,18 @@ def check_errors(repo: Path) -> list[str]:
                             f"{oracle_code}")
     for path in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")):
         code = strip_sql_comments(path.read_text(encoding="utf-8"))
-        for match in re.finditer(r"ERRCODE\s*=\s*'(?P<code>CX\d{3})'\s*,\s*MESSAGE\s*=\s*(format\s*\(\s*)?"
-                                 r"'(?P<name>\w+):", code, re.IGNORECASE):
-            expected = by_code.get(match["code"])
+        # ERRCODE = 'CXnnn' or, as the packages raise, ERRCODE = ctxasm.error_code('<name>')
+        for match in re.finditer(r"ERRCODE\s*=\s*(?:'(?P<code>CX\d{3})'|ctxasm\.error_code\('(?P<errname>\w+)'\))"
+                                 r"\s*,\s*MESSAGE\s*=\s*(format\s*\(\s*)?'(?P<name>\w+):", code, re.IGNORECASE):
+            if match["errname"] and match["errname"] not in by_name:
+                problems.append(f"{path.relative_to(repo).as_posix()}:{_line_of(code, match.start())}: "
+                                f"ctxasm.error_code('{match['errname']}') names no error of the contract")
+                continue
+            expected = by_code.get(match["code"]) if match["code"] else match["errname"]
+            match_code = match["code"] or by_name[match["errname"]]
             if expected and expected != match["name"]:
                 problems.append(f"{path.relative_to(repo).as_posix()}:{_line_of(code, match.start())}: "
-                                f"{match['code']} raised with message '{match['name']}: ...', the contract names "
+                                f"{match_code} raised with message '{match['name']}: ...', the contract names "
                                 f"it {expected}")
     return problems
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxasm.contract_constants import ADJACENT_MARGIN
+
 FIXED_SLICES = ("guidelines", "persona", "tools")
-#: How far below its thread neighbour's logit a recalled turn may score (select_window, both engines).
-ADJACENT_MARGIN = 2.5
 
 
 def key(ref: list[Any]) -> str:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ctxasm.core.compose import WindowSpec
+from ctxasm.contract_constants import ADJACENT_MARGIN as MARGIN
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.local import pgconn
@@ -20,8 +21,6 @@ from ctxasm_dev.evaluation.locomo import parse_samples
 QUESTION = "Did Sam ever finish painting the blue kayak?"
 ASKED = "Did you ever finish painting the blue kayak?"
 ANSWER = "Yes, last weekend."
-#: The hybrid scorer's margin below a thread neighbour (select_window's co_adjacent_margin).
-MARGIN = 2.5
 THREAD = "question-thread"
 
 

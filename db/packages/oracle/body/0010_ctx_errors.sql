@@ -1,4 +1,5 @@
 --liquibase formatted sql
+-- generated from contract/errors.toml; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)
 
 --changeset ctxasm:ora-pkg-0010-ctx-errors-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_errors is

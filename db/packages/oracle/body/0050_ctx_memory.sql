@@ -10,9 +10,11 @@ create or replace package body ctx_memory is
    co_deleted    constant varchar2(16) := 'deleted';
    co_erased     constant varchar2(16) := 'erased';
 
+   -- generated: memory type names from contract/memory_types.toml; edit the catalogue, then regenerate
    co_memory_types constant varchar2(200) :=
       'guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk, conversation, summary, '
       || 'compression, source_ref';
+   -- end generated: memory type names
 
    -- column data types as USER_TAB_COLUMNS reports them
    co_type_varchar2     constant varchar2(30) := 'VARCHAR2';
@@ -143,6 +145,7 @@ create or replace package body ctx_memory is
    function table_for_type(in_memory_type in varchar2) return varchar2 is
       l_table user_tab_columns.table_name%type;
    begin
+      -- generated: table for type from contract/memory_types.toml; edit the catalogue, then regenerate
       l_table := case in_memory_type
                     when 'guideline' then 'GUIDELINE_MEMORY'
                     when 'persona' then 'PERSONA_MEMORY'
@@ -156,6 +159,7 @@ create or replace package body ctx_memory is
                     when 'compression' then 'CONTEXT_COMPRESSION'
                     when 'source_ref' then 'CONTEXT_SOURCE_REF'
                  end;
+      -- end generated: table for type
       if l_table is null then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_memory_type,

@@ -14,7 +14,8 @@ create or replace package body ctx_assembly is
    -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
 
    co_engine            constant varchar2(30) := 'oracle';
-   co_selection_version constant varchar2(30) := 'context-selection-3';
+   -- generated (contract/selection.toml): a digest of the selection code of this engine
+   co_selection_version constant varchar2(30) := 'selection-5ad803fdc9aa';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -278,15 +279,17 @@ create or replace package body ctx_assembly is
 
    function authority(in_memory_type in varchar2) return number deterministic is
    begin
+      -- generated: authority from contract/memory_types.toml; edit the catalogue, then regenerate
       return case in_memory_type
                 when 'entity' then 1
                 when 'workflow' then 2
-                when 'kb_chunk' then 3
                 when 'kb_document' then 3
+                when 'kb_chunk' then 3
                 when 'summary' then 4
                 when 'conversation' then 5
                 else 9
              end;
+      -- end generated: authority
    end authority;
 
    function iso_utc(in_timestamp in timestamp with time zone) return varchar2 deterministic is

@@ -27,7 +27,8 @@ create or replace package ctx_assembly authid definer is
    /**
     * The version of the selection rules this deployment runs; replay compares it with the manifest's
     * before it reads anything. Reads nothing.
-    * @return 'context-selection-3'
+    * @return 'selection-<12 hex>': a digest of this engine's selection code, written by the generator
+    *         (contract/selection.toml), so a change of that code cannot keep the old version
     */
    function selection_version return varchar2 deterministic;
 

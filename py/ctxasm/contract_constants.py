@@ -1,0 +1,34 @@
+"""The numbers both engines and Python agree on: generated from contract/constants.toml; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)."""
+
+from __future__ import annotations
+
+#: the longest question select_window accepts, in characters; bounds the work one call can ask for
+MAX_QUESTION_CHARS = 8000
+#: rows each retriever ranks at least (a slice's candidate limit when larger)
+RETRIEVAL_DEPTH = 50
+#: PostgreSQL: the estimated rows the lexical probe may visit
+PROBE_ROWS = 500
+#: Oracle: the Oracle Text postings the lexical probe's words may match
+PROBE_POSTINGS = 20000
+#: Oracle: the question's distinct words the lexical probe reads at most
+PROBE_WORDS = 12
+#: durable facts are enumerated while the scope holds at most this many row versions of them
+FACTS_ENUMERATED = 100
+#: a slice's default candidate limit counts records of this many tokens in its share
+TOKENS_PER_CANDIDATE = 25
+#: the smallest default candidate limit of a slice
+MIN_CANDIDATES = 10
+#: the largest default candidate limit of a slice
+MAX_CANDIDATES = 200
+#: the largest candidate limit a budget's candidate_limits may set
+MAX_CANDIDATE_LIMIT = 1000
+#: the most items search_memory returns
+SEARCH_MAX_LIMIT = 20
+#: the length of every embedding (all-MiniLM-L6-v2)
+EMBEDDING_DIMENSIONS = 384
+#: the characters of a pointer line, before its ellipsis (PostgreSQL: ctxasm.pointer_line, a stored generated column's expression)
+POINTER_LENGTH = 60
+#: how far below its thread neighbour's logit a recalled turn may score (adjacent turns, live hybrid scoring)
+ADJACENT_MARGIN = 2.5
+#: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
+SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score')

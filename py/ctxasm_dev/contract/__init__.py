@@ -1,0 +1,10 @@
+"""The contract catalogue (contract/*.toml at the repository root) and the files generated from it.
+
+catalogue  reads and checks the TOML files
+targets    where every generated file or generated value lives (one table, to repoint after a move)
+errors     CTX_ERRORS (Oracle spec and body), ctxasm.error_code (PostgreSQL), py/ctxasm/error_codes.py
+types      py/ctxasm/memory_types.py, the catalogue-only columns' DDL, the docs/contract.md tables
+constants  the co_<name> declarations of the packages and py/ctxasm/contract_constants.py
+versions   selection_version and the renderer's version: digests of the code they version
+generate   python -m ctxasm_dev.contract.generate: writes them all
+"""

@@ -1,0 +1,143 @@
+"""python -m ctxasm_dev.contract.generate [--repo PATH]: writes every file generated from contract/*.toml.
+
+generate() computes them in memory (the staleness gate compares them with the files on disk): whole generated
+files, generated regions of docs/contract.md, and generated values (constants, versions) inside hand-written
+packages. Versions come last: they digest the packages after the constants are written into them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from ctxasm_dev.contract import constants, errors, types, versions
+from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
+from ctxasm_dev.contract.targets import target
+
+REPO = Path(__file__).resolve().parents[3]
+
+#: docs/contract.md regions: marker name -> (catalogue file, table)
+_DOC_REGIONS = {
+    "memory-types": ("contract/memory_types.toml", types.docs_types),
+    "shared-columns": ("contract/memory_types.toml", types.docs_shared_columns),
+    "errors": ("contract/errors.toml", types.docs_errors),
+    "constants": ("contract/constants.toml", types.docs_constants),
+}
+
+
+class _Files:
+    """The repository's text files as generation sees them: what was generated so far over what is on disk."""
+
+    def __init__(self, repo: Path):
+        self.repo = repo
+        self.generated: dict[str, str | None] = {}
+
+    def read(self, key: str) -> str:
+        path = target(key)
+        if path in self.generated:
+            text = self.generated[path]
+            if text is None:
+                raise CatalogueError(f"{path} is generated absent, yet read")
+            return text
+        return (self.repo / path).read_text(encoding="utf-8")
+
+    def put(self, key: str, text: str | None) -> None:
+        self.generated[target(key)] = text
+
+
+def _docs(text: str, catalogue: Catalogue) -> str:
+    for name, (source, table) in _DOC_REGIONS.items():
+        pattern = re.compile(rf"(<!-- generated: {name} .*?-->\n).*?(\n<!-- end generated: {name} -->)", re.DOTALL)
+        if len(pattern.findall(text)) != 1:
+            raise CatalogueError(f"{target('docs_contract')}: the markers of the generated region {name!r} "
+                                 f"(<!-- generated: {name} ... --> ... <!-- end generated: {name} -->) must occur once")
+        text = pattern.sub(lambda m: m.group(1) + table(catalogue) + m.group(2), text)
+    return text
+
+
+#: regions of hand-written SQL files: (target, marker name, text)
+def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
+    return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
+            ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
+            ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
+            ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
+
+
+def _sql_region(text: str, path: str, name: str, body: str) -> str:
+    pattern = re.compile(rf"(-- generated: {re.escape(name)} .*?\n).*?(\n[ \t]*-- end generated: {re.escape(name)}\n)",
+                         re.DOTALL)
+    if len(pattern.findall(text)) != 1:
+        raise CatalogueError(f"{path}: the markers of the generated region {name!r} (-- generated: {name} ... / "
+                             f"-- end generated: {name}) must occur once")
+    return pattern.sub(lambda m: m.group(1) + body + m.group(2), text)
+
+
+def generate(repo: Path = REPO) -> dict[str, str | None]:
+    """Repository-relative path -> the text it must hold (None: the file must not exist)."""
+    catalogue = load(repo)
+    files = _Files(repo)
+    files.put("ora_errors_spec", errors.oracle_spec(catalogue))
+    files.put("ora_errors_body", errors.oracle_body(catalogue))
+    files.put("pg_errors", errors.postgresql(catalogue))
+    files.put("py_error_codes", errors.python(catalogue))
+    files.put("py_memory_types", types.python(catalogue))
+    files.put("pg_catalogue_columns", types.pg_columns(catalogue))
+    files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
+    files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
+    for key, name, body in _sql_regions(catalogue):
+        files.put(key, _sql_region(files.read(key), target(key), name, body))
+    for constant in catalogue.constants:
+        for binding in constant.bind:
+            files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,
+                                                   binding.declaration))
+    files.put("py_constants", constants.python(catalogue.constants, catalogue.steps))
+    for rule in catalogue.versions:
+        version = versions.digest(rule, {target(key): files.read(key) for key in rule.files})
+        files.put(rule.host, versions.write_version(rule, target(rule.host), files.read(rule.host), version))
+    return files.generated
+
+
+def stale(repo: Path = REPO) -> list[str]:
+    """The generated files whose text on disk is not what the catalogue gives, in path order."""
+    out = []
+    for path, text in sorted(generate(repo).items()):
+        on_disk = repo / path
+        current = on_disk.read_text(encoding="utf-8") if on_disk.exists() else None
+        if current != text:
+            out.append(path)
+    return out
+
+
+def write(repo: Path = REPO) -> list[str]:
+    """Writes the generated files that changed; returns their paths."""
+    changed = stale(repo)
+    generated = generate(repo)
+    for path in changed:
+        text = generated[path]
+        if text is None:
+            (repo / path).unlink()
+        else:
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text, encoding="utf-8")
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, default=REPO)
+    args = parser.parse_args(argv)
+    try:
+        changed = write(args.repo)
+    except CatalogueError as error:
+        print(f"contract: {error}", file=sys.stderr)
+        return 1
+    for path in changed:
+        print(f"wrote {path}")
+    print(f"contract: {len(changed)} file(s) regenerated" if changed else "contract: every generated file is current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
