@@ -12,9 +12,9 @@ from ctxasm_dev.gates import (contract_check, formatted_sql, liquibase_render, o
                               oracle_parse, plsql_resolver)
 
 REPO = Path(__file__).resolve().parents[2]
-MEMORY_BODY = "db/packages/oracle/body/0050_ctx_memory.sql"
-ASSEMBLY_BODY = "db/packages/oracle/body/0060_ctx_assembly.sql"
-PG_MEMORY = "db/packages/postgresql/0030_ctx_memory.sql"
+MEMORY_BODY = "db/oracle/api/ctx_memory.body.sql"
+ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
+PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 
 
 @pytest.fixture()
@@ -80,25 +80,25 @@ def test_oracle_parse_fails_on_a_broken_package_body(repo_copy: Path, capsys) ->
           "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n   end delete_memory;")
     assert oracle_parse.main(["--repo", str(repo_copy), str(body)]) == 1
     out = capsys.readouterr().out
-    assert "db/packages/oracle/body/0050_ctx_memory.sql" in out
+    assert "db/oracle/api/ctx_memory.body.sql" in out
     assert "[changeset ora-pkg-0050-ctx-memory-body]" in out
     assert "routine delete_memory" in out
 
 
 def test_oracle_parse_rejects_a_malformed_create_context(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql",
+    _edit(repo_copy / "db/oracle/security/ctxasm_ctx.sql",
           "create or replace context ctxasm_ctx using ctx_session;",
           "create or replace context ctxasm_ctx usin ctx_session;")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql")]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/security/ctxasm_ctx.sql")]) == 1
     out = capsys.readouterr().out
-    assert "0010_ctxasm_ctx.sql:5:" in out and "rule create-context" in out
+    assert "ctxasm_ctx.sql:5:" in out and "rule create-context" in out
 
 
 def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+    _edit(repo_copy / "db/oracle/schema/memory_tables.sql",
           "   case when status = 'active' then tenant_id end,",
           "   case when status = 'active' then tenant_id,")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0020_memory_tables.sql")]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/schema/memory_tables.sql")]) == 1
     out = capsys.readouterr().out
     assert "ora-0020-01b-guideline-memory-one-active" in out and "key expression 1 does not parse" in out
 
@@ -122,8 +122,8 @@ def test_oracle_parse_enforces_the_changeset_layout(repo_copy: Path, capsys, old
 
 
 def test_oracle_parse_requires_a_rollback_for_table_changes(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql")]) == 1
+    _edit(repo_copy / "db/oracle/schema/ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/schema/ctx_tenant.sql")]) == 1
     assert "without a --rollback" in capsys.readouterr().out
 
 
@@ -159,7 +159,7 @@ def test_liquibase_render_passes_on_the_repository(capsys) -> None:
 
 def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, capsys) -> None:
     _java_or_skip()
-    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+    _edit(repo_copy / "db/oracle/schema/memory_tables.sql",
           "--changeset ctxasm:ora-0020-02a-persona-memory ", "--changeset ctxasm:ora-0020-01a-guideline-memory ")
     assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
     out = capsys.readouterr().out
@@ -168,7 +168,7 @@ def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, cap
 
 def test_liquibase_render_fails_when_a_changeset_is_not_rendered_for_oracle(repo_copy: Path, capsys) -> None:
     _java_or_skip()
-    _edit(repo_copy / "db/security/oracle/0030_grants.sql",
+    _edit(repo_copy / "db/oracle/security/grants.sql",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:oracle",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:postgresql")
     assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
@@ -201,7 +201,7 @@ def test_contract_check_fails_on_a_renamed_postgres_parameter(repo_copy: Path, c
 
 
 def test_contract_check_fails_on_reordered_oracle_parameters(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0050_ctx_memory.sql",
+    _edit(repo_copy / "db/oracle/api/ctx_memory.spec.sql",
           "function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob)",
           "function supersede(in_id in varchar2, in_memory_type in varchar2, in_record in clob)")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
@@ -209,14 +209,14 @@ def test_contract_check_fails_on_reordered_oracle_parameters(repo_copy: Path, ca
 
 
 def test_contract_check_fails_on_a_procedure_that_is_a_function_elsewhere(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0020_ctx_session.sql",
+    _edit(repo_copy / "db/oracle/api/ctx_session.spec.sql",
           "   procedure clear_tenant;", "   function clear_tenant return number;")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     assert "ctx_session.clear_tenant differs" in capsys.readouterr().out
 
 
 def test_contract_check_fails_on_a_package_on_one_side_only(repo_copy: Path, capsys) -> None:
-    (repo_copy / "db/packages/postgresql/0099_extra.sql").write_text(
+    (repo_copy / "db/postgresql/api/ctx_extra.sql").write_text(
         "--liquibase formatted sql\n--changeset ctxasm:pg-extra dbms:postgresql splitStatements:false\n"
         "CREATE OR REPLACE FUNCTION ctx_extra.hello(in_name varchar) RETURNS varchar LANGUAGE sql AS $$ "
         "SELECT in_name $$;\n", encoding="utf-8")
@@ -225,15 +225,15 @@ def test_contract_check_fails_on_a_package_on_one_side_only(repo_copy: Path, cap
 
 
 def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -> None:
-    for path in (repo_copy / "db/packages/oracle").rglob("*.sql"):
+    for path in (repo_copy / "db/oracle").rglob("*.sql"):
         path.write_text(path.read_text(encoding="utf-8").replace("-20107", "-20199"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
-    assert "error invalid_snapshot: -20107 does not occur in db/packages/oracle" in out
+    assert "error invalid_snapshot: -20107 does not occur in db/oracle" in out
 
 
 def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+    _edit(repo_copy / "db/postgresql/api/ctx_admin.sql",
           "MESSAGE = 'invalid_argument: in_display_name must not be empty'",
           "MESSAGE = 'invalid_claim: in_display_name must not be empty'")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
@@ -249,7 +249,7 @@ def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path,
 
 
 def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys) -> None:
-    spec = repo_copy / "db/packages/oracle/spec/0060_ctx_assembly.sql"
+    spec = repo_copy / "db/oracle/api/ctx_assembly.spec.sql"
     text = spec.read_text(encoding="utf-8")
     assert "in_sources" in text
     spec.write_text(text.replace("in_sources", "in_sources_items"), encoding="utf-8")
@@ -320,11 +320,11 @@ def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys,
 
 
 def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
-    path = repo_copy / "db/security/oracle/0020_vpd_policies.sql"
+    path = repo_copy / "db/oracle/security/vpd_policies.sql"
     _edit(path, "--rollback begin sys.dbms_rls.drop_policy(object_schema =>",
           "--rollback begin sys.dbms_rls.drop_policy(schema_name =>")
     assert oracle_api.main(["--repo", str(repo_copy)]) == 1
-    assert "0020_vpd_policies.sql:23: call to dbms_rls.drop_policy" in capsys.readouterr().out
+    assert "vpd_policies.sql:23: call to dbms_rls.drop_policy" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -366,7 +366,7 @@ def test_oracle_names_fails_on_a_name_that_resolves_to_nothing(repo_copy: Path, 
 
 
 def test_oracle_names_fails_when_a_spec_and_its_body_disagree(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0040_ctx_policy.sql",
+    _edit(repo_copy / "db/oracle/security/ctx_policy.spec.sql",
           "function tenant_predicate(in_schema in varchar2, in_object in varchar2) return varchar2;",
           "function tenant_predicate(in_owner in varchar2, in_object in varchar2) return varchar2;")
     assert oracle_names.main(["--repo", str(repo_copy)]) == 1
@@ -410,19 +410,19 @@ def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
 
 
 @pytest.mark.parametrize("path, old, new, reported", [
-    ("db/schema/postgresql/0085_selection_indexes.sql",
+    ("db/postgresql/schema/selection_indexes.sql",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (tenant_id, subject, predicate);",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (subject, predicate, tenant_id);",
      "index on entity_memory (subject, predicate, tenant_id): does not lead with tenant_id"),
-    ("db/schema/postgresql/0020_memory_tables.sql",
+    ("db/postgresql/schema/memory_tables.sql",
      "CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)",
      "CONSTRAINT entity_memory_pk PRIMARY KEY (id, tenant_id, version)",
      "PRIMARY KEY of entity_memory leads with id, not tenant_id"),
-    ("db/schema/postgresql/0030_row_history.sql",
+    ("db/postgresql/schema/row_history.sql",
      "'CREATE INDEX %I ON ctxasm.%I (tenant_id, id, version)'",
      "'CREATE INDEX %I ON ctxasm.%I (id, version)'",
      "index on every memory table (id, version): does not lead with tenant_id"),
-    ("db/schema/postgresql/0020_memory_tables.sql",
+    ("db/postgresql/schema/memory_tables.sql",
      "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n) PARTITION BY LIST (tenant_id);",
      "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n);",
      "index on summarization_memory (search_text): a gin index on a table not partitioned by tenant_id"),

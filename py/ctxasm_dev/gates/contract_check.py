@@ -1,8 +1,8 @@
 """The contract check: the Oracle package specs and the PostgreSQL functions must declare the same API.
 
-Oracle: every `create or replace package <name>` spec in db/packages/oracle/spec/*.sql, with each
+Oracle: every `create or replace package <name>` spec in db/oracle/*/<name>.spec.sql, with each
 `procedure|function <name>(<params>)` declared in it. PostgreSQL: every
-`create or replace function|procedure <schema>.<name>(<params>)` in db/packages/postgresql/*.sql, the schema
+`create or replace function|procedure <schema>.<name>(<params>)` in db/postgresql/{internal,api}/*.sql, the schema
 being the package name. For each package on both sides the routines must match: the same names, the same
 parameter names in the same order (OUT parameters of PostgreSQL are result columns and not compared), and a
 procedure on Oracle must be a function returning void on PostgreSQL (a function must return something).
@@ -32,9 +32,11 @@ from pathlib import Path
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 REPO = Path(__file__).resolve().parents[3]
-ORACLE_SPECS = "db/packages/oracle/spec"
-ORACLE_PACKAGES = "db/packages/oracle"
-POSTGRES_PACKAGES = "db/packages/postgresql"
+ORACLE_SPECS = "db/oracle"                   # every <package>.spec.sql below it
+ORACLE_PACKAGES = "db/oracle"
+POSTGRES_PACKAGES = "db/postgresql"          # its internal and api folders: the functions, not the tables
+POSTGRES_CODE_FOLDERS = ("internal", "api")
+ORACLE_CODE_FOLDERS = ("internal", "api", "security")   # security holds CTX_POLICY, the VPD function
 CONTRACT = "docs/contract.md"
 
 # Packages that exist on one engine only, on purpose. Each entry says why; anything else on one side fails.
@@ -146,10 +148,20 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+def postgres_code_files(repo: Path) -> list[Path]:
+    """The PostgreSQL files that create functions: db/postgresql/internal and db/postgresql/api."""
+    return sorted(path for folder in POSTGRES_CODE_FOLDERS for path in (repo / POSTGRES_PACKAGES / folder).glob("*.sql"))
+
+
+def oracle_code_files(repo: Path) -> list[Path]:
+    """The Oracle files that create packages: db/oracle/internal, api and security (CTX_POLICY)."""
+    return sorted(path for folder in ORACLE_CODE_FOLDERS for path in (repo / ORACLE_PACKAGES / folder).glob("*.sql"))
+
+
 def oracle_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
     packages: dict[str, list[Routine]] = {}
     problems: list[str] = []
-    for path in sorted((repo / ORACLE_SPECS).glob("*.sql")):
+    for path in sorted((repo / ORACLE_SPECS).rglob("*.spec.sql")):
         raw = path.read_text(encoding="utf-8")
         code = strip_sql_comments(raw)
         relative = path.relative_to(repo).as_posix()
@@ -182,7 +194,7 @@ def oracle_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
 def postgres_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
     packages: dict[str, list[Routine]] = {}
     problems: list[str] = []
-    for path in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")):
+    for path in postgres_code_files(repo):
         code = strip_sql_comments(path.read_text(encoding="utf-8"))
         relative = path.relative_to(repo).as_posix()
         for match in _PG_ROUTINE.finditer(code):
@@ -260,8 +272,8 @@ def check_errors(repo: Path) -> list[str]:
     errors = contract_errors(repo)
     if not errors:
         return [f"{CONTRACT}: no error table rows (| `name` | -20nnn | CXnnn | ...) found"]
-    oracle_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / ORACLE_PACKAGES).rglob("*.sql")))
-    postgres_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")))
+    oracle_text = "\n".join(p.read_text(encoding="utf-8") for p in oracle_code_files(repo))
+    postgres_text = "\n".join(p.read_text(encoding="utf-8") for p in postgres_code_files(repo))
     by_code = {pg: name for name, _, pg in errors}
     for name, oracle_code, pg_code in errors:
         if not re.search(rf"(?<![\d]){re.escape(oracle_code)}(?!\d)", oracle_text):
@@ -272,7 +284,7 @@ def check_errors(repo: Path) -> list[str]:
         if constant and constant.group(1) != oracle_code:
             problems.append(f"error {name}: ctx_errors.co_{name} is {constant.group(1)}, the contract says "
                             f"{oracle_code}")
-    for path in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")):
+    for path in postgres_code_files(repo):
         code = strip_sql_comments(path.read_text(encoding="utf-8"))
         for match in re.finditer(r"ERRCODE\s*=\s*'(?P<code>CX\d{3})'\s*,\s*MESSAGE\s*=\s*(format\s*\(\s*)?"
                                  r"'(?P<name>\w+):", code, re.IGNORECASE):
