@@ -104,6 +104,23 @@ def test_expectations_respect_the_matcher_rules() -> None:
                 f"{name}.{procedure} neither expects anything nor declares --%throws"
 
 
+def test_throws_names_an_exception_of_ctx_errors() -> None:
+    """A --%throws names the error by the exception CTX_ERRORS declares for it (utPLSQL 3.1.2+ resolves package
+    exceptions), never by a number that would go on passing if the error's code moved."""
+    spec = (REPO / "db" / "oracle" / "internal" / "ctx_errors.spec.sql").read_text(encoding="utf-8").lower()
+    declared = set(re.findall(r"pragma\s+exception_init\s*\(\s*(\w+)\s*,", spec))
+    assert declared, "CTX_ERRORS declares no exception"
+    seen = 0
+    for name, parts in _packages().items():
+        for argument in re.findall(r"--%throws\((.*)\)", parts["spec"]):
+            seen += 1
+            for item in argument.split(","):
+                owner, _, exception = item.strip().lower().partition(".")
+                assert owner == "ctx_errors" and exception in declared, \
+                    f"{name}: --%throws({argument}) names no exception of CTX_ERRORS"
+    assert seen >= 15
+
+
 # --- the changelogs -------------------------------------------------------------------------------------------
 
 
