@@ -2493,7 +2493,7 @@ create or replace package body ctx_assembly is
                  from scored_logit p
             ),
             -- Step: priority. w_rerank * rerank + w_confidence * confidence + w_recency * recency.
-            prioritized as (
+            step_priority as (
                select p.*,
                       round(
                          l_w_rerank * p.rerank + l_w_confidence * p.confidence_score + l_w_recency * p.recency,
@@ -2507,7 +2507,7 @@ create or replace package body ctx_assembly is
                   and q.cur_version = p.version
             ),
             -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
-            ordered_rows as (
+            step_tie_break as (
                select p.*,
                       row_number() over (
                          partition by p.slice
@@ -2524,17 +2524,17 @@ create or replace package body ctx_assembly is
                          when 'recalled_history' then l_limit_history
                          else l_limit_tail
                       end as slice_limit
-                 from prioritized p
+                 from step_priority p
             ),
             -- Step: limit. Each slice keeps its first candidate_limits[slice]; required ones are always kept.
-            limited as (
+            step_limit as (
                select o.*,
                       case when o.slice_rank > o.slice_limit and o.required = 0 then 1 else 0 end as cut
-                 from ordered_rows o
+                 from step_tie_break o
             ),
             kept as (
                select l.*
-                 from limited l
+                 from step_limit l
                 where l.cut = 0
             ),
             -- The summary tier: the row version's newest active compression, by index, read as the rows are.
@@ -2676,7 +2676,7 @@ create or replace package body ctx_assembly is
                  from (
                          select c.slice, max(c.slice_limit) as slice_limit, count(*) as cut_rows,
                                 max(c.priority) as below_priority
-                           from limited c
+                           from step_limit c
                           where c.cut = 1
                           group by c.slice
                       ) l
@@ -2786,7 +2786,7 @@ create or replace package body ctx_assembly is
                          returning clob
                       ) as items
                  from sources s
-                 left join prioritized p
+                 left join step_priority p
                    on p.memory_type = s.memory_type
                   and p.id = s.id
                   and p.version = s.version

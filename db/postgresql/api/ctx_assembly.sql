@@ -438,7 +438,7 @@ BEGIN
                             ELSE round(g.similarity_raw::numeric, 6) END AS similarity
                   FROM signals AS g) AS x
     ),
-    prioritized AS (
+    step_priority AS (
         SELECT p.*,
                round((l_weights ->> 'rerank')::numeric * p.rerank
                      + (l_weights ->> 'confidence')::numeric * p.confidence_score
@@ -448,18 +448,18 @@ BEGIN
           FROM step_score AS p
     ),
     -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
-    ordered AS (
+    step_tie_break AS (
         SELECT p.*, row_number() OVER (
                    PARTITION BY p.slice
                    ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
                             CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
                             p.valid_from DESC, p.table_name, p.id, p.version) AS slice_rank
-          FROM prioritized AS p
+          FROM step_priority AS p
     ),
     -- Step: limit. Each slice keeps its first candidate_limits[slice]; required ones are always kept.
-    limited AS (
+    step_limit AS (
         SELECT o.*, o.slice_rank > (l_limits ->> o.slice)::integer AND NOT o.required AS cut
-          FROM ordered AS o
+          FROM step_tie_break AS o
     ),
     candidates AS (
         SELECT o.slice, o.slice_rank, jsonb_build_object(
@@ -493,7 +493,7 @@ BEGIN
                    'content_tokens', o.content_tokens,
                    'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
                    'annotations', coalesce(a.notes, '[]'::jsonb)) AS candidate
-          FROM limited AS o
+          FROM step_limit AS o
           LEFT JOIN annotations AS a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
           -- The row's persisted compression, by index; refused when it no longer matches the row's text.
           LEFT JOIN LATERAL (
@@ -524,7 +524,7 @@ BEGIN
                                             'below_priority', l.below_priority)
                          ORDER BY l.slice) AS items
           FROM (SELECT c.slice, count(*) AS rows, max(c.priority) AS below_priority
-                  FROM limited AS c WHERE c.cut GROUP BY c.slice) AS l
+                  FROM step_limit AS c WHERE c.cut GROUP BY c.slice) AS l
     ),
     fixed AS (
         SELECT jsonb_agg(jsonb_build_object(
@@ -562,7 +562,7 @@ BEGIN
         SELECT jsonb_object_agg(p.memory_type || ':' || p.id || ':' || p.version,
                                 jsonb_strip_nulls(jsonb_build_object('logit', p.logit, 'bm25', p.bm25,
                                                                      'similarity', p.similarity))) AS figures
-          FROM prioritized AS p
+          FROM step_priority AS p
     ),
     recorded_sources AS (
         SELECT jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id, r.version)

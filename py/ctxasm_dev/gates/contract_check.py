@@ -16,6 +16,9 @@ Every error of the contract's error table (docs/contract.md: name, -20nnn, CXnnn
 engines' package sources; ctx_errors' co_<name> constants must carry the contract's numbers, and a
 PostgreSQL `ERRCODE = 'CXnnn'` must come with a MESSAGE starting with that code's name.
 
+select_window's selection steps (its `step_*` WITH queries) must have the same names in the same order on both
+engines (ctxasm_dev.gates.selection_steps).
+
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
 Exit code 0 when both sides agree, 1 otherwise (both sides are printed for every difference).
@@ -29,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxasm_dev.gates import selection_steps
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 REPO = Path(__file__).resolve().parents[3]
@@ -307,6 +311,9 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
     compared, notes = compare(oracle, postgres)
     problems += compared
     problems += check_errors(repo)
+    step_problems, step_notes = selection_steps.check(repo)
+    problems += step_problems
+    notes += step_notes
     both = sorted(set(oracle) & set(postgres))
     notes.insert(0, f"compared packages: {', '.join(both) or '(none)'}; "
                     f"{sum(len(oracle[p]) for p in both)} Oracle / {sum(len(postgres[p]) for p in both)} "
