@@ -13,6 +13,8 @@ from ctxasm_dev.gates import (contract_check, formatted_sql, liquibase_render, o
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY_BODY = "db/oracle/api/ctx_memory.body.sql"
+BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
+BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
 ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
 PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 
@@ -301,7 +303,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
     resolver = plsql_resolver.Resolver(REPO)
     resolver.load()
     kinds = {(unit.kind, unit.package) for unit in resolver.units}
-    for package in ("ctx_errors", "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly", "ctx_tools",
+    for package in ("ctx_errors", "ctx_row_binder", "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly",
+                    "ctx_tools",
                     "test_ctx_memory", "test_ctx_assembly"):
         assert ("spec", package) in kinds and ("body", package) in kinds, package
     assert sum(1 for unit in resolver.units if unit.kind == "block") >= 14
@@ -332,8 +335,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
 )
 def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
                                                         expected: str) -> None:
-    path = repo_copy / (MEMORY_BODY if old in (repo_copy / MEMORY_BODY).read_text(encoding="utf-8")
-                        else ASSEMBLY_BODY)
+    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, ASSEMBLY_BODY)
+                if old in (repo_copy / name).read_text(encoding="utf-8"))
     _edit(path, old, new)
     line = _line_of(path, new)
     assert oracle_api.main(["--repo", str(repo_copy)]) == 1
@@ -365,7 +368,7 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
          "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
         # a record field, a package member, a named parameter of a repository routine
-        (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then",
+        (BINDER_BODY, "if r_column.column_name = co_col_tenant_id then",
          "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),
         (MEMORY_BODY, "in_code   => ctx_errors.co_memory_not_found,\n         in_detail => 'no active '",
          "in_code   => ctx_errors.co_memory_notfound,\n         in_detail => 'no active '",
@@ -374,7 +377,7 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
          "mark_manifest(\n            in_tenant      => l_tenant_id,",
          "mark_manifest has no parameter in_tenant"),
         # an anchored type and a table that do not exist
-        (MEMORY_BODY, "      column_name    user_tab_columns.column_name%type,",
+        (BINDER_SPEC, "      column_name    user_tab_columns.column_name%type,",
          "      column_name    user_tab_columns.columns_name%type,",
          "user_tab_columns.columns_name%TYPE: table user_tab_columns has no column columns_name"),
     ],

@@ -3,7 +3,8 @@
 --changeset ctxasm:ora-pkg-0050-ctx-memory-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_memory is
    -- Dynamic SQL here only ever names a table from table_for_type (a fixed mapping) and columns read from
-   -- USER_TAB_COLUMNS for that table, both passed through sys.dbms_assert; every value is a bind.
+   -- USER_TAB_COLUMNS for that table, both passed through sys.dbms_assert; every value is a bind. A record is
+   -- checked, converted and bound by CTX_ROW_BINDER.
 
    co_active     constant varchar2(16) := 'active';
    co_superseded constant varchar2(16) := 'superseded';
@@ -14,41 +15,7 @@ create or replace package body ctx_memory is
       'guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk, conversation, summary, '
       || 'compression, source_ref';
 
-   -- column data types as USER_TAB_COLUMNS reports them
-   co_type_varchar2     constant varchar2(30) := 'VARCHAR2';
-   co_type_clob         constant varchar2(30) := 'CLOB';
-   co_type_number       constant varchar2(30) := 'NUMBER';
-   co_type_json         constant varchar2(30) := 'JSON';
-   co_type_vector       constant varchar2(30) := 'VECTOR';
-   co_type_timestamp_tz constant varchar2(30) := 'TIMESTAMP(_) WITH TIME ZONE';
-
-   -- columns with rules of their own
-   co_col_tenant_id   constant varchar2(30) := 'TENANT_ID';
-   co_col_user_id     constant varchar2(30) := 'USER_ID';
-   co_col_agent_id    constant varchar2(30) := 'AGENT_ID';
-   co_col_id          constant varchar2(30) := 'ID';
-   co_col_version     constant varchar2(30) := 'VERSION';
-   co_col_status      constant varchar2(30) := 'STATUS';
-   co_col_valid_from  constant varchar2(30) := 'VALID_FROM';
-   co_col_valid_until constant varchar2(30) := 'VALID_UNTIL';
-   co_col_deleted_at  constant varchar2(30) := 'DELETED_AT';
-   co_col_created_at  constant varchar2(30) := 'CREATED_AT';
-   co_col_tool_schema constant varchar2(30) := 'TOOL_SCHEMA';
-   co_col_source_refs constant varchar2(30) := 'SOURCE_REFS';
-   co_col_content        constant varchar2(30) := 'CONTENT';
-   co_col_content_tokens constant varchar2(30) := 'CONTENT_TOKENS';
-   co_col_text_key       constant varchar2(30) := 'TEXT_KEY';
-   co_col_pointer_text   constant varchar2(30) := 'POINTER_TEXT';
-
-   co_embedding_dimensions constant pls_integer := 384;
    co_first_version        constant pls_integer := 1;
-
-   -- ISO 8601 timestamps, after normalised_timestamp; without an offset the session time zone applies
-   co_timestamp_pattern   constant varchar2(100) :=
-      '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{1,9}([+-][0-9]{2}:[0-9]{2})?$';
-   co_offset_pattern      constant varchar2(30)  := '[+-][0-9]{2}:[0-9]{2}$';
-   co_timestamp_tz_format constant varchar2(40)  := 'YYYY-MM-DD"T"HH24:MI:SS.FFTZH:TZM';
-   co_timestamp_format    constant varchar2(40)  := 'YYYY-MM-DD"T"HH24:MI:SS.FF';
 
    co_snapshot_pattern constant varchar2(20) := '^[0-9]{1,38}$';
 
@@ -66,29 +33,7 @@ create or replace package body ctx_memory is
    co_empty_sha256 constant varchar2(64) := 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
    co_utf8         constant varchar2(8) := 'AL32UTF8';
 
-   type t_column_rec is record (
-      column_name    user_tab_columns.column_name%type,
-      data_type      user_tab_columns.data_type%type,
-      char_length    user_tab_columns.char_length%type,
-      data_precision user_tab_columns.data_precision%type,
-      data_scale     user_tab_columns.data_scale%type,
-      nullable       user_tab_columns.nullable%type
-   );
-   type t_column_tab is table of t_column_rec;
-   -- whole texts (CLOB): erase compares them with a manifest's question in full, never a prefix
    type t_text_tab is table of clob;
-
-   -- one key of in_record, checked and converted for its column
-   type t_field_rec is record (
-      column_name  user_tab_columns.column_name%type,
-      data_type    user_tab_columns.data_type%type,
-      is_null      boolean,
-      text_value   clob,
-      number_value number,
-      ts_value     timestamp with time zone,
-      bind_name    varchar2(30)
-   );
-   type t_field_tab is table of t_field_rec;
 
    e_not_null_violated exception;
    pragma exception_init(e_not_null_violated, -1400);
@@ -103,33 +48,6 @@ create or replace package body ctx_memory is
    -- ORA-01466: the table's definition changed after the SCN (Flashback Query cannot read across DDL)
    e_table_changed exception;
    pragma exception_init(e_table_changed, -1466);
-   -- TO_TIMESTAMP_TZ rejecting a well-formed but impossible timestamp
-   e_bad_year exception;
-   pragma exception_init(e_bad_year, -1841);
-   e_bad_month exception;
-   pragma exception_init(e_bad_month, -1843);
-   e_bad_day exception;
-   pragma exception_init(e_bad_day, -1847);
-   e_bad_day_of_month exception;
-   pragma exception_init(e_bad_day_of_month, -1839);
-   e_bad_hour exception;
-   pragma exception_init(e_bad_hour, -1850);
-   e_bad_minute exception;
-   pragma exception_init(e_bad_minute, -1851);
-   e_bad_second exception;
-   pragma exception_init(e_bad_second, -1852);
-   e_bad_tz_hour exception;
-   pragma exception_init(e_bad_tz_hour, -1874);
-   e_bad_tz_minute exception;
-   pragma exception_init(e_bad_tz_minute, -1875);
-
-   procedure field_error(in_memory_type in varchar2, in_field in varchar2, in_problem in varchar2) is
-   begin
-      ctx_errors.raise_error(
-         in_code   => ctx_errors.co_invalid_field,
-         in_detail => in_memory_type || '.' || in_field || ': ' || in_problem
-      );
-   end field_error;
 
    procedure not_found_error(in_memory_type in varchar2, in_id in varchar2) is
    begin
@@ -164,393 +82,6 @@ create or replace package body ctx_memory is
       end if;
       return sys.dbms_assert.simple_sql_name(str => l_table);
    end table_for_type;
-
-   function table_columns(in_table in varchar2) return t_column_tab is
-      l_columns t_column_tab;
-   begin
-      select c.column_name, c.data_type, c.char_length, c.data_precision, c.data_scale, c.nullable
-        bulk collect into l_columns
-        from user_tab_columns c
-       where c.table_name = in_table
-       order by c.column_id;
-      return l_columns;
-   end table_columns;
-
-   -- the position of the column a record key names (keys are lowercase column names), 0 for none
-   function column_index(in_columns in t_column_tab, in_key in varchar2) return pls_integer is
-   begin
-      for i in 1 .. in_columns.count loop
-         if lower(in_columns(i).column_name) = in_key then
-            return i;
-         end if;
-      end loop;
-      return 0;
-   end column_index;
-
-   function field_index(in_fields in t_field_tab, in_column_name in varchar2) return pls_integer is
-      l_field t_field_rec;
-   begin
-      for i in 1 .. in_fields.count loop
-         l_field := in_fields(i);
-         if l_field.column_name = in_column_name then
-            return i;
-         end if;
-      end loop;
-      return 0;
-   end field_index;
-
-   -- The text of one field of a checked record, or NULL when the record does not give it.
-   function field_text(in_fields in t_field_tab, in_column_name in varchar2) return varchar2 is
-      l_field pls_integer;
-      r_field t_field_rec;
-   begin
-      l_field := field_index(in_fields => in_fields, in_column_name => in_column_name);
-      if l_field = 0 then
-         return null;
-      end if;
-      r_field := in_fields(l_field);
-      if r_field.is_null then
-         return null;
-      end if;
-      return substr(r_field.text_value, 1, 4000);
-   end field_text;
-
-   function json_kind(in_value in json_element_t) return varchar2 is
-   begin
-      return case
-                when in_value.is_object() then 'object'
-                when in_value.is_array() then 'array'
-                when in_value.is_string() then 'string'
-                when in_value.is_number() then 'number'
-                when in_value.is_boolean() then 'boolean'
-                else 'null'
-             end;
-   end json_kind;
-
-   -- ISO 8601 variants (date only, space for T, Z, +hhmm, +hh, no fraction) brought to one form
-   function normalised_timestamp(in_text in varchar2) return varchar2 is
-      l_text varchar2(100);
-   begin
-      l_text := trim(substr(in_text, 1, 100));
-      if regexp_like(l_text, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$') then
-         l_text := l_text || 'T00:00:00';
-      end if;
-      l_text := regexp_replace(l_text, '^([0-9]{4}-[0-9]{2}-[0-9]{2}) ', '\1T');
-      l_text := regexp_replace(l_text, '[Zz]$', '+00:00');
-      l_text := regexp_replace(l_text, '([+-][0-9]{2})([0-9]{2})$', '\1:\2');
-      l_text := regexp_replace(l_text, '(:[0-9]{2}[+-][0-9]{2})$', '\1:00');
-      l_text := regexp_replace(l_text, '(T[0-9]{2}:[0-9]{2}:[0-9]{2})([^.0-9]|$)', '\1.0\2');
-      return l_text;
-   end normalised_timestamp;
-
-   function timestamp_value(
-      in_memory_type in varchar2,
-      in_key         in varchar2,
-      in_text        in varchar2
-   ) return timestamp with time zone is
-      l_text  varchar2(100);
-      l_value timestamp with time zone;
-   begin
-      l_text := normalised_timestamp(in_text => in_text);
-      if not regexp_like(l_text, co_timestamp_pattern) then
-         field_error(
-            in_memory_type => in_memory_type,
-            in_field       => in_key,
-            in_problem     => 'must be an ISO 8601 timestamp, not ' || ctx_errors.quoted(in_text => in_text)
-         );
-      end if;
-      if regexp_like(l_text, co_offset_pattern) then
-         l_value := to_timestamp_tz(l_text, co_timestamp_tz_format);
-      else
-         l_value := to_timestamp_tz(l_text, co_timestamp_format);
-      end if;
-      return l_value;
-   exception
-      when e_bad_year or e_bad_month or e_bad_day or e_bad_day_of_month or e_bad_hour or e_bad_minute
-           or e_bad_second or e_bad_tz_hour or e_bad_tz_minute then
-         field_error(
-            in_memory_type => in_memory_type,
-            in_field       => in_key,
-            in_problem     => 'is not a valid timestamp: ' || ctx_errors.quoted(in_text => in_text)
-         );
-   end timestamp_value;
-
-   -- one value of in_record, checked against its column's type
-   function field_value(
-      in_memory_type in varchar2,
-      in_column      in t_column_rec,
-      in_key         in varchar2,
-      in_record      in json_object_t
-   ) return t_field_rec is
-      l_value json_element_t;
-      l_array json_array_t;
-      l_item  json_element_t;
-      l_last  pls_integer;
-      l_field t_field_rec;
-   begin
-      l_value := in_record.get(in_key);
-      l_field.column_name := in_column.column_name;
-      l_field.data_type := in_column.data_type;
-      l_field.is_null := l_value.is_null();
-      if l_field.is_null then
-         return l_field;
-      end if;
-      if in_column.data_type in (co_type_varchar2, co_type_clob) then
-         if not l_value.is_scalar() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be a string, not a JSON ' || json_kind(in_value => l_value)
-            );
-         end if;
-         if l_value.is_string() then
-            l_field.text_value := in_record.get_clob(in_key);
-         else
-            l_field.text_value := l_value.to_clob();
-         end if;
-         -- Oracle stores '' as NULL: an empty string is a missing value (NOT NULL then names the field)
-         l_field.is_null := l_field.text_value is null or sys.dbms_lob.getlength(lob_loc => l_field.text_value) = 0;
-         if in_column.data_type = co_type_varchar2
-            and sys.dbms_lob.getlength(lob_loc => l_field.text_value) > in_column.char_length
-         then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'longer than ' || to_char(in_column.char_length) || ' characters'
-            );
-         end if;
-      elsif in_column.data_type = co_type_number then
-         if not l_value.is_number() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be a number, not a JSON ' || json_kind(in_value => l_value)
-            );
-         end if;
-         l_field.number_value := in_record.get_number(in_key);
-         if in_column.data_scale = 0 and l_field.number_value <> trunc(l_field.number_value) then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be an integer'
-            );
-         end if;
-         if in_column.data_precision is not null
-            and abs(l_field.number_value)
-                >= power(10, in_column.data_precision - nvl(in_column.data_scale, 0))
-         then
-            field_error(in_memory_type => in_memory_type, in_field => in_key, in_problem => 'out of range');
-         end if;
-      elsif in_column.data_type like co_type_timestamp_tz then
-         if not l_value.is_string() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be an ISO 8601 timestamp string, not a JSON ' || json_kind(in_value => l_value)
-            );
-         end if;
-         l_field.ts_value := timestamp_value(
-            in_memory_type => in_memory_type,
-            in_key         => in_key,
-            in_text        => in_record.get_string(in_key)
-         );
-      elsif in_column.data_type = co_type_json then
-         if in_column.column_name = co_col_tool_schema and not l_value.is_object() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be a JSON object'
-            );
-         end if;
-         if in_column.column_name = co_col_source_refs and not l_value.is_array() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be a JSON array'
-            );
-         end if;
-         l_field.text_value := l_value.to_clob();
-      elsif in_column.data_type = co_type_vector then
-         if not l_value.is_array() then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'must be an array of ' || to_char(co_embedding_dimensions) || ' numbers'
-            );
-         end if;
-         l_array := treat(l_value as json_array_t);
-         if l_array.get_size() <> co_embedding_dimensions then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => in_key,
-               in_problem     => 'has ' || to_char(l_array.get_size()) || ' dimensions, not ' || to_char(co_embedding_dimensions)
-            );
-         end if;
-         l_last := l_array.get_size() - 1;
-         for i in 0 .. l_last loop
-            l_item := l_array.get(i);
-            if not l_item.is_number() then
-               field_error(
-                  in_memory_type => in_memory_type,
-                  in_field       => in_key,
-                  in_problem     => 'element ' || to_char(i) || ' is not a number'
-               );
-            end if;
-         end loop;
-         l_field.text_value := l_value.to_clob();
-      else
-         field_error(
-            in_memory_type => in_memory_type,
-            in_field       => in_key,
-            in_problem     => 'has a column type ctx_memory cannot write: ' || in_column.data_type
-         );
-      end if;
-      return l_field;
-   end field_value;
-
-   -- in_record checked against the table: a JSON object whose keys are all columns the caller may set
-   function record_fields(
-      in_memory_type in varchar2,
-      in_columns     in t_column_tab,
-      in_record      in clob,
-      in_tenant_id   in varchar2
-   ) return t_field_tab is
-      l_element json_element_t;
-      l_record  json_object_t;
-      l_keys    json_key_list;
-      l_key     varchar2(4000);
-      l_value   json_element_t;
-      l_column  pls_integer;
-      r_column  t_column_rec;
-      l_fields  t_field_tab := t_field_tab();
-   begin
-      if in_record is null then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_invalid_field,
-            in_detail => in_memory_type || ': in_record must be a JSON object'
-         );
-      end if;
-      begin
-         l_element := json_element_t.parse(in_record);
-      exception
-         when e_json_syntax then
-            ctx_errors.raise_error(
-               in_code   => ctx_errors.co_invalid_field,
-               in_detail => in_memory_type || ': in_record is not valid JSON'
-            );
-      end;
-      if not l_element.is_object() then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_invalid_field,
-            in_detail => in_memory_type || ': in_record must be a JSON object, not a JSON '
-                         || json_kind(in_value => l_element)
-         );
-      end if;
-      l_record := treat(l_element as json_object_t);
-      l_keys := l_record.get_keys();
-      if l_keys is null then
-         return l_fields;
-      end if;
-      for i in 1 .. l_keys.count loop
-         l_key := l_keys(i);
-         l_column := column_index(in_columns => in_columns, in_key => l_key);
-         if l_column = 0 then
-            field_error(in_memory_type => in_memory_type, in_field => l_key, in_problem => 'unknown field');
-         end if;
-         l_value := l_record.get(l_key);
-         r_column := in_columns(l_column);
-         if r_column.column_name = co_col_tenant_id then
-            if not l_value.is_string() or l_record.get_string(l_key) <> in_tenant_id then
-               field_error(
-                  in_memory_type => in_memory_type,
-                  in_field       => l_key,
-                  in_problem     => ctx_errors.quoted(in_text => substr(l_value.to_string(), 1, 200)) || ' is not the session tenant'
-               );
-            end if;
-         elsif r_column.column_name in (co_col_version, co_col_status, co_col_created_at, co_col_text_key,
-                                        co_col_pointer_text)
-         then
-            field_error(
-               in_memory_type => in_memory_type,
-               in_field       => l_key,
-               in_problem     => 'set by ctx_memory, not by the caller'
-            );
-         else
-            l_fields.extend();
-            l_fields(l_fields.last) := field_value(
-               in_memory_type => in_memory_type,
-               in_column      => r_column,
-               in_key         => l_key,
-               in_record      => l_record
-            );
-         end if;
-      end loop;
-      return l_fields;
-   end record_fields;
-
-   -- the SQL expression for a field: a bind named v<position>, converted for JSON and VECTOR columns
-   function field_expression(io_field in out nocopy t_field_rec, in_position in pls_integer) return varchar2 is
-   begin
-      if io_field.is_null then
-         return 'null';
-      end if;
-      io_field.bind_name := 'v' || to_char(in_position);
-      return case io_field.data_type
-                when co_type_json then 'json(:' || io_field.bind_name || ')'
-                when co_type_vector then
-                   'to_vector(:' || io_field.bind_name || ', ' || to_char(co_embedding_dimensions) || ', float32)'
-                else ':' || io_field.bind_name
-             end;
-   end field_expression;
-
-   procedure bind_fields(in_cursor in integer, in_fields in t_field_tab) is
-      l_field t_field_rec;
-   begin
-      for i in 1 .. in_fields.count loop
-         l_field := in_fields(i);
-         if l_field.bind_name is not null then
-            if l_field.data_type = co_type_number then
-               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.number_value);
-            elsif l_field.data_type like co_type_timestamp_tz then
-               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.ts_value);
-            else
-               sys.dbms_sql.bind_variable(c => in_cursor, name => l_field.bind_name, value => l_field.text_value);
-            end if;
-         end if;
-      end loop;
-   end bind_fields;
-
-   procedure close_cursor(io_cursor in out integer) is
-   begin
-      if io_cursor is not null and sys.dbms_sql.is_open(c => io_cursor) then
-         sys.dbms_sql.close_cursor(c => io_cursor);
-      end if;
-   end close_cursor;
-
-   -- ORA-01400 / ORA-02290 from an INSERT, as invalid_field naming the column (call from the handler)
-   procedure raise_constraint_error(
-      in_memory_type in varchar2,
-      in_table       in varchar2,
-      in_code        in pls_integer,
-      in_message     in varchar2
-   ) is
-      co_not_null_code constant pls_integer := -1400;
-      l_name varchar2(400);
-   begin
-      if in_code = co_not_null_code then
-         -- ORA-01400: cannot insert NULL into ("OWNER"."TABLE"."COLUMN")
-         l_name := lower(regexp_substr(in_message, '"([^"]+)"\)', 1, 1, null, 1));
-         field_error(in_memory_type => in_memory_type, in_field => l_name, in_problem => 'required');
-      else
-         -- ORA-02290: check constraint (OWNER.<TABLE>_<COLUMN>_CK) violated
-         l_name := lower(regexp_substr(regexp_substr(in_message, '\(([^)]+)\)', 1, 1, null, 1), '[^.]+$'));
-         field_error(
-            in_memory_type => in_memory_type,
-            in_field       => regexp_replace(l_name, '^' || lower(in_table) || '_(.+)_ck$', '\1'),
-            in_problem     => 'out of range (check ' || l_name || ')'
-         );
-      end if;
-   end raise_constraint_error;
 
    -- ------------------------------------------------------------------------------------------------------
    -- the stored text columns
@@ -657,12 +188,12 @@ create or replace package body ctx_memory is
    function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2 is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
-      l_table_columns t_column_tab;
-      l_fields    t_field_tab;
+      l_table_columns ctx_row_binder.t_column_tab;
+      l_fields    ctx_row_binder.t_field_tab;
       l_id        pls_integer;
-      r_id        t_field_rec;
+      r_id        ctx_row_binder.t_field_rec;
       l_content   pls_integer;
-      r_content   t_field_rec;
+      r_content   ctx_row_binder.t_field_rec;
       l_text_key  varchar2(32);
       l_pointer   varchar2(64);
       l_stored    boolean := false;
@@ -675,8 +206,8 @@ create or replace package body ctx_memory is
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
-      l_table_columns := table_columns(in_table => l_table);
-      l_fields := record_fields(
+      l_table_columns := ctx_row_binder.table_columns(in_table => l_table);
+      l_fields := ctx_row_binder.record_fields(
          in_memory_type => in_memory_type,
          in_columns     => l_table_columns,
          in_record      => in_record,
@@ -685,25 +216,25 @@ create or replace package body ctx_memory is
       -- the row must carry the user and agent the session's claim names, when it names them
       ctx_session.require_row_scope(
          in_memory_type => in_memory_type,
-         in_user_id     => field_text(in_fields => l_fields, in_column_name => co_col_user_id),
-         in_agent_id    => field_text(in_fields => l_fields, in_column_name => co_col_agent_id)
+         in_user_id     => ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id),
+         in_agent_id    => ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id)
       );
-      l_id := field_index(in_fields => l_fields, in_column_name => co_col_id);
+      l_id := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_id);
       if l_id > 0 then
          r_id := l_fields(l_id);
       end if;
       if l_id = 0 or r_id.is_null then
-         field_error(in_memory_type => in_memory_type, in_field => 'id', in_problem => 'required');
+         ctx_row_binder.field_error(in_memory_type => in_memory_type, in_field => 'id', in_problem => 'required');
       end if;
       l_columns := 'tenant_id, version, status';
       l_values := ':b_tenant_id, :b_version, :b_status';
       for i in 1 .. l_fields.count loop
          l_columns := l_columns || ', ' || lower(sys.dbms_assert.simple_sql_name(str => l_fields(i).column_name));
-         l_values := l_values || ', ' || field_expression(io_field => l_fields(i), in_position => i);
+         l_values := l_values || ', ' || ctx_row_binder.field_expression(io_field => l_fields(i), in_position => i);
       end loop;
       -- the stored text columns, computed from the content once, here
-      l_content := field_index(in_fields => l_fields, in_column_name => co_col_content);
-      if l_content > 0 and column_index(in_columns => l_table_columns, in_key => lower(co_col_text_key)) > 0 then
+      l_content := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content);
+      if l_content > 0 and ctx_row_binder.column_index(in_columns => l_table_columns, in_key => lower(ctx_row_binder.co_col_text_key)) > 0 then
          r_content := l_fields(l_content);
          if not r_content.is_null then
             l_stored := true;
@@ -727,12 +258,12 @@ create or replace package body ctx_memory is
             sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
             sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
          end if;
-         bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         ctx_row_binder.bind_fields(in_cursor => l_cursor, in_fields => l_fields);
          l_rows := sys.dbms_sql.execute(c => l_cursor);
          sys.dbms_sql.close_cursor(c => l_cursor);
       exception
          when dup_val_on_index then
-            close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_duplicate_memory,
                in_detail => in_memory_type || ' ' || ctx_errors.quoted(in_text => r_id.text_value)
@@ -741,8 +272,8 @@ create or replace package body ctx_memory is
          when e_not_null_violated or e_check_violated then
             l_code := sqlcode;
             l_message := sqlerrm;
-            close_cursor(io_cursor => l_cursor);
-            raise_constraint_error(
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.raise_constraint_error(
                in_memory_type => in_memory_type,
                in_table       => l_table,
                in_code        => l_code,
@@ -750,7 +281,7 @@ create or replace package body ctx_memory is
             );
          when others then
             -- not handled here: only the cursor is closed, the error goes on unchanged
-            close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
             raise;
       end;
       return r_id.text_value;
@@ -770,25 +301,25 @@ create or replace package body ctx_memory is
          l_record := json_object_t.parse(jsn => in_record);
       exception
          when others then
-            field_error(in_memory_type => 'conversation', in_field => 'record', in_problem => 'not a JSON object');
+            ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'record', in_problem => 'not a JSON object');
       end;
       l_thread_id := l_record.get_string(key => 'thread_id');
       l_role := l_record.get_string(key => 'role');
       if l_thread_id is null then
-         field_error(in_memory_type => 'conversation', in_field => 'thread_id', in_problem => 'required');
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'thread_id', in_problem => 'required');
       end if;
       if l_role is null or l_role not in ('user', 'assistant') then
-         field_error(
+         ctx_row_binder.field_error(
             in_memory_type => 'conversation',
             in_field       => 'role',
             in_problem     => 'a turn is user or assistant, not ' || ctx_errors.quoted(in_text => l_role)
          );
       end if;
       if l_record.has(key => 'turn_index') then
-         field_error(in_memory_type => 'conversation', in_field => 'turn_index', in_problem => 'add_turn assigns it');
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'turn_index', in_problem => 'add_turn assigns it');
       end if;
       if l_record.has(key => 'event_type') then
-         field_error(in_memory_type => 'conversation', in_field => 'event_type', in_problem => 'add_turn assigns it');
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'event_type', in_problem => 'add_turn assigns it');
       end if;
       -- one turn of the tenant at a time: the next index is read and written under this lock
       select t.tenant_id
@@ -810,10 +341,10 @@ create or replace package body ctx_memory is
    function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob) return number is
       l_tenant_id  ctx_tenant.tenant_id%type;
       l_table      user_tab_columns.table_name%type;
-      l_columns    t_column_tab;
-      l_fields     t_field_tab;
+      l_columns    ctx_row_binder.t_column_tab;
+      l_fields     ctx_row_binder.t_field_tab;
       l_field      pls_integer;
-      r_field      t_field_rec;
+      r_field      ctx_row_binder.t_field_rec;
       l_version    number;
       l_old_from   timestamp with time zone;
       l_new_from   timestamp with time zone;
@@ -826,7 +357,7 @@ create or replace package body ctx_memory is
       l_code       pls_integer;
       l_message    varchar2(4000);
       l_content    pls_integer;
-      r_content    t_field_rec;
+      r_content    ctx_row_binder.t_field_rec;
       l_text_key   varchar2(32);
       l_pointer    varchar2(64);
       l_stored     boolean := false;
@@ -835,19 +366,19 @@ create or replace package body ctx_memory is
    begin
       l_tenant_id := ctx_session.require_tenant();
       l_table := table_for_type(in_memory_type => in_memory_type);
-      l_columns := table_columns(in_table => l_table);
-      l_fields := record_fields(
+      l_columns := ctx_row_binder.table_columns(in_table => l_table);
+      l_fields := ctx_row_binder.record_fields(
          in_memory_type => in_memory_type,
          in_columns     => l_columns,
          in_record      => in_record,
          in_tenant_id   => l_tenant_id
       );
-      l_field := field_index(in_fields => l_fields, in_column_name => co_col_id);
+      l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_id);
       if l_field > 0 then
          r_field := l_fields(l_field);
       end if;
       if l_field > 0 and (r_field.is_null or in_id is null or r_field.text_value <> in_id) then
-         field_error(
+         ctx_row_binder.field_error(
             in_memory_type => in_memory_type,
             in_field       => 'id',
             in_problem     => 'a new version keeps the id ' || ctx_errors.quoted(in_text => in_id)
@@ -867,16 +398,16 @@ create or replace package body ctx_memory is
       -- Both the version it retires and the one it writes must be the session's to write.
       ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
                                     in_agent_id => l_agent_id);
-      if field_index(in_fields => l_fields, in_column_name => co_col_user_id) > 0 then
-         l_user_id := field_text(in_fields => l_fields, in_column_name => co_col_user_id);
+      if ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id) > 0 then
+         l_user_id := ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id);
       end if;
-      if field_index(in_fields => l_fields, in_column_name => co_col_agent_id) > 0 then
-         l_agent_id := field_text(in_fields => l_fields, in_column_name => co_col_agent_id);
+      if ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id) > 0 then
+         l_agent_id := ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id);
       end if;
       ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
                                     in_agent_id => l_agent_id);
 
-      l_field := field_index(in_fields => l_fields, in_column_name => co_col_valid_from);
+      l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_valid_from);
       l_new_from := systimestamp;
       if l_field > 0 then
          r_field := l_fields(l_field);
@@ -885,7 +416,7 @@ create or replace package body ctx_memory is
          end if;
       end if;
       if l_new_from < l_old_from then
-         field_error(
+         ctx_row_binder.field_error(
             in_memory_type => in_memory_type,
             in_field       => 'valid_from',
             in_problem     => 'is earlier than version ' || to_char(l_version) || '''s valid_from'
@@ -899,8 +430,8 @@ create or replace package body ctx_memory is
          using co_superseded, l_new_from, l_tenant_id, in_id, l_version;
 
       -- a new content brings its own stored text columns; without one they are inherited with the text
-      l_content := field_index(in_fields => l_fields, in_column_name => co_col_content);
-      if l_content > 0 and column_index(in_columns => l_columns, in_key => lower(co_col_text_key)) > 0 then
+      l_content := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content);
+      if l_content > 0 and ctx_row_binder.column_index(in_columns => l_columns, in_key => lower(ctx_row_binder.co_col_text_key)) > 0 then
          r_content := l_fields(l_content);
          l_text_key := text_key(in_text => r_content.text_value);
          l_pointer := pointer_line(in_text => r_content.text_value);
@@ -909,25 +440,25 @@ create or replace package body ctx_memory is
       -- version + 1: the retired version's fields, overlaid by in_record; lifecycle columns start afresh
       for i in 1 .. l_columns.count loop
          l_name := l_columns(i).column_name;
-         l_field := field_index(in_fields => l_fields, in_column_name => l_name);
+         l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => l_name);
          l_expression := case l_name
-                            when co_col_tenant_id then ':b_tenant_id'
-                            when co_col_id then 'o.id'
-                            when co_col_version then ':b_new_version'
-                            when co_col_status then ':b_status'
-                            when co_col_valid_from then ':b_valid_from'
+                            when ctx_row_binder.co_col_tenant_id then ':b_tenant_id'
+                            when ctx_row_binder.co_col_id then 'o.id'
+                            when ctx_row_binder.co_col_version then ':b_new_version'
+                            when ctx_row_binder.co_col_status then ':b_status'
+                            when ctx_row_binder.co_col_valid_from then ':b_valid_from'
                          end;
          if l_expression is null and l_field > 0 then
-            l_expression := field_expression(io_field => l_fields(l_field), in_position => l_field);
-         elsif l_expression is null and l_name in (co_col_text_key, co_col_pointer_text) and l_content > 0 then
+            l_expression := ctx_row_binder.field_expression(io_field => l_fields(l_field), in_position => l_field);
+         elsif l_expression is null and l_name in (ctx_row_binder.co_col_text_key, ctx_row_binder.co_col_pointer_text) and l_content > 0 then
             l_stored := true;
-            l_expression := case l_name when co_col_text_key then ':b_text_key' else ':b_pointer_text' end;
-         elsif l_expression is null and l_name = co_col_content_tokens
-               and field_index(in_fields => l_fields, in_column_name => co_col_content) > 0
+            l_expression := case l_name when ctx_row_binder.co_col_text_key then ':b_text_key' else ':b_pointer_text' end;
+         elsif l_expression is null and l_name = ctx_row_binder.co_col_content_tokens
+               and ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content) > 0
          then
             -- a stored token count counts one text: a new text without its own count gets none
             l_expression := 'null';
-         elsif l_expression is null and l_name not in (co_col_valid_until, co_col_deleted_at, co_col_created_at) then
+         elsif l_expression is null and l_name not in (ctx_row_binder.co_col_valid_until, ctx_row_binder.co_col_deleted_at, ctx_row_binder.co_col_created_at) then
             l_expression := 'o.' || lower(sys.dbms_assert.simple_sql_name(str => l_name));
          end if;
          if l_expression is not null then
@@ -955,15 +486,15 @@ create or replace package body ctx_memory is
             sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
             sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
          end if;
-         bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         ctx_row_binder.bind_fields(in_cursor => l_cursor, in_fields => l_fields);
          l_rows := sys.dbms_sql.execute(c => l_cursor);
          sys.dbms_sql.close_cursor(c => l_cursor);
       exception
          when e_not_null_violated or e_check_violated then
             l_code := sqlcode;
             l_message := sqlerrm;
-            close_cursor(io_cursor => l_cursor);
-            raise_constraint_error(
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.raise_constraint_error(
                in_memory_type => in_memory_type,
                in_table       => l_table,
                in_code        => l_code,
@@ -971,7 +502,7 @@ create or replace package body ctx_memory is
             );
          when others then
             -- not handled here: only the cursor is closed, the error goes on unchanged
-            close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
             raise;
       end;
       return l_version + 1;
@@ -1016,14 +547,14 @@ create or replace package body ctx_memory is
    function scrub_row(in_table in varchar2, in_tenant_id in varchar2, in_id in varchar2) return number is
       co_erased_literal constant varchar2(12) := '''[erased]''';
       co_not_nullable   constant varchar2(1) := 'N';
-      l_columns t_column_tab;
-      r_column  t_column_rec;
+      l_columns ctx_row_binder.t_column_tab;
+      r_column  ctx_row_binder.t_column_rec;
       l_name    varchar2(128);
       l_sets    varchar2(32767);
       l_value   varchar2(200);
       l_sql     varchar2(32767);
    begin
-      l_columns := table_columns(in_table => in_table);
+      l_columns := ctx_row_binder.table_columns(in_table => in_table);
       for i in 1 .. l_columns.count loop
          r_column := l_columns(i);
          l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
@@ -1032,15 +563,15 @@ create or replace package body ctx_memory is
                        'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
                        'document_id') then
             l_value := null;
-         elsif r_column.data_type = co_type_json then
+         elsif r_column.data_type = ctx_row_binder.co_type_json then
             l_value := case
                           when r_column.nullable <> co_not_nullable then 'null'
                           when l_name = 'source_refs' then 'json(''[]'')'
                           else 'json(''{}'')'
                        end;
-         elsif r_column.data_type in (co_type_varchar2, co_type_clob) then
+         elsif r_column.data_type in (ctx_row_binder.co_type_varchar2, ctx_row_binder.co_type_clob) then
             l_value := case when r_column.nullable = co_not_nullable then co_erased_literal else 'null' end;
-         elsif r_column.data_type = co_type_vector or l_name = 'confidence' then
+         elsif r_column.data_type = ctx_row_binder.co_type_vector or l_name = 'confidence' then
             l_value := 'null';
          end if;
          if l_value is not null then
@@ -1295,8 +826,8 @@ create or replace package body ctx_memory is
    function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor is
       l_tenant_id ctx_tenant.tenant_id%type;
       l_table     user_tab_columns.table_name%type;
-      l_columns   t_column_tab;
-      r_column    t_column_rec;
+      l_columns   ctx_row_binder.t_column_tab;
+      r_column    ctx_row_binder.t_column_rec;
       l_name      varchar2(128);
       l_members   varchar2(32767);
       l_sql       varchar2(32767);
@@ -1312,13 +843,13 @@ create or replace package body ctx_memory is
          );
       end if;
       l_scn := to_number(in_snapshot);
-      l_columns := table_columns(in_table => l_table);
+      l_columns := ctx_row_binder.table_columns(in_table => l_table);
       for i in 1 .. l_columns.count loop
          r_column := l_columns(i);
          l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
          l_members := l_members || case when i > 1 then ', ' end || '''' || l_name || ''' value '
                       || case r_column.data_type
-                            when co_type_vector then 'from_vector(t.' || l_name || ' returning clob) format json'
+                            when ctx_row_binder.co_type_vector then 'from_vector(t.' || l_name || ' returning clob) format json'
                             else 't.' || l_name
                          end;
       end loop;

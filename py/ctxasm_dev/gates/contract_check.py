@@ -49,6 +49,7 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
         "ctx_errors": "error constants and named exceptions (PRAGMA EXCEPTION_INIT); PostgreSQL raises SQLSTATE "
                       "CXnnn directly",
         "ctx_policy": "the VPD policy function for DBMS_RLS; PostgreSQL states the rule with CREATE POLICY",
+        "ctx_row_binder": "CTX_MEMORY's JSON-to-column binder; PostgreSQL checks a record in ctxasm.check_record",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "
