@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 MEMORY_BODY = "db/oracle/api/ctx_memory.body.sql"
 BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
 BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
+JSON_BODY = "db/oracle/internal/ctx_json.body.sql"
 ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
 PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 
@@ -303,8 +304,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
     resolver = plsql_resolver.Resolver(REPO)
     resolver.load()
     kinds = {(unit.kind, unit.package) for unit in resolver.units}
-    for package in ("ctx_errors", "ctx_row_binder", "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly",
-                    "ctx_tools",
+    for package in ("ctx_errors", "ctx_row_binder", "ctx_json", "ctx_session", "ctx_admin", "ctx_memory",
+                    "ctx_assembly", "ctx_tools",
                     "test_ctx_memory", "test_ctx_assembly"):
         assert ("spec", package) in kinds and ("body", package) in kinds, package
     assert sum(1 for unit in resolver.units if unit.kind == "block") >= 14
@@ -335,7 +336,7 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
 )
 def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
                                                         expected: str) -> None:
-    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, ASSEMBLY_BODY)
+    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, JSON_BODY, ASSEMBLY_BODY)
                 if old in (repo_copy / name).read_text(encoding="utf-8"))
     _edit(path, old, new)
     line = _line_of(path, new)

@@ -12,6 +12,7 @@ create or replace package body ctx_assembly is
    -- Every read names the tenant. The live tables are read as they are; only a replay (in_snapshot) reads the
    -- rows AS OF the recorded SCN, through the second branch of each table in select_window and in the budget
    -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
+   -- JSON values are read through CTX_JSON (what PostgreSQL's jsonb operators give).
 
    co_engine            constant varchar2(30) := 'oracle';
    co_selection_version constant varchar2(30) := 'context-selection-2';
@@ -92,7 +93,6 @@ create or replace package body ctx_assembly is
    co_workflow_text_index     constant varchar2(128) := 'WORKFLOW_MEMORY_TEXT_IX';
    co_conversation_text_index constant varchar2(128) := 'CONVERSATION_MEMORY_TEXT_IX';
    co_summary_text_index      constant varchar2(128) := 'SUMMARIZATION_MEMORY_TEXT_IX';
-   co_empty_array      constant varchar2(2) := '[]';
 
    -- the manifest rows
    co_conversation     constant varchar2(30) := 'conversation';
@@ -194,37 +194,6 @@ create or replace package body ctx_assembly is
       return l_words;
    end question_words;
 
-   -- PostgreSQL's ->> of one member: a string unquoted, another value as JSON text, NULL for null or absent
-   function member_text(in_object in json_object_t, in_key in varchar2) return varchar2 is
-      l_value json_element_t;
-   begin
-      l_value := in_object.get(in_key);
-      if l_value is null or l_value.is_null() then
-         return null;
-      elsif l_value.is_string() then
-         return in_object.get_string(in_key);
-      end if;
-      return l_value.to_string();
-   end member_text;
-
-   -- one member as canonical JSON text (objects with their keys sorted), NULL when absent
-   function canonical_member(in_object in json_object_t, in_key in varchar2) return clob is
-      l_value json_element_t;
-      l_text  clob;
-   begin
-      l_value := in_object.get(in_key);
-      if l_value is null then
-         return null;
-      end if;
-      l_text := l_value.to_clob();
-      if l_value.is_object() or l_value.is_array() then
-         select json_serialize(l_text returning clob ordered)
-           into l_text
-           from dual;
-      end if;
-      return l_text;
-   end canonical_member;
-
    function claim_key(
       in_subject      in entity_memory.subject%type,
       in_predicate    in entity_memory.predicate%type,
@@ -250,7 +219,7 @@ create or replace package body ctx_assembly is
          end if;
          return in_subject || co_separator || in_predicate || co_separator
                 || coalesce(
-                      case when l_content is not null then canonical_member(in_object => l_content, in_key => 'conditions') end,
+                      case when l_content is not null then ctx_json.canonical_member(in_object => l_content, in_key => 'conditions') end,
                       to_clob(co_empty_conditions)
                    );
       end if;
@@ -263,13 +232,13 @@ create or replace package body ctx_assembly is
          return null;
       end if;
       l_claim := treat(l_element as json_object_t);
-      l_subject := member_text(in_object => l_claim, in_key => 'subject');
-      l_predicate := member_text(in_object => l_claim, in_key => 'predicate');
+      l_subject := ctx_json.member_text(in_object => l_claim, in_key => 'subject');
+      l_predicate := ctx_json.member_text(in_object => l_claim, in_key => 'predicate');
       if l_subject is null or l_predicate is null then
          return null;
       end if;
       return l_subject || co_separator || l_predicate || co_separator
-             || coalesce(canonical_member(in_object => l_claim, in_key => 'conditions'), to_clob(co_empty_conditions));
+             || coalesce(ctx_json.canonical_member(in_object => l_claim, in_key => 'conditions'), to_clob(co_empty_conditions));
    end claim_key;
 
    function authority(in_memory_type in varchar2) return number deterministic is
@@ -314,22 +283,6 @@ create or replace package body ctx_assembly is
              and regexp_like(in_text, co_vector_pattern)
              and regexp_count(in_text, co_comma) = in_dimensions - 1;
    end is_vector_text;
-
-   -- Two JSON arrays of this package's own making (no white space around the brackets) as one; NULL counts as
-   -- the empty array.
-   function array_union(in_first in clob, in_second in clob) return clob is
-      l_first_length  integer;
-      l_second_length integer;
-   begin
-      l_first_length := nvl(sys.dbms_lob.getlength(lob_loc => in_first), 0);
-      l_second_length := nvl(sys.dbms_lob.getlength(lob_loc => in_second), 0);
-      if l_second_length <= length(co_empty_array) then
-         return case when l_first_length > 0 then in_first else to_clob(co_empty_array) end;
-      elsif l_first_length <= length(co_empty_array) then
-         return in_second;
-      end if;
-      return substr(in_first, 1, l_first_length - 1) || co_comma || substr(in_second, 2);
-   end array_union;
 
    -- ------------------------------------------------------------------------------------------------------
    -- select_window: the arguments and the budget step
@@ -422,84 +375,6 @@ create or replace package body ctx_assembly is
       return l_weight;
    end budget_weight;
 
-   -- The keys of a JSON object, sorted: alphabetically (in_by_length false: the unknown_intent message) or as
-   -- PostgreSQL's jsonb keeps them, by length and then by bytes (the order candidate_limits is checked in).
-   function sorted_keys(in_object in json_object_t, in_by_length in boolean) return t_word_tab is
-      l_keys   json_key_list;
-      l_sorted t_word_tab := t_word_tab();
-      l_key    varchar2(32767);
-      l_pos    pls_integer;
-      l_before boolean;
-   begin
-      l_keys := in_object.get_keys();
-      if l_keys is null then
-         return l_sorted;
-      end if;
-      for i in 1 .. l_keys.count loop
-         l_sorted.extend();
-         l_sorted(l_sorted.last) := l_keys(i);
-      end loop;
-      -- insertion sort: a budget has a handful of keys
-      for i in 2 .. l_sorted.count loop
-         l_key := l_sorted(i);
-         l_pos := i - 1;
-         loop
-            exit when l_pos < 1;
-            if in_by_length then
-               l_before := length(l_sorted(l_pos)) > length(l_key)
-                           or (length(l_sorted(l_pos)) = length(l_key) and l_sorted(l_pos) > l_key);
-            else
-               l_before := l_sorted(l_pos) > l_key;
-            end if;
-            exit when not l_before;
-            l_sorted(l_pos + 1) := l_sorted(l_pos);
-            l_pos := l_pos - 1;
-         end loop;
-         l_sorted(l_pos + 1) := l_key;
-      end loop;
-      return l_sorted;
-   end sorted_keys;
-
-   -- the keys of a JSON object in alphabetical order, joined with ', ' (the unknown_intent message)
-   function listed_keys(in_object in json_object_t) return varchar2 is
-      l_keys t_word_tab;
-      l_text varchar2(32767);
-   begin
-      l_keys := sorted_keys(in_object => in_object, in_by_length => false);
-      for i in 1 .. l_keys.count loop
-         l_text := substr(l_text || case when i > 1 then ', ' end || l_keys(i), 1, 4000);
-      end loop;
-      return l_text;
-   end listed_keys;
-
-   -- a member of a JSON object as a number, NULL when it is absent or not a number
-   function number_member(in_object in json_object_t, in_key in varchar2) return number is
-      l_value json_element_t;
-   begin
-      if in_object is null then
-         return null;
-      end if;
-      l_value := in_object.get(in_key);
-      if l_value is null or not l_value.is_number() then
-         return null;
-      end if;
-      return in_object.get_number(in_key);
-   end number_member;
-
-   -- a member of a JSON object as an object, NULL when it is absent or not an object
-   function object_member(in_object in json_object_t, in_key in varchar2) return json_object_t is
-      l_value json_element_t;
-   begin
-      if in_object is null then
-         return null;
-      end if;
-      l_value := in_object.get(in_key);
-      if l_value is null or not l_value.is_object() then
-         return null;
-      end if;
-      return treat(l_value as json_object_t);
-   end object_member;
-
    -- Step: candidate limits. Each dynamic slice keeps at most this many candidates after scoring: the budget's
    -- candidate_limits (checked here: a whole number 1..1000 for a dynamic slice), else enough for the slice's
    -- share of what the reserves leave, clamp(ceil(1.25 (usable - reserves) share / 25), 10, 200).
@@ -509,7 +384,7 @@ create or replace package body ctx_assembly is
       l_element   json_element_t;
       l_given     json_object_t;
       l_shares    json_object_t;
-      l_keys      t_word_tab;
+      l_keys      ctx_json.t_key_tab;
       l_key       varchar2(32767);
       l_value     json_element_t;
       l_number    number;
@@ -525,9 +400,9 @@ create or replace package body ctx_assembly is
             in_detail => in_budget_name || ': candidate_limits must be an object of slice -> count'
          );
       end if;
-      l_given := object_member(in_object => in_budget, in_key => 'candidate_limits');
+      l_given := ctx_json.object_member(in_object => in_budget, in_key => 'candidate_limits');
       if l_given is not null then
-         l_keys := sorted_keys(in_object => l_given, in_by_length => true);
+         l_keys := ctx_json.sorted_keys(in_object => l_given, in_by_length => true);
          for i in 1 .. l_keys.count loop
             l_key := l_keys(i);
             l_value := l_given.get(l_key);
@@ -546,25 +421,25 @@ create or replace package body ctx_assembly is
       end if;
       l_available := greatest(
          0,
-         coalesce(number_member(in_object => in_budget, in_key => 'usable_context'), 0)
-         - coalesce(number_member(in_object => in_budget, in_key => 'output_reserve'), 0)
-         - coalesce(number_member(in_object => in_budget, in_key => 'tool_reserve'), 0)
-         - coalesce(number_member(in_object => in_budget, in_key => 'request_overhead_reserve'), 0)
+         coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'usable_context'), 0)
+         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'output_reserve'), 0)
+         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'tool_reserve'), 0)
+         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'request_overhead_reserve'), 0)
       );
       if in_intent is not null then
-         l_shares := object_member(in_object => object_member(in_object => in_budget, in_key => 'shares'),
+         l_shares := ctx_json.object_member(in_object => ctx_json.object_member(in_object => in_budget, in_key => 'shares'),
                                    in_key => in_intent);
       end if;
       for i in 1 .. l_slices.count loop
          l_slice := l_slices(i);
-         l_number := number_member(in_object => l_given, in_key => l_slice);
+         l_number := ctx_json.number_member(in_object => l_given, in_key => l_slice);
          if l_number is null then
             l_number := least(
                co_max_candidates,
                greatest(
                   co_min_candidates,
                   ceil(co_candidate_factor * l_available
-                       * coalesce(number_member(in_object => l_shares, in_key => l_slice), 0)
+                       * coalesce(ctx_json.number_member(in_object => l_shares, in_key => l_slice), 0)
                        / co_tokens_per_candidate)
                )
             );
@@ -1033,7 +908,7 @@ create or replace package body ctx_assembly is
       l_items clob;
    begin
       if in_lexical is null and in_vector is null then
-         return to_clob(co_empty_array);
+         return to_clob(ctx_json.co_empty_array);
       end if;
       select json_arrayagg(
                 json_object(
@@ -1072,7 +947,7 @@ create or replace package body ctx_assembly is
                                            cast(null as number) as vector_rank,
                                            l.hit_score as lexical_score,
                                            cast(null as number) as vector_distance
-                                      from json_table(coalesce(in_lexical, to_clob(co_empty_array)), '$[*]'
+                                      from json_table(coalesce(in_lexical, to_clob(ctx_json.co_empty_array)), '$[*]'
                                               columns (
                                                  hit_type    varchar2(32)  path '$.t',
                                                  hit_id      varchar2(128) path '$.i',
@@ -1086,7 +961,7 @@ create or replace package body ctx_assembly is
                                               order by v.hit_distance, v.hit_type, v.hit_id, v.hit_version
                                            ),
                                            null, v.hit_distance
-                                      from json_table(coalesce(in_vector, to_clob(co_empty_array)), '$[*]'
+                                      from json_table(coalesce(in_vector, to_clob(ctx_json.co_empty_array)), '$[*]'
                                               columns (
                                                  hit_type     varchar2(32)  path '$.t',
                                                  hit_id       varchar2(128) path '$.i',
@@ -1102,7 +977,7 @@ create or replace package body ctx_assembly is
              ) f
        where not exists (
                 select 1
-                  from json_table(coalesce(in_exclude, to_clob(co_empty_array)), '$[*]'
+                  from json_table(coalesce(in_exclude, to_clob(ctx_json.co_empty_array)), '$[*]'
                           columns (
                              x_type    varchar2(32)  path '$.ref[0]',
                              x_id      varchar2(128) path '$.ref[1]',
@@ -1113,7 +988,7 @@ create or replace package body ctx_assembly is
                    and x.x_id = f.id
                    and x.x_version = f.version
              );
-      return coalesce(l_items, to_clob(co_empty_array));
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
    end retrieved_items;
 
    function retrieve_for_question(
@@ -1289,7 +1164,7 @@ create or replace package body ctx_assembly is
                    and (w.agent_id is null or w.agent_id = in_agent_id)
                    and (w.thread_id is null or w.thread_id = in_thread_id)
              ) s;
-      return coalesce(l_items, to_clob(co_empty_array));
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
    end enumerated_sources;
 
    -- What history depends on: the rows the recalled summaries and turns among in_sources cite (their
@@ -1432,7 +1307,7 @@ create or replace package body ctx_assembly is
              )
         into l_items
         from sources_found f;
-      return coalesce(l_items, to_clob(co_empty_array));
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
    end claim_sources;
 
    -- ------------------------------------------------------------------------------------------------------
@@ -1638,22 +1513,22 @@ create or replace package body ctx_assembly is
             ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': content_json must be a JSON object');
          end if;
          l_budget := treat(l_budget_element as json_object_t);
-         l_weights := object_member(in_object => l_budget, in_key => 'weights');
+         l_weights := ctx_json.object_member(in_object => l_budget, in_key => 'weights');
          l_w_rerank := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'rerank');
          l_w_confidence := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'confidence');
          l_w_recency := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'recency');
-         l_recency_days := number_member(in_object => l_budget, in_key => 'recency_days');
+         l_recency_days := ctx_json.number_member(in_object => l_budget, in_key => 'recency_days');
          if l_recency_days is null or l_recency_days <= 0 then
             ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': recency_days must be a number > 0');
          end if;
-         l_shares := object_member(in_object => l_budget, in_key => 'shares');
+         l_shares := ctx_json.object_member(in_object => l_budget, in_key => 'shares');
          -- as in PostgreSQL, where `shares ? NULL` is NULL: a NULL intent is not rejected here
          if l_shares is null or (in_intent is not null and not l_shares.has(in_intent)) then
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_unknown_intent,
                in_detail => ctx_errors.quoted(in_text => in_intent) || ' is not one of the intents of budget ' || l_budget_id
                             || ' version ' || to_char(l_budget_version) || ' ('
-                            || coalesce(case when l_shares is not null then listed_keys(in_object => l_shares) end, 'none')
+                            || coalesce(case when l_shares is not null then ctx_json.listed_keys(in_object => l_shares) end, 'none')
                             || ')'
             );
          end if;
@@ -1717,10 +1592,10 @@ create or replace package body ctx_assembly is
                   in_depth           => case when l_slice = co_facts and l_with_facts = 1 then co_facts_enumerated
                                              else l_depth end
                );
-               l_text_scores := array_union(in_first => l_text_scores, in_second => l_lexical);
+               l_text_scores := ctx_json.array_union(in_first => l_text_scores, in_second => l_lexical);
                if not (l_slice = co_facts and l_with_facts = 1) then
                   -- the thread's tail is shown as turns; retrieval recalls the rest of the history
-                  l_sources := array_union(
+                  l_sources := ctx_json.array_union(
                      in_first  => l_sources,
                      in_second => retrieved_items(
                                      in_slice   => l_slice,
@@ -1741,7 +1616,7 @@ create or replace package body ctx_assembly is
                   );
                end if;
             end loop;
-            l_sources := array_union(
+            l_sources := ctx_json.array_union(
                in_first  => l_sources,
                in_second => claim_sources(
                                in_tenant_id => l_tenant_id,
@@ -1755,7 +1630,7 @@ create or replace package body ctx_assembly is
          else
             l_method := co_method_recorded;
          end if;
-         l_text_scores := coalesce(l_text_scores, to_clob(co_empty_array));
+         l_text_scores := coalesce(l_text_scores, to_clob(ctx_json.co_empty_array));
 
 
          -- Steps scope .. limit and the tiers, in one statement over the rows the sources name. With the
@@ -2467,7 +2342,7 @@ create or replace package body ctx_assembly is
                       end as similarity,
                       in_evaluation_time - g.valid_from as age
                  from signals g
-                 left join json_table(coalesce(l_scores, to_clob(co_empty_array)), '$[*]'
+                 left join json_table(coalesce(l_scores, to_clob(ctx_json.co_empty_array)), '$[*]'
                          columns (
                             score_key   varchar2(4000) path '$.k',
                             score_logit number         path '$.v'
@@ -2650,7 +2525,7 @@ create or replace package body ctx_assembly is
                          -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
                          'content_tokens' value t.content_tokens,
                          'summary_tokens' value case when t.summary_matches = 1 then t.compression_tokens end,
-                         'annotations' value coalesce(a.notes, to_clob(co_empty_array)) format json
+                         'annotations' value coalesce(a.notes, to_clob(ctx_json.co_empty_array)) format json
                          null on null returning clob
                       ) as candidate
                  from tiered t
@@ -2803,11 +2678,11 @@ create or replace package body ctx_assembly is
                          'content_json' value l_budget_json format json
                          null on null returning clob
                       ) format json,
-                      'fixed' value coalesce((select fi.items from fixed_items fi), to_clob(co_empty_array)) format json,
+                      'fixed' value coalesce((select fi.items from fixed_items fi), to_clob(ctx_json.co_empty_array)) format json,
                       'candidates' value coalesce(
                          (select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
                             from candidates c),
-                         to_clob(co_empty_array)
+                         to_clob(ctx_json.co_empty_array)
                       ) format json,
                       'required_refs' value coalesce(
                          (select json_arrayagg(
@@ -2816,18 +2691,18 @@ create or replace package body ctx_assembly is
                                     returning clob
                                  )
                             from required_refs q),
-                         to_clob(co_empty_array)
+                         to_clob(ctx_json.co_empty_array)
                       ) format json,
                       'candidate_limits' value l_limits_json format json,
-                      'candidate_cuts' value coalesce((select cu.items from cuts cu), to_clob(co_empty_array)) format json,
+                      'candidate_cuts' value coalesce((select cu.items from cuts cu), to_clob(ctx_json.co_empty_array)) format json,
                       'retrieval' value json_object(
                          'method' value l_method,
                          'depth' value co_retrieval_depth,
-                         'items' value coalesce((select rs.items from recorded_sources rs), to_clob(co_empty_array))
+                         'items' value coalesce((select rs.items from recorded_sources rs), to_clob(ctx_json.co_empty_array))
                                        format json
                          null on null returning clob
                       ) format json,
-                      'excluded' value coalesce((select ei.items from excluded_items ei), to_clob(co_empty_array)) format json
+                      'excluded' value coalesce((select ei.items from excluded_items ei), to_clob(ctx_json.co_empty_array)) format json
                       null on null returning clob
                    )
               into l_result
@@ -2851,30 +2726,6 @@ create or replace package body ctx_assembly is
 
    -- ------------------------------------------------------------------------------------------------------
    -- record_manifest
-
-   -- the member in_key of in_value when in_value is an object, else NULL
-   function member_of(in_value in json_element_t, in_key in varchar2) return json_element_t is
-      l_object json_object_t;
-   begin
-      if in_value is null or not in_value.is_object() then
-         return null;
-      end if;
-      l_object := treat(in_value as json_object_t);
-      return l_object.get(in_key);
-   end member_of;
-
-   -- PostgreSQL's ->> of one element of a reference: a string unquoted, another value as JSON text
-   function element_text(in_ref in json_array_t, in_index in pls_integer) return varchar2 is
-      l_value json_element_t;
-   begin
-      l_value := in_ref.get(in_index);
-      if l_value is null or l_value.is_null() then
-         return null;
-      elsif l_value.is_string() then
-         return in_ref.get_string(in_index);
-      end if;
-      return l_value.to_string();
-   end element_text;
 
    -- a member that must be an array (memories, excluded, required_refs)
    function manifest_array(in_manifest in json_object_t, in_field in varchar2) return json_array_t is
@@ -2908,7 +2759,7 @@ create or replace package body ctx_assembly is
          if l_ref.get_size() = 3 then
             l_type := l_ref.get(0);
             l_id := l_ref.get(1);
-            l_version := element_text(in_ref => l_ref, in_index => 2);
+            l_version := ctx_json.element_text(in_ref => l_ref, in_index => 2);
          end if;
       end if;
       if l_type is null or not l_type.is_string() or l_id is null or not l_id.is_string()
@@ -2990,12 +2841,12 @@ create or replace package body ctx_assembly is
       end if;
       if l_element is not null and l_element.is_object() then
          l_manifest := treat(l_element as json_object_t);
-         l_scope := object_member(in_object => l_manifest, in_key => 'scope');
+         l_scope := ctx_json.object_member(in_object => l_manifest, in_key => 'scope');
       end if;
       if l_scope is not null then
-         l_user_id := member_text(in_object => l_scope, in_key => 'user_id');
-         l_agent_id := member_text(in_object => l_scope, in_key => 'agent_id');
-         l_thread_id := member_text(in_object => l_scope, in_key => 'thread_id');
+         l_user_id := ctx_json.member_text(in_object => l_scope, in_key => 'user_id');
+         l_agent_id := ctx_json.member_text(in_object => l_scope, in_key => 'agent_id');
+         l_thread_id := ctx_json.member_text(in_object => l_scope, in_key => 'thread_id');
       end if;
       l_tenant_id := ctx_session.require_scope(in_user_id => l_user_id, in_agent_id => l_agent_id);
       l_id := co_manifest_prefix || lower(rawtohex(sys_guid()));
@@ -3045,17 +2896,17 @@ create or replace package body ctx_assembly is
       -- note order), 4 excluded, 5 budget. All are checked first, then written in one statement.
       l_last := l_memories.get_size() - 1;
       for i in 0 .. l_last loop
-         add_dependency(io_rows => l_rows, in_ref => member_of(in_value => l_memories.get(i), in_key => 'ref'),
+         add_dependency(io_rows => l_rows, in_ref => ctx_json.member_of(in_value => l_memories.get(i), in_key => 'ref'),
                         in_relation => 'rendered');
       end loop;
       for i in 0 .. l_last loop
-         l_value := member_of(in_value => l_memories.get(i), in_key => 'summary_ref');
+         l_value := ctx_json.member_of(in_value => l_memories.get(i), in_key => 'summary_ref');
          if l_value is not null and l_value.is_array() then
             add_dependency(io_rows => l_rows, in_ref => l_value, in_relation => 'compression');
          end if;
       end loop;
       for i in 0 .. l_last loop
-         l_value := member_of(in_value => l_memories.get(i), in_key => 'annotation_refs');
+         l_value := ctx_json.member_of(in_value => l_memories.get(i), in_key => 'annotation_refs');
          if l_value is not null and not l_value.is_null() then
             if not l_value.is_array() then
                ctx_errors.raise_error(
@@ -3066,14 +2917,14 @@ create or replace package body ctx_assembly is
             l_notes := treat(l_value as json_array_t);
             l_last_note := l_notes.get_size() - 1;
             for j in 0 .. l_last_note loop
-               add_dependency(io_rows => l_rows, in_ref => member_of(in_value => l_notes.get(j), in_key => 'source'),
+               add_dependency(io_rows => l_rows, in_ref => ctx_json.member_of(in_value => l_notes.get(j), in_key => 'source'),
                               in_relation => 'annotation_source');
             end loop;
          end if;
       end loop;
       l_last := l_excluded.get_size() - 1;
       for i in 0 .. l_last loop
-         add_dependency(io_rows => l_rows, in_ref => member_of(in_value => l_excluded.get(i), in_key => 'ref'),
+         add_dependency(io_rows => l_rows, in_ref => ctx_json.member_of(in_value => l_excluded.get(i), in_key => 'ref'),
                         in_relation => 'excluded');
       end loop;
       add_dependency(io_rows => l_rows, in_ref => l_budget_ref, in_relation => 'budget');

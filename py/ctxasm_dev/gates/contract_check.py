@@ -50,6 +50,7 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
                       "CXnnn directly",
         "ctx_policy": "the VPD policy function for DBMS_RLS; PostgreSQL states the rule with CREATE POLICY",
         "ctx_row_binder": "CTX_MEMORY's JSON-to-column binder; PostgreSQL checks a record in ctxasm.check_record",
+        "ctx_json": "readers of JSON_OBJECT_T values for CTX_ASSEMBLY; PostgreSQL has jsonb operators",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "
