@@ -12,9 +12,12 @@ from ctxasm_dev.gates import (contract_check, formatted_sql, liquibase_render, o
                               oracle_parse, plsql_resolver)
 
 REPO = Path(__file__).resolve().parents[2]
-MEMORY_BODY = "db/packages/oracle/body/0050_ctx_memory.sql"
-ASSEMBLY_BODY = "db/packages/oracle/body/0060_ctx_assembly.sql"
-PG_MEMORY = "db/packages/postgresql/0030_ctx_memory.sql"
+MEMORY_BODY = "db/oracle/api/ctx_memory.body.sql"
+BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
+BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
+JSON_BODY = "db/oracle/internal/ctx_json.body.sql"
+ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
+PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 
 
 @pytest.fixture()
@@ -80,25 +83,25 @@ def test_oracle_parse_fails_on_a_broken_package_body(repo_copy: Path, capsys) ->
           "         not_found_error(in_memory_type => in_memory_type, in_id => in_id);\n   end delete_memory;")
     assert oracle_parse.main(["--repo", str(repo_copy), str(body)]) == 1
     out = capsys.readouterr().out
-    assert "db/packages/oracle/body/0050_ctx_memory.sql" in out
+    assert "db/oracle/api/ctx_memory.body.sql" in out
     assert "[changeset ora-pkg-0050-ctx-memory-body]" in out
     assert "routine delete_memory" in out
 
 
 def test_oracle_parse_rejects_a_malformed_create_context(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql",
+    _edit(repo_copy / "db/oracle/security/ctxasm_ctx.sql",
           "create or replace context ctxasm_ctx using ctx_session;",
           "create or replace context ctxasm_ctx usin ctx_session;")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/security/oracle/0010_ctxasm_ctx.sql")]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/security/ctxasm_ctx.sql")]) == 1
     out = capsys.readouterr().out
-    assert "0010_ctxasm_ctx.sql:5:" in out and "rule create-context" in out
+    assert "ctxasm_ctx.sql:5:" in out and "rule create-context" in out
 
 
 def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+    _edit(repo_copy / "db/oracle/schema/memory_tables.sql",
           "   case when status = 'active' then tenant_id end,",
           "   case when status = 'active' then tenant_id,")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0020_memory_tables.sql")]) == 1
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/schema/memory_tables.sql")]) == 1
     out = capsys.readouterr().out
     assert "ora-0020-01b-guideline-memory-one-active" in out and "key expression 1 does not parse" in out
 
@@ -122,8 +125,8 @@ def test_oracle_parse_enforces_the_changeset_layout(repo_copy: Path, capsys, old
 
 
 def test_oracle_parse_requires_a_rollback_for_table_changes(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
-    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/schema/oracle/0010_ctx_tenant.sql")]) == 1
+    _edit(repo_copy / "db/oracle/schema/ctx_tenant.sql", "--rollback drop table ctx_tenant purge;\n", "")
+    assert oracle_parse.main(["--repo", str(repo_copy), str(repo_copy / "db/oracle/schema/ctx_tenant.sql")]) == 1
     assert "without a --rollback" in capsys.readouterr().out
 
 
@@ -159,7 +162,7 @@ def test_liquibase_render_passes_on_the_repository(capsys) -> None:
 
 def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, capsys) -> None:
     _java_or_skip()
-    _edit(repo_copy / "db/schema/oracle/0020_memory_tables.sql",
+    _edit(repo_copy / "db/oracle/schema/memory_tables.sql",
           "--changeset ctxasm:ora-0020-02a-persona-memory ", "--changeset ctxasm:ora-0020-01a-guideline-memory ")
     assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
     out = capsys.readouterr().out
@@ -168,7 +171,7 @@ def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, cap
 
 def test_liquibase_render_fails_when_a_changeset_is_not_rendered_for_oracle(repo_copy: Path, capsys) -> None:
     _java_or_skip()
-    _edit(repo_copy / "db/security/oracle/0030_grants.sql",
+    _edit(repo_copy / "db/oracle/security/grants.sql",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:oracle",
           "--changeset ctxasm:ora-sec-0030-02-app-execute dbms:postgresql")
     assert liquibase_render.main(["--repo", str(repo_copy), "--changelog", MASTER]) == 1
@@ -201,7 +204,7 @@ def test_contract_check_fails_on_a_renamed_postgres_parameter(repo_copy: Path, c
 
 
 def test_contract_check_fails_on_reordered_oracle_parameters(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0050_ctx_memory.sql",
+    _edit(repo_copy / "db/oracle/api/ctx_memory.spec.sql",
           "function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob)",
           "function supersede(in_id in varchar2, in_memory_type in varchar2, in_record in clob)")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
@@ -209,14 +212,14 @@ def test_contract_check_fails_on_reordered_oracle_parameters(repo_copy: Path, ca
 
 
 def test_contract_check_fails_on_a_procedure_that_is_a_function_elsewhere(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0020_ctx_session.sql",
+    _edit(repo_copy / "db/oracle/api/ctx_session.spec.sql",
           "   procedure clear_tenant;", "   function clear_tenant return number;")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     assert "ctx_session.clear_tenant differs" in capsys.readouterr().out
 
 
 def test_contract_check_fails_on_a_package_on_one_side_only(repo_copy: Path, capsys) -> None:
-    (repo_copy / "db/packages/postgresql/0099_extra.sql").write_text(
+    (repo_copy / "db/postgresql/api/ctx_extra.sql").write_text(
         "--liquibase formatted sql\n--changeset ctxasm:pg-extra dbms:postgresql splitStatements:false\n"
         "CREATE OR REPLACE FUNCTION ctx_extra.hello(in_name varchar) RETURNS varchar LANGUAGE sql AS $$ "
         "SELECT in_name $$;\n", encoding="utf-8")
@@ -225,15 +228,15 @@ def test_contract_check_fails_on_a_package_on_one_side_only(repo_copy: Path, cap
 
 
 def test_contract_check_fails_on_a_missing_error_code(repo_copy: Path, capsys) -> None:
-    for path in (repo_copy / "db/packages/oracle").rglob("*.sql"):
+    for path in (repo_copy / "db/oracle").rglob("*.sql"):
         path.write_text(path.read_text(encoding="utf-8").replace("-20107", "-20199"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
-    assert "error invalid_snapshot: -20107 does not occur in db/packages/oracle" in out
+    assert "error invalid_snapshot: -20107 does not occur in db/oracle" in out
 
 
 def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+    _edit(repo_copy / "db/postgresql/api/ctx_admin.sql",
           "MESSAGE = 'invalid_argument: in_display_name must not be empty'",
           "MESSAGE = 'invalid_claim: in_display_name must not be empty'")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
@@ -241,7 +244,7 @@ def test_contract_check_fails_on_a_postgres_message_with_the_wrong_name(repo_cop
 
 
 def test_contract_check_fails_on_a_postgres_raise_naming_no_contract_error(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/postgresql/0020_ctx_admin.sql",
+    _edit(repo_copy / "db/postgresql/api/ctx_admin.sql",
           "ERRCODE = ctxasm.error_code('invalid_argument'),\n            MESSAGE = 'invalid_argument: in_display_name",
           "ERRCODE = ctxasm.error_code('invalid_argumnet'),\n            MESSAGE = 'invalid_argument: in_display_name")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
@@ -257,12 +260,36 @@ def test_contract_check_fails_when_a_pending_package_has_landed(repo_copy: Path,
 
 
 def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys) -> None:
-    spec = repo_copy / "db/packages/oracle/spec/0060_ctx_assembly.sql"
+    spec = repo_copy / "db/oracle/api/ctx_assembly.spec.sql"
     text = spec.read_text(encoding="utf-8")
     assert "in_sources" in text
     spec.write_text(text.replace("in_sources", "in_sources_items"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     assert "ctx_assembly.select_window differs" in capsys.readouterr().out
+
+
+def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_copy: Path, capsys) -> None:
+    assert contract_check.main(["--repo", str(repo_copy)]) == 0
+    assert "selection steps, the same on both engines: step_scope, step_lifecycle, step_dedup" in \
+        capsys.readouterr().out
+    body = repo_copy / ASSEMBLY_BODY
+    text = body.read_text(encoding="utf-8")
+    body.write_text(text.replace("step_dedup", "step_duplicates"), encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "selection steps differ from step 3 on" in out
+    assert "oracle:     step_scope, step_lifecycle, step_duplicates, step_conflict" in out
+
+
+def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: Path, capsys) -> None:
+    # step_priority and step_tie_break swap names on PostgreSQL only: the same set, another order
+    pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
+    text = pg.read_text(encoding="utf-8")
+    text = text.replace("step_priority", "step_swap").replace("step_tie_break", "step_priority")
+    pg.write_text(text.replace("step_swap", "step_tie_break"), encoding="utf-8")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    assert "postgresql: step_scope, step_lifecycle, step_dedup, step_conflict, step_score, step_tie_break, " \
+           "step_priority, step_limit" in capsys.readouterr().out
 
 
 # --- oracle_api and oracle_names ---------------------------------------------------------------------------
@@ -285,7 +312,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
     resolver = plsql_resolver.Resolver(REPO)
     resolver.load()
     kinds = {(unit.kind, unit.package) for unit in resolver.units}
-    for package in ("ctx_errors", "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly", "ctx_tools",
+    for package in ("ctx_errors", "ctx_row_binder", "ctx_json", "ctx_session", "ctx_admin", "ctx_memory",
+                    "ctx_assembly", "ctx_tools",
                     "test_ctx_memory", "test_ctx_assembly"):
         assert ("spec", package) in kinds and ("body", package) in kinds, package
     assert sum(1 for unit in resolver.units if unit.kind == "block") >= 14
@@ -316,8 +344,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
 )
 def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
                                                         expected: str) -> None:
-    path = repo_copy / (MEMORY_BODY if old in (repo_copy / MEMORY_BODY).read_text(encoding="utf-8")
-                        else ASSEMBLY_BODY)
+    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, JSON_BODY, ASSEMBLY_BODY)
+                if old in (repo_copy / name).read_text(encoding="utf-8"))
     _edit(path, old, new)
     line = _line_of(path, new)
     assert oracle_api.main(["--repo", str(repo_copy)]) == 1
@@ -328,11 +356,11 @@ def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys,
 
 
 def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
-    path = repo_copy / "db/security/oracle/0020_vpd_policies.sql"
+    path = repo_copy / "db/oracle/security/vpd_policies.sql"
     _edit(path, "--rollback begin sys.dbms_rls.drop_policy(object_schema =>",
           "--rollback begin sys.dbms_rls.drop_policy(schema_name =>")
     assert oracle_api.main(["--repo", str(repo_copy)]) == 1
-    assert "0020_vpd_policies.sql:23: call to dbms_rls.drop_policy" in capsys.readouterr().out
+    assert "vpd_policies.sql:23: call to dbms_rls.drop_policy" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -349,7 +377,7 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
          "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
         # a record field, a package member, a named parameter of a repository routine
-        (MEMORY_BODY, "if r_column.column_name = co_col_tenant_id then",
+        (BINDER_BODY, "if r_column.column_name = co_col_tenant_id then",
          "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),
         (MEMORY_BODY, "in_code   => ctx_errors.co_memory_not_found,\n         in_detail => 'no active '",
          "in_code   => ctx_errors.co_memory_notfound,\n         in_detail => 'no active '",
@@ -358,7 +386,7 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
          "mark_manifest(\n            in_tenant      => l_tenant_id,",
          "mark_manifest has no parameter in_tenant"),
         # an anchored type and a table that do not exist
-        (MEMORY_BODY, "      column_name    user_tab_columns.column_name%type,",
+        (BINDER_SPEC, "      column_name    user_tab_columns.column_name%type,",
          "      column_name    user_tab_columns.columns_name%type,",
          "user_tab_columns.columns_name%TYPE: table user_tab_columns has no column columns_name"),
     ],
@@ -374,7 +402,7 @@ def test_oracle_names_fails_on_a_name_that_resolves_to_nothing(repo_copy: Path, 
 
 
 def test_oracle_names_fails_when_a_spec_and_its_body_disagree(repo_copy: Path, capsys) -> None:
-    _edit(repo_copy / "db/packages/oracle/spec/0040_ctx_policy.sql",
+    _edit(repo_copy / "db/oracle/security/ctx_policy.spec.sql",
           "function tenant_predicate(in_schema in varchar2, in_object in varchar2) return varchar2;",
           "function tenant_predicate(in_owner in varchar2, in_object in varchar2) return varchar2;")
     assert oracle_names.main(["--repo", str(repo_copy)]) == 1
@@ -418,19 +446,19 @@ def test_tenant_indexes_reads_every_memory_table_and_its_history() -> None:
 
 
 @pytest.mark.parametrize("path, old, new, reported", [
-    ("db/schema/postgresql/0085_selection_indexes.sql",
+    ("db/postgresql/schema/selection_indexes.sql",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (tenant_id, subject, predicate);",
      "CREATE INDEX entity_memory_claim ON ctxasm.entity_memory (subject, predicate, tenant_id);",
      "index on entity_memory (subject, predicate, tenant_id): does not lead with tenant_id"),
-    ("db/schema/postgresql/0020_memory_tables.sql",
+    ("db/postgresql/schema/memory_tables.sql",
      "CONSTRAINT entity_memory_pk PRIMARY KEY (tenant_id, id, version)",
      "CONSTRAINT entity_memory_pk PRIMARY KEY (id, tenant_id, version)",
      "PRIMARY KEY of entity_memory leads with id, not tenant_id"),
-    ("db/schema/postgresql/0030_row_history.sql",
+    ("db/postgresql/schema/row_history.sql",
      "'CREATE INDEX %I ON ctxasm.%I (tenant_id, id, version)'",
      "'CREATE INDEX %I ON ctxasm.%I (id, version)'",
      "index on every memory table (id, version): does not lead with tenant_id"),
-    ("db/schema/postgresql/0020_memory_tables.sql",
+    ("db/postgresql/schema/memory_tables.sql",
      "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n) PARTITION BY LIST (tenant_id);",
      "CONSTRAINT summarization_memory_pk PRIMARY KEY (tenant_id, id, version)\n);",
      "index on summarization_memory (search_text): a gin index on a table not partitioned by tenant_id"),
@@ -471,20 +499,20 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
 @pytest.mark.parametrize("path, old, new, stale", [
     # a catalogue edit without regeneration: every file that carries the error is named
     ("contract/errors.toml", 'message = "the tenant claim was refused"', 'message = "the claim was refused"',
-     ["db/packages/oracle/spec/0010_ctx_errors.sql", "db/packages/postgresql/0005_ctxasm_errors.sql",
+     ["db/oracle/internal/ctx_errors.spec.sql", "db/postgresql/internal/ctxasm_errors.sql",
       "py/ctxasm/error_codes.py"]),
     # a hand edit of a generated file
-    ("db/packages/oracle/body/0010_ctx_errors.sql", "when co_invalid_claim then 'invalid_claim'",
-     "when co_invalid_claim then 'invalid_claims'", ["db/packages/oracle/body/0010_ctx_errors.sql"]),
+    ("db/oracle/internal/ctx_errors.body.sql", "when co_invalid_claim then 'invalid_claim'",
+     "when co_invalid_claim then 'invalid_claims'", ["db/oracle/internal/ctx_errors.body.sql"]),
     # a constant changed in one engine only
-    ("db/packages/oracle/body/0070_ctx_tools.sql", "co_retrieval_depth constant pls_integer := 50;",
-     "co_retrieval_depth constant pls_integer := 60;", ["db/packages/oracle/body/0070_ctx_tools.sql"]),
+    ("db/oracle/api/ctx_tools.body.sql", "co_retrieval_depth constant pls_integer := 50;",
+     "co_retrieval_depth constant pls_integer := 60;", ["db/oracle/api/ctx_tools.body.sql"]),
     # selection code changed and the version kept: replay would rebuild old windows with new rules
-    ("db/packages/postgresql/0040_ctxasm_selection_helpers.sql", "(coalesce(in_similarity, 0) - 0.35)",
-     "(coalesce(in_similarity, 0) - 0.36)", ["db/packages/postgresql/0050_ctx_assembly.sql"]),
+    ("db/postgresql/internal/ctx_rules.sql", "(coalesce(in_similarity, 0) - 0.35)",
+     "(coalesce(in_similarity, 0) - 0.36)", ["db/postgresql/api/ctx_assembly.sql"]),
     # a generated region of a hand-written package edited by hand (the version follows it)
-    ("db/packages/oracle/body/0060_ctx_assembly.sql", "when 'workflow' then 2", "when 'workflow' then 1",
-     ["db/packages/oracle/body/0060_ctx_assembly.sql"]),
+    ("db/oracle/api/ctx_assembly.body.sql", "when 'workflow' then 2", "when 'workflow' then 1",
+     ["db/oracle/api/ctx_assembly.body.sql"]),
     # the renderer changed and its version kept
     ("py/ctxasm/core/render.py", "from xml.sax.saxutils import escape, quoteattr",
      "from xml.sax.saxutils import quoteattr, escape", ["py/ctxasm/core/render.py"]),
@@ -519,6 +547,6 @@ def test_contract_generated_names_a_bad_catalogue_entry(catalogue_copy: Path, ca
 def test_comment_edits_keep_the_selection_version(catalogue_copy: Path, capsys) -> None:
     from ctxasm_dev.gates import contract_generated
 
-    _edit(catalogue_copy / "db/packages/postgresql/0040_ctxasm_selection_helpers.sql",
+    _edit(catalogue_copy / "db/postgresql/internal/ctx_rules.sql",
           "--comment: which copy of a duplicate is kept", "--comment: the copy of a duplicate that is kept")
     assert contract_generated.main(["--repo", str(catalogue_copy)]) == 0

@@ -104,6 +104,23 @@ def test_expectations_respect_the_matcher_rules() -> None:
                 f"{name}.{procedure} neither expects anything nor declares --%throws"
 
 
+def test_throws_names_an_exception_of_ctx_errors() -> None:
+    """A --%throws names the error by the exception CTX_ERRORS declares for it (utPLSQL 3.1.2+ resolves package
+    exceptions), never by a number that would go on passing if the error's code moved."""
+    spec = (REPO / "db" / "oracle" / "internal" / "ctx_errors.spec.sql").read_text(encoding="utf-8").lower()
+    declared = set(re.findall(r"pragma\s+exception_init\s*\(\s*(\w+)\s*,", spec))
+    assert declared, "CTX_ERRORS declares no exception"
+    seen = 0
+    for name, parts in _packages().items():
+        for argument in re.findall(r"--%throws\((.*)\)", parts["spec"]):
+            seen += 1
+            for item in argument.split(","):
+                owner, _, exception = item.strip().lower().partition(".")
+                assert owner == "ctx_errors" and exception in declared, \
+                    f"{name}: --%throws({argument}) names no exception of CTX_ERRORS"
+    assert seen >= 15
+
+
 # --- the changelogs -------------------------------------------------------------------------------------------
 
 
@@ -270,7 +287,7 @@ def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_
                    "INVALID|PACKAGE BODY|CTX_MEMORY\n")
     result = _stubbed_oracle_dev(tmp_path, "deploy", user_errors=user_errors, GITHUB_ACTIONS="true")
     assert result.returncode == 1, result.stderr
-    body = "db/packages/oracle/body/0050_ctx_memory.sql"
+    body = "db/oracle/api/ctx_memory.body.sql"
     create_line = (REPO / body).read_text().split("\n").index(
         "create or replace package body ctx_memory is") + 1
     assert "compile errors after liquibase/changelog-master.yaml (USER_ERRORS of ctxasm_owner)" in result.stderr
@@ -458,7 +475,7 @@ def test_the_workflow_runs_utplsql_with_junit_and_coverage_reporters() -> None:
     assert re.search(r'-f=ut_junit_reporter -o="\$REPORTS/junit\.xml"', run)
     assert re.search(r'-f=ut_coverage_cobertura_reporter -o="\$REPORTS/coverage\.xml"', run)
     assert "-f=ut_documentation_reporter" in run and '-p="$OWNER"' in run
-    assert "-source_path=db/packages/oracle" in run
+    assert "-source_path=db/oracle" in run
     assert re.search(r"^\s+utplsql\)\n\s+run_utplsql", ORACLE_DEV.read_text(), re.MULTILINE)
 
 

@@ -33,25 +33,25 @@ create or replace package test_ctx_memory authid definer is
    procedure put_memory_writes_version_one;
 
    --%test(put_memory without a session tenant raises tenant_not_set)
-   --%throws(-20102)
+   --%throws(ctx_errors.e_tenant_not_set)
    procedure put_memory_needs_a_tenant;
 
    --%test(put_memory of an unknown memory type raises invalid_memory_type)
-   --%throws(-20103)
+   --%throws(ctx_errors.e_invalid_memory_type)
    procedure put_memory_rejects_unknown_type;
 
    --%test(put_memory with a key that is no column raises invalid_field naming type and field)
    procedure put_memory_names_the_bad_field;
 
    --%test(put_memory of an existing id raises duplicate_memory)
-   --%throws(-20105)
+   --%throws(ctx_errors.e_duplicate_memory)
    procedure put_memory_rejects_duplicate_id;
 
    --%test(supersede retires the active version and writes version + 1)
    procedure supersede_keeps_the_history;
 
    --%test(supersede of a memory with no active version raises memory_not_found)
-   --%throws(-20106)
+   --%throws(ctx_errors.e_memory_not_found)
    procedure supersede_needs_an_active_version;
 
    --%test(delete_memory soft-deletes: status deleted, deleted_at set, the row stays)
@@ -91,11 +91,11 @@ create or replace package test_ctx_memory authid definer is
    procedure rows_as_of_is_tenant_scoped;
 
    --%test(rows_as_of of a value that is not an SCN raises invalid_snapshot)
-   --%throws(-20107)
+   --%throws(ctx_errors.e_invalid_snapshot)
    procedure rows_as_of_rejects_bad_snapshot;
 
    --%test(rows_as_of of an SCN Oracle cannot read raises invalid_snapshot)
-   --%throws(-20107)
+   --%throws(ctx_errors.e_invalid_snapshot)
    procedure rows_as_of_rejects_future_scn;
 end test_ctx_memory;
 /

@@ -62,30 +62,30 @@ create or replace package test_ctx_assembly authid definer is
    procedure snapshot_replays_the_past;
 
    --%test(select_window without a session tenant raises tenant_not_set)
-   --%throws(-20102)
+   --%throws(ctx_errors.e_tenant_not_set)
    procedure window_needs_a_tenant;
 
    --%test(select_window for a tenant with no context_budget raises budget_missing)
-   --%throws(-20111)
+   --%throws(ctx_errors.e_budget_missing)
    procedure window_needs_a_budget;
 
    --%test(select_window for an intent the budget has no share for raises unknown_intent)
-   --%throws(-20110)
+   --%throws(ctx_errors.e_unknown_intent)
    procedure window_rejects_unknown_intent;
 
    --%test(select_window with an empty question raises invalid_question)
-   --%throws(-20113)
+   --%throws(ctx_errors.e_invalid_question)
    procedure window_rejects_empty_question;
 
    --%test(select_window with a snapshot that is not an SCN raises invalid_snapshot)
-   --%throws(-20107)
+   --%throws(ctx_errors.e_invalid_snapshot)
    procedure window_rejects_bad_snapshot;
 
    --%test(record_manifest writes one context_manifest event and one source ref per dependency)
    procedure manifest_is_recorded;
 
    --%test(record_manifest with a request_hash that is not 64 hex digits raises invalid_manifest)
-   --%throws(-20114)
+   --%throws(ctx_errors.e_invalid_manifest)
    procedure manifest_needs_a_request_hash;
 
    --%test(the stored text columns: text_key and pointer_text written with each version, over texts of any length)
@@ -125,18 +125,18 @@ create or replace package test_ctx_assembly authid definer is
    procedure text_index_sees_each_tenant;
 
    --%test(select_window with a question longer than 8000 characters raises invalid_question)
-   --%throws(-20113)
+   --%throws(ctx_errors.e_invalid_question)
    procedure window_rejects_long_question;
 
    --%test(select_window for a user the session's claim does not name raises scope_not_allowed)
-   --%throws(-20119)
+   --%throws(ctx_errors.e_scope_not_allowed)
    procedure window_outside_the_claim_scope;
 
    --%test(record_manifest under a claim for one user and agent writes every source ref with that user and agent)
    procedure manifest_refs_carry_the_claim_scope;
 
    --%test(record_manifest whose scope names another user than the claim raises scope_not_allowed)
-   --%throws(-20119)
+   --%throws(ctx_errors.e_scope_not_allowed)
    procedure manifest_outside_the_claim_scope;
 end test_ctx_assembly;
 /

@@ -32,7 +32,7 @@ create or replace package test_ctx_session authid definer is
    procedure tenant_ends_with_the_transaction;
 
    --%test(a claim naming a user and agent refuses routines called for another)
-   --%throws(-20119)
+   --%throws(ctx_errors.e_scope_not_allowed)
    procedure scoped_claim_refuses_another_user;
 
    --%test(the application user holds no privilege on any table of the owner)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxasm_dev.contract.catalogue import ERRORS_FILE, Catalogue, ContractError
+from ctxasm_dev.contract.targets import liquibase_header
 
 HEADER = f"generated from {ERRORS_FILE}; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)"
 
@@ -20,7 +21,7 @@ def oracle_spec(catalogue: Catalogue) -> str:
     width = max(len(f"co_{e.name}") for e in errors)
     msg_width = max(len(f"co_msg_{e.name}") for e in errors)
     lines = [
-        "--liquibase formatted sql",
+        liquibase_header("ora_errors_spec"),
         f"-- {HEADER}",
         "",
         "--changeset ctxasm:ora-pkg-0010-ctx-errors-spec dbms:oracle runOnChange:true endDelimiter:/ "
@@ -80,7 +81,7 @@ def oracle_spec(catalogue: Catalogue) -> str:
 def oracle_body(catalogue: Catalogue) -> str:
     cases = [f"                when co_{e.name} then '{e.name}'" for e in _engine_errors(catalogue)]
     return "\n".join([
-        "--liquibase formatted sql",
+        liquibase_header("ora_errors_body"),
         f"-- {HEADER}",
         "",
         "--changeset ctxasm:ora-pkg-0010-ctx-errors-body dbms:oracle runOnChange:true endDelimiter:/ "

@@ -1,6 +1,7 @@
 """Where the generator writes, in one place: a key per file, relative to the repository root.
 
-When files move (db/postgresql/..., db/oracle/...), change the paths here and regenerate.
+When files move, change the paths here and regenerate. A file that moved after it was deployed keeps its
+Liquibase identity: LOGICAL_PATHS gives the path its changesets were first recorded under.
 """
 
 from __future__ import annotations
@@ -9,29 +10,43 @@ CATALOGUE_DIR = "contract"
 
 TARGETS: dict[str, str] = {
     # errors
-    "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
-    "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
-    "pg_errors": "db/packages/postgresql/0005_ctxasm_errors.sql",
+    "ora_errors_spec": "db/oracle/internal/ctx_errors.spec.sql",
+    "ora_errors_body": "db/oracle/internal/ctx_errors.body.sql",
+    "pg_errors": "db/postgresql/internal/ctxasm_errors.sql",
     "py_error_codes": "py/ctxasm/error_codes.py",
     # memory types
     "py_memory_types": "py/ctxasm/memory_types.py",
-    "pg_catalogue_columns": "db/schema/postgresql/0095_catalogue_columns.sql",
-    "ora_catalogue_columns": "db/schema/oracle/0095_catalogue_columns.sql",
+    "pg_catalogue_columns": "db/postgresql/schema/catalogue/catalogue_columns.sql",
+    "ora_catalogue_columns": "db/oracle/schema/catalogue/catalogue_columns.sql",
     "docs_contract": "docs/contract.md",
     # constants (generated values inside hand-written packages) and their Python module
     "py_constants": "py/ctxasm/contract_constants.py",
-    "pg_assembly": "db/packages/postgresql/0050_ctx_assembly.sql",
-    "pg_tools": "db/packages/postgresql/0060_ctx_tools.sql",
-    "pg_selection_helpers": "db/packages/postgresql/0040_ctxasm_selection_helpers.sql",
-    "pg_retrieval": "db/packages/postgresql/0045_ctxasm_retrieval.sql",
-    "pg_sources": "db/packages/postgresql/0047_ctxasm_sources.sql",
-    "ora_assembly_spec": "db/packages/oracle/spec/0060_ctx_assembly.sql",
-    "ora_assembly_body": "db/packages/oracle/body/0060_ctx_assembly.sql",
-    "ora_tools_body": "db/packages/oracle/body/0070_ctx_tools.sql",
-    "ora_memory_body": "db/packages/oracle/body/0050_ctx_memory.sql",
+    "pg_assembly": "db/postgresql/api/ctx_assembly.sql",
+    "pg_tools": "db/postgresql/api/ctx_tools.sql",
+    "pg_selection_helpers": "db/postgresql/internal/ctx_rules.sql",
+    "pg_retrieval": "db/postgresql/internal/ctx_retrieval.sql",
+    "pg_sources": "db/postgresql/internal/sources.sql",
+    "ora_assembly_spec": "db/oracle/api/ctx_assembly.spec.sql",
+    "ora_assembly_body": "db/oracle/api/ctx_assembly.body.sql",
+    "ora_tools_body": "db/oracle/api/ctx_tools.body.sql",
+    "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
     # versions
     "py_render": "py/ctxasm/core/render.py",
+    "ora_json_body": "db/oracle/internal/ctx_json.body.sql",
 }
+
+
+#: generated files that moved after they were deployed: the path their changesets keep (logicalFilePath)
+LOGICAL_PATHS: dict[str, str] = {
+    "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
+    "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
+}
+
+
+def liquibase_header(key: str) -> str:
+    """The formatted-SQL header line of a generated file, naming its changesets' first path if it moved."""
+    logical = LOGICAL_PATHS.get(key)
+    return "--liquibase formatted sql" + (f" logicalFilePath:{logical}" if logical else "")
 
 
 def target(key: str) -> str:

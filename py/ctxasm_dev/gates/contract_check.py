@@ -1,8 +1,8 @@
 """The contract check: the Oracle package specs and the PostgreSQL functions must declare the same API.
 
-Oracle: every `create or replace package <name>` spec in db/packages/oracle/spec/*.sql, with each
+Oracle: every `create or replace package <name>` spec in db/oracle/*/<name>.spec.sql, with each
 `procedure|function <name>(<params>)` declared in it. PostgreSQL: every
-`create or replace function|procedure <schema>.<name>(<params>)` in db/packages/postgresql/*.sql, the schema
+`create or replace function|procedure <schema>.<name>(<params>)` in db/postgresql/{internal,api}/*.sql, the schema
 being the package name. For each package on both sides the routines must match: the same names, the same
 parameter names in the same order (OUT parameters of PostgreSQL are result columns and not compared), and a
 procedure on Oracle must be a function returning void on PostgreSQL (a function must return something).
@@ -17,6 +17,9 @@ engines' package sources; ctx_errors' co_<name> constants must carry the contrac
 PostgreSQL `ERRCODE = ctxasm.error_code('<name>')` (or `'CXnnn'`) must name a contract error and come with a
 MESSAGE starting with that name.
 
+select_window's selection steps (its `step_*` WITH queries) must have the same names in the same order on both
+engines (ctxasm_dev.gates.selection_steps).
+
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
 Exit code 0 when both sides agree, 1 otherwise (both sides are printed for every difference).
@@ -30,12 +33,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxasm_dev.gates import selection_steps
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 REPO = Path(__file__).resolve().parents[3]
-ORACLE_SPECS = "db/packages/oracle/spec"
-ORACLE_PACKAGES = "db/packages/oracle"
-POSTGRES_PACKAGES = "db/packages/postgresql"
+ORACLE_SPECS = "db/oracle"                   # every <package>.spec.sql below it
+ORACLE_PACKAGES = "db/oracle"
+POSTGRES_PACKAGES = "db/postgresql"          # its internal and api folders: the functions, not the tables
+POSTGRES_CODE_FOLDERS = ("internal", "api")
+ORACLE_CODE_FOLDERS = ("internal", "api", "security")   # security holds CTX_POLICY, the VPD function
 CONTRACT = "docs/contract.md"
 
 # Packages that exist on one engine only, on purpose. Each entry says why; anything else on one side fails.
@@ -44,6 +50,8 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
         "ctx_errors": "error constants and named exceptions (PRAGMA EXCEPTION_INIT); PostgreSQL raises SQLSTATE "
                       "CXnnn directly",
         "ctx_policy": "the VPD policy function for DBMS_RLS; PostgreSQL states the rule with CREATE POLICY",
+        "ctx_row_binder": "CTX_MEMORY's JSON-to-column binder; PostgreSQL checks a record in ctxasm.check_record",
+        "ctx_json": "readers of JSON_OBJECT_T values for CTX_ASSEMBLY; PostgreSQL has jsonb operators",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "
@@ -147,10 +155,20 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
+def postgres_code_files(repo: Path) -> list[Path]:
+    """The PostgreSQL files that create functions: db/postgresql/internal and db/postgresql/api."""
+    return sorted(path for folder in POSTGRES_CODE_FOLDERS for path in (repo / POSTGRES_PACKAGES / folder).glob("*.sql"))
+
+
+def oracle_code_files(repo: Path) -> list[Path]:
+    """The Oracle files that create packages: db/oracle/internal, api and security (CTX_POLICY)."""
+    return sorted(path for folder in ORACLE_CODE_FOLDERS for path in (repo / ORACLE_PACKAGES / folder).glob("*.sql"))
+
+
 def oracle_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
     packages: dict[str, list[Routine]] = {}
     problems: list[str] = []
-    for path in sorted((repo / ORACLE_SPECS).glob("*.sql")):
+    for path in sorted((repo / ORACLE_SPECS).rglob("*.spec.sql")):
         raw = path.read_text(encoding="utf-8")
         code = strip_sql_comments(raw)
         relative = path.relative_to(repo).as_posix()
@@ -183,7 +201,7 @@ def oracle_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
 def postgres_routines(repo: Path) -> tuple[dict[str, list[Routine]], list[str]]:
     packages: dict[str, list[Routine]] = {}
     problems: list[str] = []
-    for path in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")):
+    for path in postgres_code_files(repo):
         code = strip_sql_comments(path.read_text(encoding="utf-8"))
         relative = path.relative_to(repo).as_posix()
         for match in _PG_ROUTINE.finditer(code):
@@ -261,8 +279,8 @@ def check_errors(repo: Path) -> list[str]:
     errors = contract_errors(repo)
     if not errors:
         return [f"{CONTRACT}: no error table rows (| `name` | -20nnn | CXnnn | ...) found"]
-    oracle_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / ORACLE_PACKAGES).rglob("*.sql")))
-    postgres_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")))
+    oracle_text = "\n".join(p.read_text(encoding="utf-8") for p in oracle_code_files(repo))
+    postgres_text = "\n".join(p.read_text(encoding="utf-8") for p in postgres_code_files(repo))
     by_code = {pg: name for name, _, pg in errors}
     by_name = {name: pg for name, _, pg in errors}
     for name, oracle_code, pg_code in errors:
@@ -274,7 +292,7 @@ def check_errors(repo: Path) -> list[str]:
         if constant and constant.group(1) != oracle_code:
             problems.append(f"error {name}: ctx_errors.co_{name} is {constant.group(1)}, the contract says "
                             f"{oracle_code}")
-    for path in sorted((repo / POSTGRES_PACKAGES).glob("*.sql")):
+    for path in postgres_code_files(repo):
         code = strip_sql_comments(path.read_text(encoding="utf-8"))
         # ERRCODE = 'CXnnn' or, as the packages raise, ERRCODE = ctxasm.error_code('<name>')
         for match in re.finditer(r"ERRCODE\s*=\s*(?:'(?P<code>CX\d{3})'|ctxasm\.error_code\('(?P<errname>\w+)'\))"
@@ -303,6 +321,9 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
     compared, notes = compare(oracle, postgres)
     problems += compared
     problems += check_errors(repo)
+    step_problems, step_notes = selection_steps.check(repo)
+    problems += step_problems
+    notes += step_notes
     both = sorted(set(oracle) & set(postgres))
     notes.insert(0, f"compared packages: {', '.join(both) or '(none)'}; "
                     f"{sum(len(oracle[p]) for p in both)} Oracle / {sum(len(postgres[p]) for p in both)} "

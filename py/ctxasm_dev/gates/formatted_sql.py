@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HEADER = "--liquibase formatted sql"
+# A file moved from where its changesets were first deployed keeps their identity (id, author, file path) with
+# `logicalFilePath:<old path>` on its header line; Liquibase records and renders that path instead of the file's.
+_LOGICAL_FILE_PATH = re.compile(r"\blogicalFilePath:(\S+)", re.IGNORECASE)
 _CHANGESET = re.compile(r"^--\s*changeset\s+(?P<author>\"[^\"]+\"|[^:\s]+):(?P<id>\S+)(?P<attrs>.*)$",
                         re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"(\w+):(\"[^\"]*\"|\S+)")
@@ -18,7 +21,7 @@ _ATTRIBUTE = re.compile(r"(\w+):(\"[^\"]*\"|\S+)")
 _LIQUIBASE_LINE = re.compile(
     r"^--\s*(rollback\b|comment:|preconditions\b|precondition-|validCheckSum:|ignoreLines:)", re.IGNORECASE)
 
-ORACLE_FOLDERS = ("db/schema/oracle", "db/packages/oracle", "db/security/oracle", "db/tests/utplsql")
+ORACLE_FOLDERS = ("db/oracle", "db/tests/utplsql")
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,17 @@ class ChangelogFile:
     path: Path
     has_header: bool
     changesets: list[Changeset]
+    logical_path: str | None = None    # the header's logicalFilePath, if any
+
+    def identity_path(self, repo: Path) -> str:
+        """The file path Liquibase records for this file's changesets: the logical one, else the real one."""
+        return self.logical_path or self.path.relative_to(repo).as_posix()
 
 
 def read_changelog(path: Path) -> ChangelogFile:
     lines = path.read_text(encoding="utf-8").split("\n")
     has_header = bool(lines) and lines[0].strip().lower().startswith(HEADER)
+    logical = _LOGICAL_FILE_PATH.search(lines[0]) if has_header else None
     changesets: list[Changeset] = []
     current: Changeset | None = None
     for number, line in enumerate(lines, start=1):
@@ -76,11 +85,11 @@ def read_changelog(path: Path) -> ChangelogFile:
             current.body_lines.append((number, ""))
             continue
         current.body_lines.append((number, line))
-    return ChangelogFile(path, has_header, changesets)
+    return ChangelogFile(path, has_header, changesets, logical.group(1) if logical else None)
 
 
 def oracle_files(repo: Path) -> list[Path]:
-    """Every .sql file of the Oracle folders, in Liquibase's includeAll order (full path)."""
+    """Every .sql file of the Oracle folders, by path (liquibase/changelog-master.yaml gives the deployment order)."""
     files: list[Path] = []
     for folder in ORACLE_FOLDERS:
         base = repo / folder

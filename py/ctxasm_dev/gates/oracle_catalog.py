@@ -1,5 +1,5 @@
 """What the Oracle code may name: the signature table of Oracle-supplied code (oracle_signatures.json) and
-the tables the repository creates (db/schema/oracle). Used by the gates oracle_api and oracle_names.
+the tables the repository creates (db/oracle/schema). Used by the gates oracle_api and oracle_names.
 
 The signature table lists, per Oracle-supplied package and object type the code calls, each member with
 its parameter names in order per overload ('name?' has a default), and the documentation section it comes
@@ -18,7 +18,7 @@ from ctxasm_dev.gates.formatted_sql import oracle_files, read_changelog, stateme
 from ctxasm_dev.gates.plsql_tokens import IDENT, OP, matching, split_top_level, tokenize
 
 SIGNATURES = Path(__file__).with_name("oracle_signatures.json")
-SCHEMA_FOLDER = "db/schema/oracle"
+SCHEMA_FOLDER = "db/oracle/schema"
 _CONSTRAINT_WORDS = {"constraint", "primary", "unique", "foreign", "check", "supplemental", "period"}
 
 
@@ -154,7 +154,7 @@ class Tables:
 
 
 def repository_tables(repo: Path) -> Tables:
-    """Every table of db/schema/oracle with its columns: CREATE TABLE, then ALTER TABLE ... ADD."""
+    """Every table of db/oracle/schema with its columns: CREATE TABLE, then ALTER TABLE ... ADD."""
     tables = Tables()
     for path in oracle_files(repo):
         if not path.relative_to(repo).as_posix().startswith(SCHEMA_FOLDER):

@@ -2,7 +2,7 @@
 
 In package specs and bodies, anonymous blocks and the utPLSQL suites, every name must be a declaration in
 scope (a local, a parameter, a loop variable or cursor record), a member of the package or of another
-package's spec, a column of a table db/schema/oracle creates, of a dictionary view, of a WITH query, a
+package's spec, a column of a table db/oracle/schema creates, of a dictionary view, of a WITH query, a
 subquery or a JSON_TABLE column list of the same statement, or an entry of the signature table
 (oracle_signatures.json: Oracle-supplied packages and types, built-in functions, predefined exceptions,
 datatypes). A misspelled variable, column, record field, package member or named parameter of a repository

@@ -1,6 +1,6 @@
 """The PL/SQL parse gate: every Oracle statement must parse with sqlfluff's oracle dialect.
 
-For each .sql file under db/schema/oracle, db/packages/oracle, db/security/oracle and db/tests/utplsql:
+For each .sql file under db/oracle and db/tests/utplsql:
 check the Liquibase layout rules (header, dbms:oracle, endDelimiter:/ for PL/SQL, one unit per changeset,
 no line ending in a division slash, a rollback for every table change), split each changeset into
 statements (lone `/` lines for PL/SQL changesets, `;` for plain SQL) and parse each statement.

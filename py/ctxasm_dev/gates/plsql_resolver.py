@@ -4,7 +4,7 @@ It reads every PL/SQL unit of the Oracle folders (package specs and bodies, anon
 blocks) and the SQL inside them, keeping scopes as Oracle does: a routine's locals and parameters, then its
 package's body and spec, then other packages, the signature table of Oracle-supplied code
 (oracle_signatures.json) and the built-ins. In SQL, a name is first a column of a source of the query
-(tables of db/schema/oracle, dictionary views of the signature table, WITH queries, subqueries, JSON_TABLE
+(tables of db/oracle/schema, dictionary views of the signature table, WITH queries, subqueries, JSON_TABLE
 column lists, TABLE() collections), then of an enclosing query, then a PL/SQL name.
 
 Two kinds of findings come out, each with its file and line:

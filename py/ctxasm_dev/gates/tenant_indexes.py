@@ -2,7 +2,7 @@
 
 Multi-tenant means physical: a read that names the tenant must find its rows through an index that starts
 with tenant_id, so the rows of other tenants are never walked. The gate reads the schema files of both engines
-(db/schema/{postgresql,oracle}) and checks every PRIMARY KEY, UNIQUE constraint and CREATE INDEX on a memory
+(db/{postgresql,oracle}/schema) and checks every PRIMARY KEY, UNIQUE constraint and CREATE INDEX on a memory
 table or its history (including the ones a DO block or an EXECUTE IMMEDIATE creates from a template):
 
 - a btree key or index must list tenant_id first;
@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
-SCHEMA_DIRS = ("db/schema/postgresql", "db/schema/oracle")
+SCHEMA_DIRS = ("db/postgresql/schema", "db/oracle/schema")
 #: Why an Oracle vector index may not lead with the tenant: a vector index has one column.
 ORACLE_VECTOR_REASON = ("a vector index has one column; every query names the tenant, which the optimizer "
                         "applies as a pre-filter or in-filter of the vector index scan (docs/scale-out.md)")
 #: Index methods that index one searchable column and cannot lead with the tenant.
 _DOMAIN_METHODS = {"gin", "hnsw", "ivfflat", "gist"}
-#: The memory tables of the catalogue (db/schema/postgresql/0030_row_history.sql); history tables follow them.
+#: The memory tables of the catalogue (db/postgresql/schema/row_history.sql); history tables follow them.
 _TYPES = re.compile(r"\('(\w+)',\s*'(\w+)',\s*\d+\)")
 
 
@@ -56,7 +56,7 @@ def _line(text: str, offset: int) -> int:
 
 def memory_tables(repo: Path) -> set[str]:
     """The memory tables and their history tables, from the catalogue the schema itself keeps."""
-    catalogue = (repo / "db/schema/postgresql/0030_row_history.sql").read_text()
+    catalogue = (repo / "db/postgresql/schema/row_history.sql").read_text()
     tables = {table for _, table in _TYPES.findall(catalogue)}
     return tables | {f"{table}_history" for table in tables}
 

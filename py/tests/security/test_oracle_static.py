@@ -14,7 +14,7 @@ from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 from ..conftest import REPO
 
-ORACLE = REPO / "db" / "packages" / "oracle"
+ORACLE = REPO / "db" / "oracle"
 TABLES = ("guideline_memory", "persona_memory", "toolbox_memory", "entity_memory", "workflow_memory",
           "knowledge_base_document", "knowledge_base_chunk", "conversation_memory", "summarization_memory",
           "context_compression", "context_source_ref")
@@ -22,7 +22,7 @@ TABLES = ("guideline_memory", "persona_memory", "toolbox_memory", "entity_memory
 
 def public_routines() -> set[str]:
     names: set[str] = set()
-    for path in sorted((ORACLE / "spec").glob("*.sql")):
+    for path in sorted(ORACLE.rglob("*.spec.sql")):
         names |= set(re.findall(r"\b(?:function|procedure)\s+(\w+)", code(path)))
     return names
 
@@ -38,9 +38,9 @@ def routine(text: str, name: str) -> str:
 
 
 def test_set_tenant_takes_a_claim_and_verifies_it_with_an_hmac():
-    spec = code(ORACLE / "spec" / "0020_ctx_session.sql")
+    spec = code(ORACLE / "api" / "ctx_session.spec.sql")
     assert re.search(r"procedure\s+set_tenant\s*\(\s*in_claim\s+in\s+varchar2\s*\)", spec)
-    body = code(ORACLE / "body" / "0020_ctx_session.sql")
+    body = code(ORACLE / "api" / "ctx_session.body.sql")
     set_tenant = routine(body, "set_tenant")
     assert "sys.dbms_crypto.mac(" in set_tenant and "sys.dbms_crypto.hmac_sh256" in set_tenant
     assert "from ctx_hmac_key" in set_tenant
@@ -51,7 +51,7 @@ def test_set_tenant_takes_a_claim_and_verifies_it_with_an_hmac():
 
 
 def test_the_tenant_context_is_bound_to_the_transaction_that_set_it():
-    body = code(ORACLE / "body" / "0020_ctx_session.sql")
+    body = code(ORACLE / "api" / "ctx_session.body.sql")
     bind = routine(body, "bind_to_transaction")
     assert "local_transaction_id(create_transaction => true)" in bind
     current = routine(body, "current_tenant")
@@ -60,9 +60,9 @@ def test_the_tenant_context_is_bound_to_the_transaction_that_set_it():
     # privilege); the VPD predicate itself reads the context, which Oracle Text's post-commit sync needs.
     public = public_routines()
     checked = 0
-    for path in sorted((ORACLE / "body").glob("*.sql")):
+    for path in sorted(ORACLE.rglob("*.body.sql")):
         body_code = code(path)
-        if path.name not in ("0050_ctx_memory.sql", "0060_ctx_assembly.sql", "0070_ctx_tools.sql"):  # granted
+        if path.name not in ("ctx_memory.body.sql", "ctx_assembly.body.sql", "ctx_tools.body.sql"):  # granted
             continue
         for name, text in re.findall(r"\n   (?:function|procedure)\s+(\w+)\b(.*?)\n   end \1;", body_code, re.DOTALL):
             touches = re.search(r"\b(from|into|update)\s+(" + "|".join(TABLES) + r")\b", text)
@@ -70,17 +70,17 @@ def test_the_tenant_context_is_bound_to_the_transaction_that_set_it():
                 assert re.search(r"ctx_session\.require_(tenant|scope)\(", text), f"{path.name}: {name}"
                 checked += 1
     assert checked >= 6, "the check must see the routines that read the tables, or it proves nothing"
-    policy = code(ORACLE / "body" / "0040_ctx_policy.sql")
+    policy = code(ORACLE / "security" / "ctx_policy.body.sql")
     assert "sys_context(''ctxasm_ctx'', ''tenant_id'')" in policy
 
 
 def test_enter_tenant_is_for_ctx_admin_only():
-    spec = code(ORACLE / "spec" / "0020_ctx_session.sql")
+    spec = code(ORACLE / "api" / "ctx_session.spec.sql")
     assert re.search(r"procedure\s+enter_tenant\s*\([^)]*\)\s*accessible\s+by\s*\(\s*package\s+ctx_admin\s*\)", spec)
 
 
 def test_the_application_user_ends_with_no_table_privilege():
-    grants = code(REPO / "db" / "security" / "oracle" / "0030_grants.sql")
+    grants = code(ORACLE / "security" / "grants.sql")
     held: set[str] = set()
     for verb, table in re.findall(r"\b(grant|revoke)\s+select\s+on\s+(\w+)\s+(?:to|from)\s+ctxasm_app", grants):
         (held.add if verb == "grant" else held.discard)(table)
@@ -89,10 +89,10 @@ def test_the_application_user_ends_with_no_table_privilege():
 
 
 def test_routines_with_a_scope_check_it_against_the_claim():
-    tools = code(ORACLE / "body" / "0070_ctx_tools.sql")
+    tools = code(ORACLE / "api" / "ctx_tools.body.sql")
     for name in ("active_tools", "search_memory", "lookup_entity"):
         assert "ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id)" in routine(tools, name)
-    assembly = code(ORACLE / "body" / "0060_ctx_assembly.sql")
+    assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     for name in ("select_window", "latest_manifest_id", "record_manifest"):
         assert "ctx_session.require_scope(" in routine(assembly, name), name
     assert "co_max_question" in routine(assembly, "select_window")
@@ -108,7 +108,7 @@ def test_the_oracle_store_sends_claims():
 
 def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     """Finding 4 on Oracle: rows_as_of and select_window(in_snapshot) returned erased text AS OF an older SCN."""
-    memory = code(ORACLE / "body" / "0050_ctx_memory.sql")
+    memory = code(ORACLE / "api" / "ctx_memory.body.sql")
     report = routine(memory, "erase_report")
     assert "copies_of(" in report and "mark_manifest(" in report and "ctx_session.require_row_scope(" in report
     copies = routine(memory, "copies_of")
@@ -117,9 +117,9 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
     rows_as_of = routine(memory, "rows_as_of")
     assert "n.status = :b_erased" in rows_as_of
-    assembly = code(ORACLE / "body" / "0060_ctx_assembly.sql")
+    assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     select_window = routine(assembly, "select_window")
     assert "erased_now as (" in select_window and "from erased_now x" in select_window
     assert "n.status = 'erased'" in select_window  # compressions too
-    schema = code(REPO / "db" / "schema" / "oracle" / "0050_keys_and_erasure.sql")
+    schema = code(ORACLE / "schema" / "keys_and_erasure.sql")
     assert "modify (source_hash null)" in schema

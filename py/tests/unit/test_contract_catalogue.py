@@ -52,10 +52,10 @@ def test_a_new_error_is_one_catalogue_edit(copy: Path) -> None:
                                            'when = "a test"\n')
     generate.write(copy)
     assert "co_window_too_large constant pls_integer := -20120;" in \
-        (copy / "db/packages/oracle/spec/0010_ctx_errors.sql").read_text().replace("  ", " ").replace("  ", " ")
+        (copy / "db/oracle/internal/ctx_errors.spec.sql").read_text().replace("  ", " ").replace("  ", " ")
     assert "pragma exception_init(e_window_too_large, -20120);" in \
-        (copy / "db/packages/oracle/spec/0010_ctx_errors.sql").read_text()
-    assert "THEN 'CX120'" in (copy / "db/packages/postgresql/0005_ctxasm_errors.sql").read_text()
+        (copy / "db/oracle/internal/ctx_errors.spec.sql").read_text()
+    assert "THEN 'CX120'" in (copy / "db/postgresql/internal/ctxasm_errors.sql").read_text()
     assert "| `window_too_large` | -20120 | CX120 | a test |" in (copy / "docs/contract.md").read_text()
     assert "'WindowTooLarge'" in (copy / "py/ctxasm/error_codes.py").read_text()
     assert generate.stale(copy) == []
@@ -69,8 +69,8 @@ def test_a_column_for_every_memory_type_is_one_catalogue_edit(copy: Path) -> Non
                                       'note = "where the row came from"\n\n[[type]]', 1)
     (copy / "contract/memory_types.toml").write_text(text)
     generate.write(copy)
-    pg = (copy / "db/schema/postgresql/0095_catalogue_columns.sql").read_text()
-    oracle = (copy / "db/schema/oracle/0095_catalogue_columns.sql").read_text()
+    pg = (copy / "db/postgresql/schema/catalogue/catalogue_columns.sql").read_text()
+    oracle = (copy / "db/oracle/schema/catalogue/catalogue_columns.sql").read_text()
     tables = [t.table for t in catalogue.load(copy).types]
     for table in tables:
         assert f"ALTER TABLE ctxasm.{table} ADD COLUMN origin varchar(64);" in pg
@@ -96,8 +96,8 @@ def test_the_version_ignores_comments_and_the_version_literal_itself() -> None:
     assert versions.digest(rule, {"x.sql": code}) != versions.digest(rule, {"x.sql": other})
 
 
-@pytest.mark.parametrize("path", ["db/packages/postgresql/0050_ctx_assembly.sql",
-                                  "db/packages/oracle/body/0060_ctx_assembly.sql"])
+@pytest.mark.parametrize("path", ["db/postgresql/api/ctx_assembly.sql",
+                                  "db/oracle/api/ctx_assembly.body.sql"])
 def test_select_window_runs_the_catalogue_steps_in_order(path: str) -> None:
     import re
 

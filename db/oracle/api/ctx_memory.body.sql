@@ -1,0 +1,1019 @@
+--liquibase formatted sql logicalFilePath:db/packages/oracle/body/0050_ctx_memory.sql
+
+--changeset ctxasm:ora-pkg-0050-ctx-memory-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body ctx_memory is
+   -- Dynamic SQL here only ever names a table from table_for_type (a fixed mapping) and columns read from
+   -- USER_TAB_COLUMNS for that table, both passed through sys.dbms_assert; every value is a bind. A record is
+   -- checked, converted and bound by CTX_ROW_BINDER.
+
+   co_active     constant varchar2(16) := 'active';
+   co_superseded constant varchar2(16) := 'superseded';
+   co_deleted    constant varchar2(16) := 'deleted';
+   co_erased     constant varchar2(16) := 'erased';
+
+   -- generated: memory type names from contract/memory_types.toml; edit the catalogue, then regenerate
+   co_memory_types constant varchar2(200) :=
+      'guideline, persona, toolbox, entity, workflow, kb_document, kb_chunk, conversation, summary, '
+      || 'compression, source_ref';
+   -- end generated: memory type names
+
+   co_first_version        constant pls_integer := 1;
+
+   co_snapshot_pattern constant varchar2(20) := '^[0-9]{1,38}$';
+
+   -- the stored text columns: folding as PostgreSQL does it in a C-locale database, ASCII only (lower(), \s)
+   co_upper_ascii        constant varchar2(26) := 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+   co_lower_ascii        constant varchar2(26) := 'abcdefghijklmnopqrstuvwxyz';
+   -- an explicit list, no range: a bracket range follows NLS_SORT in Oracle
+   co_whitespace_pattern constant varchar2(20) := '[' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13) || ' ]+';
+   co_sentence_end       constant varchar2(2) := '. ';
+   co_pointer_length     constant pls_integer := 60;
+   co_ellipsis           constant varchar2(3) := '...';
+   co_last_word_pattern  constant varchar2(20) := ' +[^ ]*$';
+   -- the digests of the empty text ('' is NULL in Oracle), and the character set a text is hashed in
+   co_empty_md5    constant varchar2(32) := 'd41d8cd98f00b204e9800998ecf8427e';
+   co_empty_sha256 constant varchar2(64) := 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+   co_utf8         constant varchar2(8) := 'AL32UTF8';
+
+   type t_text_tab is table of clob;
+
+   e_not_null_violated exception;
+   pragma exception_init(e_not_null_violated, -1400);
+   e_check_violated exception;
+   pragma exception_init(e_check_violated, -2290);
+   e_json_syntax exception;
+   pragma exception_init(e_json_syntax, -40441);
+   e_invalid_scn exception;
+   pragma exception_init(e_invalid_scn, -8181);
+   e_snapshot_not_found exception;
+   pragma exception_init(e_snapshot_not_found, -8180);
+   -- ORA-01466: the table's definition changed after the SCN (Flashback Query cannot read across DDL)
+   e_table_changed exception;
+   pragma exception_init(e_table_changed, -1466);
+
+   procedure not_found_error(in_memory_type in varchar2, in_id in varchar2) is
+   begin
+      ctx_errors.raise_error(
+         in_code   => ctx_errors.co_memory_not_found,
+         in_detail => 'no active ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id)
+      );
+   end not_found_error;
+
+   -- the whitelist: memory type -> table (docs/contract.md); nothing else reaches dynamic SQL as a table
+   function table_for_type(in_memory_type in varchar2) return varchar2 is
+      l_table user_tab_columns.table_name%type;
+   begin
+      -- generated: table for type from contract/memory_types.toml; edit the catalogue, then regenerate
+      l_table := case in_memory_type
+                    when 'guideline' then 'GUIDELINE_MEMORY'
+                    when 'persona' then 'PERSONA_MEMORY'
+                    when 'toolbox' then 'TOOLBOX_MEMORY'
+                    when 'entity' then 'ENTITY_MEMORY'
+                    when 'workflow' then 'WORKFLOW_MEMORY'
+                    when 'kb_document' then 'KNOWLEDGE_BASE_DOCUMENT'
+                    when 'kb_chunk' then 'KNOWLEDGE_BASE_CHUNK'
+                    when 'conversation' then 'CONVERSATION_MEMORY'
+                    when 'summary' then 'SUMMARIZATION_MEMORY'
+                    when 'compression' then 'CONTEXT_COMPRESSION'
+                    when 'source_ref' then 'CONTEXT_SOURCE_REF'
+                 end;
+      -- end generated: table for type
+      if l_table is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_memory_type,
+            in_detail => ctx_errors.quoted(in_text => in_memory_type) || ' is not one of ' || co_memory_types
+         );
+      end if;
+      return sys.dbms_assert.simple_sql_name(str => l_table);
+   end table_for_type;
+
+   -- ------------------------------------------------------------------------------------------------------
+   -- the stored text columns
+
+   -- ASCII letters lower-cased, the rest kept, for a text of any length. TRANSLATE on a CLOB converts it to
+   -- VARCHAR2 first (32 KB in PL/SQL), so the text goes through in pieces of 8,000 characters (at most
+   -- 32,000 bytes in AL32UTF8).
+   function ascii_lower(in_text in clob) return clob is
+      co_piece constant pls_integer := 8000;
+      l_length integer;
+      l_offset integer := 1;
+      l_text   clob;
+   begin
+      l_length := sys.dbms_lob.getlength(lob_loc => in_text);
+      if l_length is null or l_length = 0 then
+         return in_text;
+      end if;
+      while l_offset <= l_length loop
+         l_text := l_text
+                   || translate(sys.dbms_lob.substr(lob_loc => in_text, amount => co_piece, offset => l_offset),
+                                co_upper_ascii, co_lower_ascii);
+         l_offset := l_offset + co_piece;
+      end loop;
+      return l_text;
+   end ascii_lower;
+
+   -- the dedup identity's text: ASCII letters lower-cased, each run of white space one space, trimmed
+   function normalized_text(in_text in clob) return clob is
+   begin
+      return trim(regexp_replace(ascii_lower(in_text => in_text), co_whitespace_pattern, ' '));
+   end normalized_text;
+
+   -- The lower-case hex digest (in_algorithm: DBMS_CRYPTO.HASH_MD5 or HASH_SH256) of the text's UTF-8 bytes.
+   -- STANDARD_HASH takes no LOB, so the text is converted to an AL32UTF8 BLOB and hashed by DBMS_CRYPTO.
+   function hex_digest(in_text in clob, in_algorithm in pls_integer, in_empty in varchar2) return varchar2 is
+      l_bytes       blob;
+      l_dest_offset integer := 1;
+      l_src_offset  integer := 1;
+      l_context     integer := sys.dbms_lob.default_lang_ctx;
+      l_warning     integer;
+      l_hash        raw(64);
+   begin
+      if in_text is null or sys.dbms_lob.getlength(lob_loc => in_text) = 0 then
+         return in_empty;
+      end if;
+      sys.dbms_lob.createtemporary(lob_loc => l_bytes, cache => true, dur => sys.dbms_lob.call);
+      begin
+         sys.dbms_lob.converttoblob(
+            dest_lob     => l_bytes,
+            src_clob     => in_text,
+            amount       => sys.dbms_lob.lobmaxsize,
+            dest_offset  => l_dest_offset,
+            src_offset   => l_src_offset,
+            blob_csid    => nls_charset_id(co_utf8),
+            lang_context => l_context,
+            warning      => l_warning
+         );
+         l_hash := sys.dbms_crypto.hash(src => l_bytes, typ => in_algorithm);
+         sys.dbms_lob.freetemporary(lob_loc => l_bytes);
+      exception
+         when others then
+            -- not handled here: only the temporary LOB is freed, the error goes on unchanged
+            sys.dbms_lob.freetemporary(lob_loc => l_bytes);
+            raise;
+      end;
+      return lower(rawtohex(l_hash));
+   end hex_digest;
+
+   function text_key(in_text in clob) return varchar2 deterministic is
+   begin
+      return hex_digest(
+                in_text      => normalized_text(in_text => in_text),
+                in_algorithm => sys.dbms_crypto.hash_md5,
+                in_empty     => co_empty_md5
+             );
+   end text_key;
+
+   function pointer_line(in_text in clob) return varchar2 deterministic is
+      l_line clob;
+      l_at   integer;
+   begin
+      l_line := regexp_replace(in_text, co_whitespace_pattern, ' ');
+      l_at := instr(l_line, co_sentence_end, 1);
+      if l_at > 0 then
+         l_line := substr(l_line, 1, l_at - 1);
+      end if;
+      l_line := trim(l_line);
+      if l_line is null or length(l_line) = 0 then
+         return null;
+      elsif length(l_line) <= co_pointer_length then
+         return to_char(l_line);
+      end if;
+      return regexp_replace(to_char(substr(l_line, 1, co_pointer_length)), co_last_word_pattern, '') || co_ellipsis;
+   end pointer_line;
+
+   function sha256_hex(in_text in clob) return varchar2 deterministic is
+   begin
+      return hex_digest(in_text => in_text, in_algorithm => sys.dbms_crypto.hash_sh256, in_empty => co_empty_sha256);
+   end sha256_hex;
+
+   -- ------------------------------------------------------------------------------------------------------
+   -- writes
+
+   function put_memory(in_memory_type in varchar2, in_record in clob) return varchar2 is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_table_columns ctx_row_binder.t_column_tab;
+      l_fields    ctx_row_binder.t_field_tab;
+      l_id        pls_integer;
+      r_id        ctx_row_binder.t_field_rec;
+      l_content   pls_integer;
+      r_content   ctx_row_binder.t_field_rec;
+      l_text_key  varchar2(32);
+      l_pointer   varchar2(64);
+      l_stored    boolean := false;
+      l_columns   varchar2(4000);
+      l_values    varchar2(4000);
+      l_cursor    integer;
+      l_rows      integer;
+      l_code      pls_integer;
+      l_message   varchar2(4000);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      l_table_columns := ctx_row_binder.table_columns(in_table => l_table);
+      l_fields := ctx_row_binder.record_fields(
+         in_memory_type => in_memory_type,
+         in_columns     => l_table_columns,
+         in_record      => in_record,
+         in_tenant_id   => l_tenant_id
+      );
+      -- the row must carry the user and agent the session's claim names, when it names them
+      ctx_session.require_row_scope(
+         in_memory_type => in_memory_type,
+         in_user_id     => ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id),
+         in_agent_id    => ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id)
+      );
+      l_id := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_id);
+      if l_id > 0 then
+         r_id := l_fields(l_id);
+      end if;
+      if l_id = 0 or r_id.is_null then
+         ctx_row_binder.field_error(in_memory_type => in_memory_type, in_field => 'id', in_problem => 'required');
+      end if;
+      l_columns := 'tenant_id, version, status';
+      l_values := ':b_tenant_id, :b_version, :b_status';
+      for i in 1 .. l_fields.count loop
+         l_columns := l_columns || ', ' || lower(sys.dbms_assert.simple_sql_name(str => l_fields(i).column_name));
+         l_values := l_values || ', ' || ctx_row_binder.field_expression(io_field => l_fields(i), in_position => i);
+      end loop;
+      -- the stored text columns, computed from the content once, here
+      l_content := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content);
+      if l_content > 0 and ctx_row_binder.column_index(in_columns => l_table_columns, in_key => lower(ctx_row_binder.co_col_text_key)) > 0 then
+         r_content := l_fields(l_content);
+         if not r_content.is_null then
+            l_stored := true;
+            l_text_key := text_key(in_text => r_content.text_value);
+            l_pointer := pointer_line(in_text => r_content.text_value);
+            l_columns := l_columns || ', text_key, pointer_text';
+            l_values := l_values || ', :b_text_key, :b_pointer_text';
+         end if;
+      end if;
+      l_cursor := sys.dbms_sql.open_cursor();
+      begin
+         sys.dbms_sql.parse(
+            c             => l_cursor,
+            statement     => 'insert into ' || l_table || ' (' || l_columns || ') values (' || l_values || ')',
+            language_flag => sys.dbms_sql.native
+         );
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_tenant_id', value => l_tenant_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_version', value => co_first_version);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
+         if l_stored then
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
+         end if;
+         ctx_row_binder.bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         l_rows := sys.dbms_sql.execute(c => l_cursor);
+         sys.dbms_sql.close_cursor(c => l_cursor);
+      exception
+         when dup_val_on_index then
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_duplicate_memory,
+               in_detail => in_memory_type || ' ' || ctx_errors.quoted(in_text => r_id.text_value)
+                            || ' already exists for tenant ' || ctx_errors.quoted(in_text => l_tenant_id)
+            );
+         when e_not_null_violated or e_check_violated then
+            l_code := sqlcode;
+            l_message := sqlerrm;
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.raise_constraint_error(
+               in_memory_type => in_memory_type,
+               in_table       => l_table,
+               in_code        => l_code,
+               in_message     => l_message
+            );
+         when others then
+            -- not handled here: only the cursor is closed, the error goes on unchanged
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            raise;
+      end;
+      return r_id.text_value;
+   end put_memory;
+
+   function add_turn(in_record in clob) return number is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_record    json_object_t;
+      l_thread_id varchar2(64);
+      l_role      varchar2(16);
+      l_next      number;
+      l_id        varchar2(128);
+      l_locked    ctx_tenant.tenant_id%type;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      begin
+         l_record := json_object_t.parse(jsn => in_record);
+      exception
+         when others then
+            ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'record', in_problem => 'not a JSON object');
+      end;
+      l_thread_id := l_record.get_string(key => 'thread_id');
+      l_role := l_record.get_string(key => 'role');
+      if l_thread_id is null then
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'thread_id', in_problem => 'required');
+      end if;
+      if l_role is null or l_role not in ('user', 'assistant') then
+         ctx_row_binder.field_error(
+            in_memory_type => 'conversation',
+            in_field       => 'role',
+            in_problem     => 'a turn is user or assistant, not ' || ctx_errors.quoted(in_text => l_role)
+         );
+      end if;
+      if l_record.has(key => 'turn_index') then
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'turn_index', in_problem => 'add_turn assigns it');
+      end if;
+      if l_record.has(key => 'event_type') then
+         ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'event_type', in_problem => 'add_turn assigns it');
+      end if;
+      -- one turn of the tenant at a time: the next index is read and written under this lock
+      select t.tenant_id
+        into l_locked
+        from ctx_tenant t
+       where t.tenant_id = l_tenant_id
+         for update;
+      select nvl(max(c.turn_index), 0) + 1
+        into l_next
+        from conversation_memory c
+       where c.tenant_id = l_tenant_id
+         and c.thread_id = l_thread_id
+         and c.event_type = 'message';
+      l_record.put(key => 'turn_index', val => l_next);
+      l_id := put_memory(in_memory_type => 'conversation', in_record => l_record.to_clob());
+      return l_next;
+   end add_turn;
+
+   function supersede(in_memory_type in varchar2, in_id in varchar2, in_record in clob) return number is
+      l_tenant_id  ctx_tenant.tenant_id%type;
+      l_table      user_tab_columns.table_name%type;
+      l_columns    ctx_row_binder.t_column_tab;
+      l_fields     ctx_row_binder.t_field_tab;
+      l_field      pls_integer;
+      r_field      ctx_row_binder.t_field_rec;
+      l_version    number;
+      l_old_from   timestamp with time zone;
+      l_new_from   timestamp with time zone;
+      l_names      varchar2(4000);
+      l_values     varchar2(4000);
+      l_name       varchar2(128);
+      l_expression varchar2(400);
+      l_cursor     integer;
+      l_rows       integer;
+      l_code       pls_integer;
+      l_message    varchar2(4000);
+      l_content    pls_integer;
+      r_content    ctx_row_binder.t_field_rec;
+      l_text_key   varchar2(32);
+      l_pointer    varchar2(64);
+      l_stored     boolean := false;
+      l_user_id    varchar2(64);
+      l_agent_id   varchar2(64);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      l_columns := ctx_row_binder.table_columns(in_table => l_table);
+      l_fields := ctx_row_binder.record_fields(
+         in_memory_type => in_memory_type,
+         in_columns     => l_columns,
+         in_record      => in_record,
+         in_tenant_id   => l_tenant_id
+      );
+      l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_id);
+      if l_field > 0 then
+         r_field := l_fields(l_field);
+      end if;
+      if l_field > 0 and (r_field.is_null or in_id is null or r_field.text_value <> in_id) then
+         ctx_row_binder.field_error(
+            in_memory_type => in_memory_type,
+            in_field       => 'id',
+            in_problem     => 'a new version keeps the id ' || ctx_errors.quoted(in_text => in_id)
+         );
+      end if;
+
+      -- the active version, locked until the caller ends the transaction
+      begin
+         execute immediate 'select version, valid_from, user_id, agent_id from ' || l_table
+                           || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_status for update'
+            into l_version, l_old_from, l_user_id, l_agent_id
+            using l_tenant_id, in_id, co_active;
+      exception
+         when no_data_found then
+            not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end;
+      -- Both the version it retires and the one it writes must be the session's to write.
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
+      if ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id) > 0 then
+         l_user_id := ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_user_id);
+      end if;
+      if ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id) > 0 then
+         l_agent_id := ctx_row_binder.field_text(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_agent_id);
+      end if;
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
+
+      l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_valid_from);
+      l_new_from := systimestamp;
+      if l_field > 0 then
+         r_field := l_fields(l_field);
+         if not r_field.is_null then
+            l_new_from := r_field.ts_value;
+         end if;
+      end if;
+      if l_new_from < l_old_from then
+         ctx_row_binder.field_error(
+            in_memory_type => in_memory_type,
+            in_field       => 'valid_from',
+            in_problem     => 'is earlier than version ' || to_char(l_version) || '''s valid_from'
+         );
+      end if;
+
+      -- retire the active version
+      execute immediate 'update ' || l_table
+                        || ' set status = :b_status, valid_until = :b_valid_until'
+                        || ' where tenant_id = :b_tenant_id and id = :b_id and version = :b_version'
+         using co_superseded, l_new_from, l_tenant_id, in_id, l_version;
+
+      -- a new content brings its own stored text columns; without one they are inherited with the text
+      l_content := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content);
+      if l_content > 0 and ctx_row_binder.column_index(in_columns => l_columns, in_key => lower(ctx_row_binder.co_col_text_key)) > 0 then
+         r_content := l_fields(l_content);
+         l_text_key := text_key(in_text => r_content.text_value);
+         l_pointer := pointer_line(in_text => r_content.text_value);
+      end if;
+
+      -- version + 1: the retired version's fields, overlaid by in_record; lifecycle columns start afresh
+      for i in 1 .. l_columns.count loop
+         l_name := l_columns(i).column_name;
+         l_field := ctx_row_binder.field_index(in_fields => l_fields, in_column_name => l_name);
+         l_expression := case l_name
+                            when ctx_row_binder.co_col_tenant_id then ':b_tenant_id'
+                            when ctx_row_binder.co_col_id then 'o.id'
+                            when ctx_row_binder.co_col_version then ':b_new_version'
+                            when ctx_row_binder.co_col_status then ':b_status'
+                            when ctx_row_binder.co_col_valid_from then ':b_valid_from'
+                         end;
+         if l_expression is null and l_field > 0 then
+            l_expression := ctx_row_binder.field_expression(io_field => l_fields(l_field), in_position => l_field);
+         elsif l_expression is null and l_name in (ctx_row_binder.co_col_text_key, ctx_row_binder.co_col_pointer_text) and l_content > 0 then
+            l_stored := true;
+            l_expression := case l_name when ctx_row_binder.co_col_text_key then ':b_text_key' else ':b_pointer_text' end;
+         elsif l_expression is null and l_name = ctx_row_binder.co_col_content_tokens
+               and ctx_row_binder.field_index(in_fields => l_fields, in_column_name => ctx_row_binder.co_col_content) > 0
+         then
+            -- a stored token count counts one text: a new text without its own count gets none
+            l_expression := 'null';
+         elsif l_expression is null and l_name not in (ctx_row_binder.co_col_valid_until, ctx_row_binder.co_col_deleted_at, ctx_row_binder.co_col_created_at) then
+            l_expression := 'o.' || lower(sys.dbms_assert.simple_sql_name(str => l_name));
+         end if;
+         if l_expression is not null then
+            l_names := l_names || case when l_names is not null then ', ' end
+                       || lower(sys.dbms_assert.simple_sql_name(str => l_name));
+            l_values := l_values || case when l_values is not null then ', ' end || l_expression;
+         end if;
+      end loop;
+      l_cursor := sys.dbms_sql.open_cursor();
+      begin
+         sys.dbms_sql.parse(
+            c             => l_cursor,
+            statement     => 'insert into ' || l_table || ' (' || l_names || ') select ' || l_values
+                             || ' from ' || l_table || ' o where o.tenant_id = :b_tenant_id and o.id = :b_id'
+                             || ' and o.version = :b_old_version',
+            language_flag => sys.dbms_sql.native
+         );
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_tenant_id', value => l_tenant_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_id', value => in_id);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_old_version', value => l_version);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_new_version', value => l_version + 1);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_status', value => co_active);
+         sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_valid_from', value => l_new_from);
+         if l_stored then
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_text_key', value => l_text_key);
+            sys.dbms_sql.bind_variable(c => l_cursor, name => 'b_pointer_text', value => l_pointer);
+         end if;
+         ctx_row_binder.bind_fields(in_cursor => l_cursor, in_fields => l_fields);
+         l_rows := sys.dbms_sql.execute(c => l_cursor);
+         sys.dbms_sql.close_cursor(c => l_cursor);
+      exception
+         when e_not_null_violated or e_check_violated then
+            l_code := sqlcode;
+            l_message := sqlerrm;
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            ctx_row_binder.raise_constraint_error(
+               in_memory_type => in_memory_type,
+               in_table       => l_table,
+               in_code        => l_code,
+               in_message     => l_message
+            );
+         when others then
+            -- not handled here: only the cursor is closed, the error goes on unchanged
+            ctx_row_binder.close_cursor(io_cursor => l_cursor);
+            raise;
+      end;
+      return l_version + 1;
+   end supersede;
+
+   procedure delete_memory(
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_deleted_at  in timestamp with time zone default systimestamp
+   ) is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_user_id   varchar2(64);
+      l_agent_id  varchar2(64);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      -- the active version must be the session's to write (a claim for one user deletes none of another's)
+      begin
+         execute immediate 'select user_id, agent_id from ' || l_table
+                           || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_active'
+            into l_user_id, l_agent_id
+            using l_tenant_id, in_id, co_active;
+      exception
+         when no_data_found then
+            not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end;
+      ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                    in_agent_id => l_agent_id);
+      execute immediate 'update ' || l_table
+                        || ' set status = :b_status, deleted_at = :b_deleted_at'
+                        || ' where tenant_id = :b_tenant_id and id = :b_id and status = :b_active'
+         using co_deleted, nvl(in_deleted_at, systimestamp), l_tenant_id, in_id, co_active;
+      if sql%rowcount = 0 then
+         not_found_error(in_memory_type => in_memory_type, in_id => in_id);
+      end if;
+   end delete_memory;
+
+   -- Every version of one row, scrubbed: free text and payloads go, keys and scope stay. As the PostgreSQL twin
+   -- (ctxasm.scrub_row): a text column that must hold a value gets '[erased]', a JSON column that must hold
+   -- one gets an empty array (source_refs) or object, everything else of those kinds becomes NULL.
+   function scrub_row(in_table in varchar2, in_tenant_id in varchar2, in_id in varchar2) return number is
+      co_erased_literal constant varchar2(12) := '''[erased]''';
+      co_not_nullable   constant varchar2(1) := 'N';
+      l_columns ctx_row_binder.t_column_tab;
+      r_column  ctx_row_binder.t_column_rec;
+      l_name    varchar2(128);
+      l_sets    varchar2(32767);
+      l_value   varchar2(200);
+      l_sql     varchar2(32767);
+   begin
+      l_columns := ctx_row_binder.table_columns(in_table => in_table);
+      for i in 1 .. l_columns.count loop
+         r_column := l_columns(i);
+         l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
+         l_value := null;
+         if l_name in ('tenant_id', 'id', 'version', 'user_id', 'agent_id', 'thread_id', 'status', 'role',
+                       'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
+                       'document_id') then
+            l_value := null;
+         elsif r_column.data_type = ctx_row_binder.co_type_json then
+            l_value := case
+                          when r_column.nullable <> co_not_nullable then 'null'
+                          when l_name = 'source_refs' then 'json(''[]'')'
+                          else 'json(''{}'')'
+                       end;
+         elsif r_column.data_type in (ctx_row_binder.co_type_varchar2, ctx_row_binder.co_type_clob) then
+            l_value := case when r_column.nullable = co_not_nullable then co_erased_literal else 'null' end;
+         elsif r_column.data_type = ctx_row_binder.co_type_vector or l_name = 'confidence' then
+            l_value := 'null';
+         end if;
+         if l_value is not null then
+            l_sets := l_sets || case when l_sets is not null then ', ' end || l_name || ' = ' || l_value;
+         end if;
+      end loop;
+      l_sql := 'update ' || in_table || ' set ' || l_sets
+               || ', status = :b_status, deleted_at = nvl(deleted_at, systimestamp)'
+               || ' where tenant_id = :b_tenant_id and id = :b_id';
+      execute immediate l_sql using co_erased, in_tenant_id, in_id;
+      return sql%rowcount;
+   end scrub_row;
+
+   -- A manifest that rendered an erased memory: every version of it gets [type, id] in erased_dependencies,
+   -- and loses its question when the question holds one of the erased texts in full (PostgreSQL: position()).
+   procedure mark_manifest(
+      in_tenant_id   in varchar2,
+      in_manifest_id in varchar2,
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_contents    in t_text_tab
+   ) is
+      co_marks_key    constant varchar2(30) := 'erased_dependencies';
+      co_question_key constant varchar2(30) := 'question';
+      l_manifest json_object_t;
+      l_existing json_array_t;
+      l_marks    json_array_t;
+      l_mark     json_array_t;
+      l_question clob;
+      l_content  clob;
+      l_stored   clob;
+   begin
+      for r_version in (
+         select m.version, json_serialize(m.content_json returning clob) as manifest_json
+           from conversation_memory m
+          where m.tenant_id = in_tenant_id
+            and m.id = in_manifest_id
+            and m.event_type = 'context_manifest'
+      ) loop
+         l_manifest := json_object_t.parse(jsn => r_version.manifest_json);
+         -- a detached copy of the marks so far, whether get_array hands out a reference or a copy
+         if l_manifest.has(key => co_marks_key) then
+            l_existing := l_manifest.get_array(key => co_marks_key);
+            l_marks := json_array_t.parse(jsn => l_existing.to_clob());
+         else
+            l_marks := json_array_t();
+         end if;
+         l_mark := json_array_t();
+         l_mark.append(val => in_memory_type);
+         l_mark.append(val => in_id);
+         l_marks.append(val => l_mark);
+         l_manifest.put(key => co_marks_key, val => l_marks);
+         l_question := l_manifest.get_clob(key => co_question_key);
+         for i in 1 .. in_contents.count loop
+            l_content := in_contents(i);
+            -- INSTR on two CLOBs compares whole texts of any length (SQL semantics for LOBs)
+            if l_question is not null and l_content is not null and instr(l_question, l_content) > 0 then
+               l_manifest.put(key => co_question_key, val => '[erased]');
+            end if;
+         end loop;
+         l_stored := l_manifest.to_clob();
+         update conversation_memory m
+            set m.content_json = json(l_stored)
+          where m.tenant_id = in_tenant_id
+            and m.id = in_manifest_id
+            and m.version = r_version.version;
+      end loop;
+   end mark_manifest;
+
+   -- Copies of one erased memory to follow next: its compressions, conversation events whose source_refs
+   -- cite it, and every event recorded for a window in in_manifests (requests, responses, tool results).
+   function copies_of(
+      in_tenant_id   in varchar2,
+      in_memory_type in varchar2,
+      in_id          in varchar2,
+      in_manifests   in sys.odcivarchar2list
+   ) return json_array_t is
+      l_copies json_array_t := json_array_t();
+      l_pair   json_array_t;
+   begin
+      for r_copy in (
+         select cast('compression' as varchar2(32)) as memory_type, c.id
+           from context_compression c
+          where c.tenant_id = in_tenant_id
+            and c.source_type = in_memory_type
+            and c.source_id = in_id
+            and c.status <> co_erased
+         union
+         select cast('conversation' as varchar2(32)), m.id
+           from conversation_memory m
+          where m.tenant_id = in_tenant_id
+            and m.role = 'event'
+            and m.event_type <> 'context_manifest'
+            and m.status <> co_erased
+            and (exists (select 1
+                           from json_table(m.source_refs, '$[*]'
+                                   columns (
+                                      ref_type varchar2(32)  path '$.type',
+                                      ref_id   varchar2(128) path '$.id'
+                                   )
+                                ) j
+                          where (j.ref_type = in_memory_type and j.ref_id = in_id)
+                             or (j.ref_type = 'manifest'
+                                 and j.ref_id in (select column_value from table(in_manifests))))
+                 or json_value(m.content_json, '$.manifest_id') in (select column_value from table(in_manifests)))
+      ) loop
+         l_pair := json_array_t();
+         l_pair.append(val => r_copy.memory_type);
+         l_pair.append(val => r_copy.id);
+         l_copies.append(val => l_pair);
+      end loop;
+      return l_copies;
+   end copies_of;
+
+   function erase_report(in_memory_type in varchar2, in_id in varchar2) return clob is
+      type t_seen_tab is table of boolean index by varchar2(200);
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_scopes    sys_refcursor;
+      l_sql       varchar2(400);
+      l_user_id   varchar2(64);
+      l_agent_id  varchar2(64);
+      l_versions  pls_integer := 0;
+      l_queue     json_array_t := json_array_t();
+      l_position  pls_integer := 0;
+      l_pair      json_array_t;
+      l_element   json_element_t;
+      l_copies    json_array_t;
+      l_last      pls_integer;
+      l_type      varchar2(32);
+      l_id        varchar2(128);
+      l_key       varchar2(200);
+      l_seen      t_seen_tab;
+      l_erased    json_array_t := json_array_t();
+      l_contents  t_text_tab := t_text_tab();
+      l_texts     t_text_tab;
+      l_manifests sys.odcivarchar2list := sys.odcivarchar2list();
+      l_found     sys.odcivarchar2list;
+      l_manifest  varchar2(128);
+      l_rows      number;
+      l_total     number := 0;
+      l_tables    json_object_t := json_object_t();
+      l_counts    json_object_t;
+      l_report    json_object_t := json_object_t();
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      -- Every version must be the session's to write: a claim for one user erases none of another's rows.
+      l_sql := 'select user_id, agent_id from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id';
+      open l_scopes for l_sql using l_tenant_id, in_id;
+      loop
+         fetch l_scopes into l_user_id, l_agent_id;
+         exit when l_scopes%notfound;
+         l_versions := l_versions + 1;
+         ctx_session.require_row_scope(in_memory_type => in_memory_type, in_user_id => l_user_id,
+                                       in_agent_id => l_agent_id);
+      end loop;
+      close l_scopes;
+      if l_versions = 0 then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_memory_not_found,
+            in_detail => 'no ' || in_memory_type || ' ' || ctx_errors.quoted(in_text => in_id) || ' to erase'
+         );
+      end if;
+      l_pair := json_array_t();
+      l_pair.append(val => in_memory_type);
+      l_pair.append(val => in_id);
+      l_queue.append(val => l_pair);
+      -- Follow every copy until nothing new turns up (PostgreSQL: the same walk in ctx_memory.erase_report).
+      while l_position < l_queue.get_size() loop
+         l_element := l_queue.get(l_position);
+         l_position := l_position + 1;
+         l_pair := treat(l_element as json_array_t);
+         l_type := l_pair.get_string(0);
+         l_id := l_pair.get_string(1);
+         l_key := l_type || ':' || l_id;
+         if not l_seen.exists(l_key) then
+            l_seen(l_key) := true;
+            l_erased.append(val => l_pair);
+            l_table := table_for_type(in_memory_type => l_type);
+            -- References and texts first: after the scrub there is nothing left to follow.
+            execute immediate 'select content from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id'
+               bulk collect into l_texts using l_tenant_id, l_id;
+            for i in 1 .. l_texts.count loop
+               l_contents.extend();
+               l_contents(l_contents.count) := l_texts(i);
+            end loop;
+            select distinct r.derived_id
+              bulk collect into l_found
+              from context_source_ref r
+             where r.tenant_id = l_tenant_id
+               and r.source_type = l_type
+               and r.source_id = l_id
+               and r.derived_type = 'manifest';
+            for i in 1 .. l_found.count loop
+               l_manifest := l_found(i);
+               if not l_seen.exists('manifest:' || l_manifest) then
+                  l_seen('manifest:' || l_manifest) := true;
+                  l_manifests.extend();
+                  l_manifests(l_manifests.count) := l_manifest;
+               end if;
+            end loop;
+            l_copies := copies_of(in_tenant_id => l_tenant_id, in_memory_type => l_type, in_id => l_id,
+                                  in_manifests => l_manifests);
+            l_last := l_copies.get_size() - 1;
+            for i in 0 .. l_last loop
+               l_queue.append(val => l_copies.get(i));
+            end loop;
+            l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => l_id);
+            l_total := l_total + l_rows;
+            if l_tables.has(key => lower(l_table)) then
+               l_counts := l_tables.get_object(key => lower(l_table));
+               l_counts.put(key => 'rows', val => l_counts.get_number(key => 'rows') + l_rows);
+            else
+               l_counts := json_object_t();
+               l_counts.put(key => 'rows', val => l_rows);
+               -- Oracle keeps no history table: earlier images are undo, the database's own (docs/security.md)
+               l_counts.put(key => 'history_rows', val => 0);
+            end if;
+            l_tables.put(key => lower(l_table), val => l_counts);
+         end if;
+      end loop;
+      for i in 1 .. l_manifests.count loop
+         l_manifest := l_manifests(i);
+         mark_manifest(
+            in_tenant_id   => l_tenant_id,
+            in_manifest_id => l_manifest,
+            in_memory_type => in_memory_type,
+            in_id          => in_id,
+            in_contents    => l_contents
+         );
+      end loop;
+      l_report.put(key => 'erased', val => l_erased);
+      l_report.put(key => 'tables', val => l_tables);
+      l_report.put(key => 'manifests_marked', val => l_manifests.count);
+      l_report.put(key => 'total', val => l_total);
+      return l_report.to_clob();
+   end erase_report;
+
+   function erase(in_memory_type in varchar2, in_id in varchar2) return number is
+      l_report json_object_t;
+   begin
+      l_report := json_object_t.parse(jsn => erase_report(in_memory_type => in_memory_type, in_id => in_id));
+      return l_report.get_number(key => 'total');
+   end erase;
+
+   function capture_snapshot return varchar2 is
+   begin
+      return to_char(sys.dbms_flashback.get_system_change_number);
+   end capture_snapshot;
+
+   function rows_as_of(in_memory_type in varchar2, in_snapshot in varchar2) return sys_refcursor is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_table     user_tab_columns.table_name%type;
+      l_columns   ctx_row_binder.t_column_tab;
+      r_column    ctx_row_binder.t_column_rec;
+      l_name      varchar2(128);
+      l_members   varchar2(32767);
+      l_sql       varchar2(32767);
+      l_scn       number;
+      l_rows      sys_refcursor;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_table := table_for_type(in_memory_type => in_memory_type);
+      if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_snapshot,
+            in_detail => ctx_errors.quoted(in_text => substr(in_snapshot, 1, 200)) || ' is not an SCN from capture_snapshot'
+         );
+      end if;
+      l_scn := to_number(in_snapshot);
+      l_columns := ctx_row_binder.table_columns(in_table => l_table);
+      for i in 1 .. l_columns.count loop
+         r_column := l_columns(i);
+         l_name := lower(sys.dbms_assert.simple_sql_name(str => r_column.column_name));
+         l_members := l_members || case when i > 1 then ', ' end || '''' || l_name || ''' value '
+                      || case r_column.data_type
+                            when ctx_row_binder.co_type_vector then 'from_vector(t.' || l_name || ' returning clob) format json'
+                            else 't.' || l_name
+                         end;
+      end loop;
+      -- A version erased since the SCN is left out: undo still holds its text, the contract does not.
+      l_sql := 'select json_object(' || l_members || ' null on null returning clob) as row_json'
+               || ' from ' || l_table || ' as of scn :b_scn t'
+               || ' where t.tenant_id = :b_tenant_id'
+               || ' and not exists (select 1 from ' || l_table || ' n where n.tenant_id = t.tenant_id'
+               || ' and n.id = t.id and n.version = t.version and n.status = :b_erased)'
+               || ' order by t.id, t.version';
+      begin
+         open l_rows for l_sql using l_scn, l_tenant_id, co_erased;
+      exception
+         when e_invalid_scn or e_snapshot_not_found or e_table_changed then
+            ctx_errors.raise_error(
+               in_code   => ctx_errors.co_invalid_snapshot,
+               in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN Oracle can read: ' || sqlerrm
+            );
+      end;
+      return l_rows;
+   end rows_as_of;
+
+   function read_event(in_event_id in conversation_memory.id%type) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_event     clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      select json_object('event_type' value m.event_type, 'content' value m.content,
+                         'content_json' value m.content_json null on null returning clob)
+        into l_event
+        from conversation_memory m
+       where m.tenant_id = l_tenant_id
+         and m.id = in_event_id
+         and m.role = 'event'
+         and m.status = co_active;
+      return l_event;
+   exception
+      when no_data_found then
+         return null;
+   end read_event;
+
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
+      co_max_refs constant pls_integer := 10000;
+      co_bad_refs constant varchar2(200) :=
+         'in_refs must be a JSON array of at most 10000 [type, id, version] references';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_element   json_element_t;
+      l_refs      json_array_t;
+      l_ref       json_array_t;
+      l_result    json_object_t := json_object_t();
+      l_pair      json_array_t;
+      l_table     user_tab_columns.table_name%type;
+      l_id        varchar2(4000);
+      l_version   number;
+      l_now       varchar2(16);
+      l_then      varchar2(16);
+      l_scn       number;
+      l_member    json_element_t;
+      l_last      pls_integer;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      if in_snapshot is null or not regexp_like(in_snapshot, co_snapshot_pattern) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_snapshot,
+            in_detail => ctx_errors.quoted(in_text => in_snapshot) || ' is not an SCN from capture_snapshot'
+         );
+      end if;
+      l_scn := to_number(in_snapshot);
+      begin
+         l_element := json_element_t.parse(in_refs);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end;
+      if l_element is null or not l_element.is_array() then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_refs := treat(l_element as json_array_t);
+      if l_refs.get_size() > co_max_refs then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+      end if;
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_member := l_refs.get(i);
+         if not l_member.is_array() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_ref := treat(l_member as json_array_t);
+         if l_ref.get_size() <> 3 then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_member := l_ref.get(2);
+         if not l_member.is_number() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_table := table_for_type(in_memory_type => l_ref.get_string(0));
+         l_id := l_ref.get_string(1);
+         l_version := l_ref.get_number(2);
+         begin
+            execute immediate 'select t.status from ' || l_table || ' t'
+                              || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+               into l_now
+               using l_tenant_id, l_id, l_version;
+         exception
+            when no_data_found then
+               l_now := null;
+         end;
+         if l_now is not null then
+            begin
+               execute immediate 'select t.status from ' || l_table || ' as of scn :b_scn t'
+                                 || ' where t.tenant_id = :b_tenant_id and t.id = :b_id and t.version = :b_version'
+                  into l_then
+                  using l_scn, l_tenant_id, l_id, l_version;
+            exception
+               when no_data_found or e_invalid_scn or e_snapshot_not_found then
+                  -- not readable at the snapshot (written later, or the undo no longer reaches it)
+                  l_then := null;
+            end;
+            l_pair := json_array_t();
+            l_pair.append(l_now);
+            if l_then is null then
+               l_pair.append_null();
+            else
+               l_pair.append(l_then);
+            end if;
+            l_result.put(l_ref.get_string(0) || ':' || l_id || ':' || to_char(l_version), l_pair);
+         end if;
+      end loop;
+      return l_result.to_clob();
+   end row_states;
+
+   function inventory return clob is
+      type t_type_tab is table of varchar2(32);
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_types     t_type_tab := t_type_tab('guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
+                                           'kb_chunk', 'conversation', 'summary', 'compression', 'source_ref');
+      l_counts    sys_refcursor;
+      l_status    varchar2(16);
+      l_rows      number;
+      l_entry     json_object_t;
+      l_result    json_array_t := json_array_t();
+      l_sql       varchar2(400);
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      for i in 1 .. l_types.count loop
+         l_sql := 'select t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
+                  || ' t where t.tenant_id = :b_tenant_id group by t.status order by t.status';
+         open l_counts for l_sql using l_tenant_id;
+         loop
+            fetch l_counts into l_status, l_rows;
+            exit when l_counts%notfound;
+            l_entry := json_object_t();
+            l_entry.put('memory_type', l_types(i));
+            l_entry.put('status', l_status);
+            l_entry.put('rows', l_rows);
+            l_result.append(l_entry);
+         end loop;
+         close l_counts;
+      end loop;
+      return l_result.to_clob();
+   end inventory;
+end ctx_memory;
+/

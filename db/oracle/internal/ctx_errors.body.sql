@@ -1,0 +1,57 @@
+--liquibase formatted sql logicalFilePath:db/packages/oracle/body/0010_ctx_errors.sql
+-- generated from contract/errors.toml; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)
+
+--changeset ctxasm:ora-pkg-0010-ctx-errors-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body ctx_errors is
+   co_max_message_length constant pls_integer := 2000;
+   -- an error never echoes a long argument back whole
+   co_max_quoted_length  constant pls_integer := 200;
+
+   function error_name(in_code in pls_integer) return varchar2 deterministic is
+   begin
+      return case in_code
+                when co_tenant_not_set then 'tenant_not_set'
+                when co_invalid_memory_type then 'invalid_memory_type'
+                when co_invalid_field then 'invalid_field'
+                when co_duplicate_memory then 'duplicate_memory'
+                when co_memory_not_found then 'memory_not_found'
+                when co_invalid_snapshot then 'invalid_snapshot'
+                when co_invalid_argument then 'invalid_argument'
+                when co_unknown_intent then 'unknown_intent'
+                when co_budget_missing then 'budget_missing'
+                when co_invalid_budget then 'invalid_budget'
+                when co_invalid_question then 'invalid_question'
+                when co_invalid_manifest then 'invalid_manifest'
+                when co_not_in_window then 'not_in_window'
+                when co_source_unavailable then 'source_unavailable'
+                when co_invalid_claim then 'invalid_claim'
+                when co_scope_not_allowed then 'scope_not_allowed'
+             end;
+   end error_name;
+
+   procedure raise_error(in_code in pls_integer, in_detail in varchar2) is
+      l_name varchar2(64);
+   begin
+      l_name := error_name(in_code => in_code);
+      if l_name is null then
+         raise_application_error(
+            co_invalid_argument,
+            'invalid_argument: ctx_errors.raise_error has no error number ' || to_char(in_code)
+         );
+      end if;
+      raise_application_error(in_code, substr(l_name || ': ' || in_detail, 1, co_max_message_length));
+   end raise_error;
+
+   function quoted(in_text in varchar2) return varchar2 deterministic is
+   begin
+      if in_text is null then
+         return 'NULL';
+      end if;
+      if length(in_text) > co_max_quoted_length then
+         return sys.dbms_assert.enquote_literal(str => replace(substr(in_text, 1, co_max_quoted_length), '''', ''''''))
+                || '... (' || to_char(length(in_text)) || ' characters)';
+      end if;
+      return sys.dbms_assert.enquote_literal(str => replace(in_text, '''', ''''''));
+   end quoted;
+end ctx_errors;
+/

@@ -1,0 +1,251 @@
+--liquibase formatted sql logicalFilePath:db/packages/postgresql/0030_ctx_memory.sql
+
+--changeset ctxasm:pg-ctx-memory-put-memory dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.put_memory: version 1 of a new memory, in the session tenant
+CREATE OR REPLACE FUNCTION ctx_memory.put_memory(in_memory_type varchar, in_record jsonb) RETURNS varchar
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_table  varchar := ctxasm.memory_table(in_memory_type);
+BEGIN
+    PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
+    PERFORM ctxasm.require_row_scope(in_memory_type, in_record);
+    IF coalesce(in_record ->> 'id', '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = format('invalid_field: %s.id: required', in_memory_type);
+    END IF;
+    PERFORM ctxasm.insert_row_version(in_memory_type, l_table, l_tenant, 1, in_record);
+    RETURN in_record ->> 'id';
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.put_memory(varchar, jsonb);
+
+--changeset ctxasm:pg-ctx-memory-add-turn dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.add_turn: the thread's next turn (turn_index = the highest message's + 1), written as
+--comment: put_memory writes; the tenant's registry row is locked so two turns of a thread never share an index
+CREATE OR REPLACE FUNCTION ctx_memory.add_turn(in_record jsonb) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_thread varchar := in_record ->> 'thread_id';
+    l_next   integer;
+BEGIN
+    IF coalesce(l_thread, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = 'invalid_field: conversation.thread_id: required';
+    END IF;
+    IF coalesce(in_record ->> 'role', '') NOT IN ('user', 'assistant') THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+            'invalid_field: conversation.role: a turn is user or assistant, not %s', ctxasm.quoted(in_record ->> 'role'));
+    END IF;
+    IF in_record ? 'turn_index' OR in_record ? 'event_type' THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+            'invalid_field: conversation.%s: add_turn assigns it',
+            CASE WHEN in_record ? 'turn_index' THEN 'turn_index' ELSE 'event_type' END);
+    END IF;
+    PERFORM 1 FROM ctxasm.ctx_tenant WHERE tenant_id = l_tenant FOR UPDATE;
+    SELECT coalesce(max(c.turn_index), 0) + 1 INTO l_next
+      FROM ctxasm.conversation_memory AS c
+     WHERE c.tenant_id = l_tenant AND c.thread_id = l_thread AND c.event_type = 'message';
+    PERFORM ctx_memory.put_memory('conversation', in_record || jsonb_build_object('turn_index', l_next));
+    RETURN l_next;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.add_turn(jsonb);
+
+--changeset ctxasm:pg-ctx-memory-supersede dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.supersede: retire the active version and insert the next, in the caller's transaction
+CREATE OR REPLACE FUNCTION ctx_memory.supersede(in_memory_type varchar, in_id varchar, in_record jsonb)
+RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant  varchar := ctxasm.require_tenant();
+    l_table   varchar := ctxasm.memory_table(in_memory_type);
+    l_current jsonb;
+    l_version integer;
+    l_from    timestamptz;
+BEGIN
+    PERFORM ctxasm.check_record(in_memory_type, l_table, in_record, l_tenant);
+    IF in_record ? 'id' AND in_record ->> 'id' IS DISTINCT FROM in_id THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+            'invalid_field: %s.id: a new version keeps the id %s', in_memory_type, ctxasm.quoted(in_id));
+    END IF;
+    EXECUTE format('SELECT to_jsonb(t) FROM ctxasm.%I t WHERE t.tenant_id = $1 AND t.id = $2 '
+                   'AND t.status = ''active'' FOR UPDATE', l_table)
+        INTO l_current USING l_tenant, in_id;
+    IF l_current IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('memory_not_found'), MESSAGE = format(
+            'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
+    END IF;
+    -- Both the version it retires and the one it writes must be the session's to write.
+    PERFORM ctxasm.require_row_scope(in_memory_type, l_current);
+    PERFORM ctxasm.require_row_scope(in_memory_type, l_current || in_record);
+    l_version := (l_current ->> 'version')::integer;
+    BEGIN
+        l_from := coalesce((in_record ->> 'valid_from')::timestamptz, now());
+    EXCEPTION WHEN data_exception THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = format('invalid_field: %s.valid_from: %s', in_memory_type, left(SQLERRM, 300));
+    END;
+    IF l_from < (l_current ->> 'valid_from')::timestamptz THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+            'invalid_field: %s.valid_from: %s is earlier than version %s''s valid_from %s',
+            in_memory_type, l_from, l_version, l_current ->> 'valid_from');
+    END IF;
+    EXECUTE format('UPDATE ctxasm.%I SET status = ''superseded'', valid_until = $4 '
+                   'WHERE tenant_id = $1 AND id = $2 AND version = $3', l_table)
+        USING l_tenant, in_id, l_version, l_from;
+    -- A stored token count counts one text: a new text without its own count gets none (the fitter counts it).
+    IF in_record ? 'content' AND NOT in_record ? 'content_tokens' THEN
+        l_current := l_current - 'content_tokens';
+    END IF;
+    -- Lifecycle fields are not inherited: the new version starts its own validity.
+    PERFORM ctxasm.insert_row_version(
+        in_memory_type, l_table, l_tenant, l_version + 1,
+        (l_current - 'valid_until' - 'deleted_at' - 'created_at' - 'created_xid')
+        || in_record || jsonb_build_object('valid_from', l_from));
+    RETURN l_version + 1;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.supersede(varchar, varchar, jsonb);
+
+--changeset ctxasm:pg-ctx-memory-delete-memory dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.delete_memory: soft deletion; the row version stays for provenance and replay
+CREATE OR REPLACE FUNCTION ctx_memory.delete_memory(in_memory_type varchar, in_id varchar,
+                                                    in_deleted_at timestamptz DEFAULT now())
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_table  varchar := ctxasm.memory_table(in_memory_type);
+    l_row    jsonb;
+BEGIN
+    EXECUTE format('UPDATE ctxasm.%I AS t SET status = ''deleted'', deleted_at = $3 '
+                   'WHERE t.tenant_id = $1 AND t.id = $2 AND t.status = ''active'' RETURNING to_jsonb(t)', l_table)
+        INTO l_row USING l_tenant, in_id, coalesce(in_deleted_at, now());
+    IF l_row IS NOT NULL THEN
+        PERFORM ctxasm.require_row_scope(in_memory_type, l_row);  -- raising undoes the UPDATE
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('memory_not_found'), MESSAGE = format(
+            'memory_not_found: no active %s %s', in_memory_type, ctxasm.quoted(in_id));
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.delete_memory(varchar, varchar, timestamptz);
+
+--changeset ctxasm:pg-ctx-memory-capture-snapshot dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.capture_snapshot: the PostgreSQL counterpart of DBMS_FLASHBACK.GET_SYSTEM_CHANGE_NUMBER
+CREATE OR REPLACE FUNCTION ctx_memory.capture_snapshot() RETURNS varchar
+LANGUAGE sql STABLE AS $$
+    SELECT pg_current_snapshot()::text
+$$;
+--rollback DROP FUNCTION ctx_memory.capture_snapshot();
+
+--changeset ctxasm:pg-ctx-memory-rows-as-of dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.rows_as_of: every row version visible in a recorded snapshot (Oracle: AS OF SCN)
+CREATE OR REPLACE FUNCTION ctx_memory.rows_as_of(in_memory_type varchar, in_snapshot varchar)
+RETURNS TABLE (row_json jsonb)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant   varchar := ctxasm.require_tenant();
+    l_table    varchar := ctxasm.memory_table(in_memory_type);
+    l_snapshot pg_snapshot := ctxasm.parse_snapshot(in_snapshot);
+BEGIN
+    -- A row version was visible in the snapshot if the transaction that wrote it was, and the one that
+    -- retired it (history only) was not. RLS keeps both reads inside the session tenant. search_text is
+    -- the database's own index of the text, not part of the row's state.
+    RETURN QUERY EXECUTE format(
+        'SELECT v.r FROM ('
+        '  SELECT to_jsonb(t) - ''created_xid'' - ''search_text'' FROM ctxasm.%I t '
+        '   WHERE t.tenant_id = $1 AND pg_visible_in_snapshot(t.created_xid, $2) '
+        '  UNION ALL '
+        '  SELECT to_jsonb(h) - ''created_xid'' - ''retired_xid'' - ''search_text'' FROM ctxasm.%I h '
+        '   WHERE h.tenant_id = $1 AND pg_visible_in_snapshot(h.created_xid, $2) '
+        '     AND NOT pg_visible_in_snapshot(h.retired_xid, $2)'
+        ') AS v(r) ORDER BY v.r ->> ''id'', (v.r ->> ''version'')::integer', l_table, l_table || '_history')
+        USING l_tenant, l_snapshot;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.rows_as_of(varchar, varchar);
+
+--changeset ctxasm:pg-ctx-memory-read-event dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.read_event: one active conversation event of the session's tenant (a tool result, a
+--comment: recorded request) as {"event_type", "content", "content_json"}, or NULL when there is none
+CREATE OR REPLACE FUNCTION ctx_memory.read_event(in_event_id varchar) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_result jsonb;
+BEGIN
+    SELECT jsonb_build_object('event_type', m.event_type, 'content', m.content, 'content_json', m.content_json)
+      INTO l_result
+      FROM ctxasm.conversation_memory AS m
+     WHERE m.tenant_id = l_tenant AND m.id = in_event_id AND m.role = 'event' AND m.status = 'active';
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.read_event(varchar);
+
+--changeset ctxasm:pg-ctx-memory-row-states dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.row_states: for each [type, id, version] of in_refs the row version's status now and in
+--comment: the recorded snapshot: {"type:id:version": [now, then or null]}; versions the session cannot see now
+--comment: are absent. Replay asks this before it selects again.
+CREATE OR REPLACE FUNCTION ctx_memory.row_states(in_refs jsonb, in_snapshot varchar) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_refs constant integer := 10000;
+    l_tenant    varchar := ctxasm.require_tenant();
+    l_snapshot  pg_snapshot := ctxasm.parse_snapshot(in_snapshot);
+    l_result    jsonb;
+BEGIN
+    IF jsonb_typeof(in_refs) IS DISTINCT FROM 'array' OR jsonb_array_length(in_refs) > co_max_refs
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(in_refs) AS r (ref)
+                   WHERE jsonb_typeof(r.ref) <> 'array' OR jsonb_array_length(r.ref) <> 3
+                      OR jsonb_typeof(r.ref -> 2) <> 'number') THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
+            'invalid_argument: in_refs must be a JSON array of at most %s [type, id, version] references',
+            co_max_refs);
+    END IF;
+    WITH wanted AS (
+        SELECT DISTINCT r.ref ->> 0 AS memory_type, r.ref ->> 1 AS id, (r.ref ->> 2)::numeric AS version
+          FROM jsonb_array_elements(in_refs) AS r (ref)
+    )
+    SELECT jsonb_object_agg(
+               now_row.memory_type || ':' || now_row.id || ':' || now_row.version,
+               jsonb_build_array(now_row.status,
+                                 (SELECT was.status FROM ctxasm.memory_rows(l_snapshot) AS was
+                                   WHERE was.tenant_id = l_tenant AND was.memory_type = now_row.memory_type
+                                     AND was.id = now_row.id AND was.version = now_row.version)))
+      INTO l_result
+      FROM wanted AS w
+      JOIN ctxasm.memory_row AS now_row
+        ON now_row.tenant_id = l_tenant AND now_row.memory_type = w.memory_type AND now_row.id = w.id
+       AND now_row.version = w.version;
+    RETURN coalesce(l_result, '{}'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.row_states(jsonb, varchar);
+
+--changeset ctxasm:pg-ctx-memory-inventory dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.inventory: the session's row versions counted per memory type and status:
+--comment: [{"memory_type", "status", "rows"}], by type (the order of the memory types) and status
+CREATE OR REPLACE FUNCTION ctx_memory.inventory() RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_type   record;
+    l_counts jsonb;
+    l_result jsonb := '[]'::jsonb;
+BEGIN
+    FOR l_type IN SELECT m.memory_type, m.table_name FROM ctxasm.memory_type AS m ORDER BY m.ordinal LOOP
+        EXECUTE format('SELECT jsonb_agg(jsonb_build_object(''memory_type'', $2, ''status'', s.status, '
+                       '''rows'', s.n) ORDER BY s.status) '
+                       'FROM (SELECT t.status, count(*) AS n FROM ctxasm.%I AS t WHERE t.tenant_id = $1 '
+                       'GROUP BY t.status) AS s', l_type.table_name)
+            INTO l_counts USING l_tenant, l_type.memory_type;
+        l_result := l_result || coalesce(l_counts, '[]'::jsonb);
+    END LOOP;
+    RETURN l_result;
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.inventory();

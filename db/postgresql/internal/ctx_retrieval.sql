@@ -1,0 +1,380 @@
+--liquibase formatted sql logicalFilePath:db/packages/postgresql/0045_ctxasm_retrieval.sql
+
+--changeset ctxasm:pg-internal-retrieve-evidence-dropped dbms:postgresql splitStatements:false
+--comment: the evidence-only retriever is replaced by ctxasm.retrieve, which serves every retrieved slice
+DROP FUNCTION IF EXISTS ctxasm.retrieve_evidence(varchar, varchar, varchar, timestamptz, text, vector, integer,
+                                                 integer);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-internal-slice-types dbms:postgresql runOnChange:true splitStatements:false
+--comment: the memory types retrieval searches for a slice
+CREATE OR REPLACE FUNCTION ctxasm.slice_types(in_slice varchar) RETURNS varchar[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE in_slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']::varchar[]
+                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']::varchar[]
+                         WHEN 'durable_facts' THEN ARRAY['entity', 'workflow']::varchar[] END
+$$;
+--rollback DROP FUNCTION ctxasm.slice_types(varchar);
+
+--changeset ctxasm:pg-internal-question-terms dbms:postgresql runOnChange:true splitStatements:false
+--comment: the question's English lexemes, each with its inverse document frequency in the tenant's partition of
+--comment: each searchable table, estimated from that partition's own planner statistics (the lexeme
+--comment: frequencies ANALYZE keeps for a tsvector column): idf = ln(1 + (N - df + 0.5) / (df + 0.5)). A lexeme
+--comment: the statistics do not list is rarer than every listed one: df is taken as half the least listed
+--comment: frequency. A partition never analyzed has no statistics: every lexeme gets idf 1 and df NULL.
+--comment: The question is tokenized here once per assembly; selection and retrieval reuse the result.
+DROP FUNCTION IF EXISTS ctxasm.question_terms(varchar, text);
+CREATE OR REPLACE FUNCTION ctxasm.question_terms(in_tenant_id varchar, in_question text)
+RETURNS TABLE (memory_type varchar, lexeme text, idf double precision, df double precision,
+               row_count double precision)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH words AS (
+        SELECT DISTINCT w.lexeme FROM unnest(tsvector_to_array(to_tsvector('english', in_question))) AS w(lexeme)
+    ),
+    searchable (memory_type, table_name) AS (
+        VALUES ('kb_chunk'::varchar, 'knowledge_base_chunk'::varchar),
+               ('kb_document', 'knowledge_base_document'), ('entity', 'entity_memory'),
+               ('workflow', 'workflow_memory'), ('conversation', 'conversation_memory'),
+               ('summary', 'summarization_memory')
+    ),
+    partitions AS (
+        SELECT t.memory_type, ctxasm.tenant_partition(in_tenant_id, t.table_name) AS partition FROM searchable AS t
+    ),
+    -- Each partition's statistics looked up by name (a join to the pg_stats view would read all of it).
+    partition_stats AS MATERIALIZED (
+        SELECT p.memory_type, greatest(c.reltuples, 1)::double precision AS row_count, st.elems, st.freqs
+          FROM partitions AS p
+          LEFT JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass('ctxasm.' || quote_ident(p.partition))
+          LEFT JOIN LATERAL (
+              SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
+                FROM pg_catalog.pg_stats AS s
+               WHERE s.schemaname = 'ctxasm' AND s.tablename = p.partition AND s.attname = 'search_text'
+                 AND NOT s.inherited AND c.reltuples > 0
+          ) AS st ON TRUE
+    ),
+    estimated AS (
+        SELECT p.memory_type, w.lexeme, p.row_count,
+               CASE WHEN p.elems IS NULL THEN NULL
+                    ELSE p.row_count * coalesce(
+                        p.freqs[array_position(p.elems, w.lexeme)],
+                        p.freqs[cardinality(p.elems) + 1] / 2) END AS df
+          FROM partition_stats AS p CROSS JOIN words AS w
+    )
+    SELECT e.memory_type, e.lexeme,
+           CASE WHEN e.df IS NULL THEN 1.0
+                ELSE ln(1 + (e.row_count - e.df + 0.5) / (e.df + 0.5)) END,
+           e.df, e.row_count
+      FROM estimated AS e
+$$;
+--rollback DROP FUNCTION ctxasm.question_terms(varchar, text);
+
+--changeset ctxasm:pg-internal-probe-query dbms:postgresql runOnChange:true splitStatements:false
+--comment: what the lexical retriever looks up in the GIN index: single lexemes, the rarest first, while the rows
+--comment: they are estimated to match stay within in_scan_rows; when even the rarest matches more, pairs of
+--comment: the rarest lexemes (rows holding both: estimated df_a * df_b / rows), the least matched first, within
+--comment: the same budget. Always at least one clause. A row matching no clause holds only lexemes common in
+--comment: the tenant, whose weights are the smallest, so leaving it out bounds the work without losing the
+--comment: rows that rank first. Without statistics (df NULL) every lexeme probes.
+DROP FUNCTION IF EXISTS ctxasm.probe_query(text[], double precision[], integer);
+CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[],
+                                              in_row_count double precision, in_scan_rows integer)
+RETURNS tsquery
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH per_lexeme AS (
+        SELECT t.lexeme, max(t.df) AS df FROM unnest(in_lexemes, in_df) AS t(lexeme, df) GROUP BY t.lexeme
+    ),
+    rarest AS (
+        SELECT p.lexeme, p.df, row_number() OVER (ORDER BY p.df NULLS FIRST, p.lexeme) AS position
+          FROM per_lexeme AS p
+    ),
+    clauses AS (
+        SELECT quote_literal(r.lexeme) AS clause, coalesce(r.df, 0) AS matches, 1 AS kind, r.position AS first,
+               r.df IS NULL AS unknown
+          FROM rarest AS r
+        UNION ALL
+        SELECT '(' || quote_literal(a.lexeme) || ' & ' || quote_literal(b.lexeme) || ')',
+               a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE
+          FROM rarest AS a JOIN rarest AS b ON b.position > a.position
+         WHERE a.position <= 6 AND b.position <= 6 AND a.df IS NOT NULL AND b.df IS NOT NULL
+    ),
+    singles AS (
+        SELECT c.clause, c.unknown,
+               sum(c.matches) OVER (ORDER BY c.matches, c.first) AS running,
+               row_number() OVER (ORDER BY c.matches, c.first) AS position
+          FROM clauses AS c WHERE c.kind = 1
+    ),
+    pairs AS (
+        SELECT c.clause, sum(c.matches) OVER (ORDER BY c.matches, c.clause) AS running,
+               row_number() OVER (ORDER BY c.matches, c.clause) AS position
+          FROM clauses AS c WHERE c.kind = 2
+    ),
+    chosen AS (
+        SELECT s.clause FROM singles AS s
+         WHERE s.unknown OR s.running <= in_scan_rows
+            OR (s.position = 1 AND NOT EXISTS (SELECT 1 FROM pairs))
+        UNION ALL
+        SELECT p.clause FROM pairs AS p
+         WHERE NOT EXISTS (SELECT 1 FROM singles AS s WHERE s.unknown OR s.running <= in_scan_rows)
+           AND (p.running <= in_scan_rows OR p.position = 1)
+    )
+    SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c
+$$;
+--rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], double precision, integer);
+
+--changeset ctxasm:pg-internal-slice-partitions dbms:postgresql runOnChange:true splitStatements:false
+--comment: the tenant's own partition of each table of one slice that exists, with the predicate every
+--comment: retrieval read of it applies (in scope and in effect), written for statements whose parameters are
+--comment: $1 tenant, $3 user, $4 agent, $5 thread and $6 the evaluation time (lexical_candidates and
+--comment: nearest_candidates bind them so)
+CREATE OR REPLACE FUNCTION ctxasm.slice_partitions(in_tenant_id varchar, in_slice varchar)
+RETURNS TABLE (memory_type varchar, partition_name text, predicate text)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t.kind, p.name,
+           'r.tenant_id = $1 AND r.status <> ''erased'' AND r.deleted_at IS NULL '
+           'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
+           'AND (r.agent_id IS NULL OR r.agent_id = $4) AND '
+           || CASE WHEN t.kind = 'conversation'
+                   THEN 'r.user_id = $3 AND r.event_type = ''message'''
+                   ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END
+      FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
+     CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.kind)) AS name) AS p
+     WHERE to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL
+     ORDER BY t.ord
+$$;
+--rollback DROP FUNCTION ctxasm.slice_partitions(varchar, varchar);
+
+--changeset ctxasm:pg-internal-lexical-candidates dbms:postgresql runOnChange:true splitStatements:false
+--comment: the rows of one slice that match the lexical probe, with the summed idf of the question's lexemes each
+--comment: holds and its length in lexemes: at most in_scan_rows rows, in scope and in effect. Read from the
+--comment: tenant's own partitions, named here: the probe (tsvector @@ tsquery) is not a leakproof operator, so
+--comment: through the parent table row level security would keep it from the GIN index and scan the whole
+--comment: partition instead. The partition holds this tenant's rows and no other (its LIST bound), and every
+--comment: predicate names the tenant too.
+CREATE OR REPLACE FUNCTION ctxasm.lexical_candidates(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_term_types      varchar[],
+    in_term_lexemes    text[],
+    in_term_idf        double precision[],
+    in_probe           tsquery,
+    in_scan_rows       integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, matched_idf double precision, length integer)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_part     record;
+    l_branches text[] := '{}';
+BEGIN
+    IF in_probe IS NULL THEN
+        RETURN;
+    END IF;
+    FOR l_part IN SELECT * FROM ctxasm.slice_partitions(in_tenant_id, in_slice) LOOP
+        l_branches := l_branches || format(
+            'SELECT %L::varchar AS memory_type, r.id, r.version, r.search_text FROM ctxasm.%I AS r '
+            'WHERE r.search_text @@ $2 AND %s', l_part.memory_type, l_part.partition_name, l_part.predicate);
+    END LOOP;
+    IF cardinality(l_branches) = 0 THEN
+        RETURN;
+    END IF;
+    -- Each row's lexemes read once (one detoast) and matched against the question's.
+    RETURN QUERY EXECUTE format(
+        'SELECT h.memory_type, h.id, h.version, m.matched_idf, length(h.search_text) '
+        '  FROM (%s LIMIT $10) AS h '
+        ' CROSS JOIN LATERAL (SELECT tsvector_to_array(h.search_text) AS lexemes OFFSET 0) AS a '
+        ' CROSS JOIN LATERAL (SELECT coalesce(sum(t.idf), 0)::double precision AS matched_idf '
+        '                       FROM unnest($7, $8, $9) AS t(kind, lexeme, idf) '
+        '                      WHERE t.kind = h.memory_type AND t.lexeme = ANY (a.lexemes)) AS m',
+        array_to_string(l_branches, ' UNION ALL '))
+        USING in_tenant_id, in_probe, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+              in_term_types, in_term_lexemes, in_term_idf, in_scan_rows;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.lexical_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, integer);
+
+--changeset ctxasm:pg-internal-nearest-candidates dbms:postgresql runOnChange:true splitStatements:false
+--comment: the in_depth rows of one slice nearest the question's embedding (cosine distance, HNSW), in scope and in
+--comment: effect, read from the tenant's own partitions, named here, as lexical_candidates reads them. Through
+--comment: ctxasm.search_row with a slice filter the planner folds the other slices' branches to a constant false
+--comment: and then cannot prune their tables' partitions by tenant: it would open and lock every tenant's
+--comment: partitions. The statement is planned for each call with the values known, so only this tenant's are.
+CREATE OR REPLACE FUNCTION ctxasm.nearest_candidates(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_query_embedding vector,
+    in_depth           integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, distance double precision)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    l_part     record;
+    l_branches text[] := '{}';
+BEGIN
+    IF in_query_embedding IS NULL THEN
+        RETURN;
+    END IF;
+    -- A document has no embedding of its own: its chunks carry them.
+    FOR l_part IN SELECT * FROM ctxasm.slice_partitions(in_tenant_id, in_slice) AS p
+                   WHERE p.memory_type <> 'kb_document' LOOP
+        l_branches := l_branches || format(
+            '(SELECT %L::varchar AS memory_type, r.id, r.version, r.embedding <=> $2 AS distance FROM ctxasm.%I AS r '
+            'WHERE r.embedding IS NOT NULL AND %s ORDER BY r.embedding <=> $2 LIMIT $7)',
+            l_part.memory_type, l_part.partition_name, l_part.predicate);
+    END LOOP;
+    IF cardinality(l_branches) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format('SELECT n.memory_type, n.id, n.version, n.distance FROM (%s) AS n '
+                                'ORDER BY n.distance LIMIT $7', array_to_string(l_branches, ' UNION ALL '))
+        USING in_tenant_id, in_query_embedding, in_user_id, in_agent_id, in_thread_id, in_evaluation_time, in_depth;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.nearest_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, vector, integer);
+
+--changeset ctxasm:pg-internal-adjacent-turns dbms:postgresql runOnChange:true splitStatements:false
+--comment: the turns next to recalled ones: for each of in_ids (conversation rows of the tenant), the message turns
+--comment: just before and just after it in the same thread, in scope and in effect, that in_ids do not already
+--comment: hold. A conversation answers where it was asked: the turn that matches a question is often the one
+--comment: before the answer. Read from the tenant's own partition by its (tenant, thread, turn_index) index.
+CREATE OR REPLACE FUNCTION ctxasm.adjacent_turns(
+    in_tenant_id       varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_ids             varchar[]
+)
+RETURNS TABLE (id varchar, version integer, next_to varchar)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_part record;
+BEGIN
+    SELECT p.* INTO l_part FROM ctxasm.slice_partitions(in_tenant_id, 'recalled_history') AS p
+     WHERE p.memory_type = 'conversation';
+    IF NOT FOUND OR coalesce(cardinality(in_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT DISTINCT ON (r.id) r.id, r.version, a.id FROM ctxasm.%1$I AS a JOIN ctxasm.%1$I AS r '
+        'ON r.tenant_id = a.tenant_id AND r.thread_id = a.thread_id '
+        'AND r.turn_index IN (a.turn_index - 1, a.turn_index + 1) '
+        'WHERE a.tenant_id = $1 AND a.id = ANY ($2) AND NOT r.id = ANY ($2) AND %2$s ORDER BY r.id, a.id',
+        l_part.partition_name, l_part.predicate)
+        USING in_tenant_id, in_ids, in_user_id, in_agent_id, in_thread_id, in_evaluation_time;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.adjacent_turns(varchar, varchar, varchar, varchar, timestamptz, varchar[]);
+
+--changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
+--comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
+--comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe
+--comment: lexemes (lexical_candidates) and the best in_depth by cosine distance (HNSW; iterative scan in strict order, so a scope
+--comment: filter cannot leave fewer than in_depth), both in scope and in effect at the evaluation time, fused
+--comment: by reciprocal rank (k = 60), the best in_limit kept. Ties break on type, id and version.
+--comment: Recalled history is the user's conversation messages in any thread (the caller removes the turns it
+--comment: shows as the thread's tail) and the summaries in scope.
+DROP FUNCTION IF EXISTS ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], tsquery[],
+                                        double precision[], tsquery, vector, integer, integer);
+-- Reading a vector loads pgvector's library into this session, so the hnsw settings the function pins below
+-- are known settings (a setting of a library not yet loaded may not be pinned by a non-superuser).
+SELECT '[0]'::public.vector;
+CREATE OR REPLACE FUNCTION ctxasm.retrieve(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_term_types      varchar[],
+    in_term_lexemes    text[],
+    in_term_idf        double precision[],
+    in_probe           tsquery,
+    in_query_embedding vector,
+    in_depth           integer,
+    in_limit           integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bigint, vector_rank bigint,
+               lexical_score double precision, vector_distance double precision, fused numeric)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public, pg_temp
+SET "hnsw.iterative_scan" = 'strict_order' SET "hnsw.max_scan_tuples" = 40000 SET jit = off
+AS $$
+DECLARE
+    -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing.
+    co_scan_cap constant integer := 2000;
+BEGIN
+    -- ef_search bounds how many neighbours one HNSW scan yields before it iterates: at least the depth.
+    PERFORM set_config('hnsw.ef_search', greatest(40, least(in_depth, 1000))::text, true);
+    RETURN QUERY
+    WITH lexical_hits AS (
+        SELECT h.memory_type, h.id, h.version,
+               h.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * h.length / greatest(avg(h.length) OVER (), 1))) AS score
+          FROM ctxasm.lexical_candidates(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, in_term_types, in_term_lexemes, in_term_idf, in_probe,
+                                         co_scan_cap) AS h
+    ),
+    lexical AS (
+        SELECT l.memory_type, l.id, l.version, l.score,
+               row_number() OVER (ORDER BY l.score DESC, l.memory_type, l.id, l.version) AS rank
+          FROM lexical_hits AS l
+         ORDER BY l.score DESC, l.memory_type, l.id, l.version
+         LIMIT in_depth
+    ),
+    nearest AS (
+        SELECT n.memory_type, n.id, n.version, n.distance,
+               row_number() OVER (ORDER BY n.distance, n.memory_type, n.id, n.version) AS rank
+          FROM ctxasm.nearest_candidates(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, in_query_embedding, in_depth) AS n
+    )
+    SELECT coalesce(l.memory_type, v.memory_type), coalesce(l.id, v.id), coalesce(l.version, v.version),
+           l.rank, v.rank, round(l.score::numeric, 6)::double precision,
+           round(v.distance::numeric, 6)::double precision,
+           round(coalesce(1.0 / (60 + l.rank), 0) + coalesce(1.0 / (60 + v.rank), 0), 6) AS fused
+      FROM lexical AS l
+      FULL OUTER JOIN nearest AS v ON v.memory_type = l.memory_type AND v.id = l.id AND v.version = l.version
+     ORDER BY 8 DESC, 1, 2, 3
+     LIMIT in_limit;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, vector, integer, integer);
+
+--changeset ctxasm:pg-internal-retrieve-for-question dbms:postgresql runOnChange:true splitStatements:false
+--comment: ctxasm.retrieve for one question, weights and probe computed here (the probe budget select_window
+--comment: uses): for callers that retrieve one slice and score nothing else (the search_memory tool, the
+--comment: retrieval evaluation)
+CREATE OR REPLACE FUNCTION ctxasm.retrieve_for_question(
+    in_tenant_id       varchar,
+    in_slice           varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_question        text,
+    in_query_embedding vector,
+    in_depth           integer,
+    in_limit           integer
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bigint, vector_rank bigint,
+               lexical_score double precision, vector_distance double precision, fused numeric)
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+    WITH terms AS (
+        SELECT array_agg(t.memory_type) AS types, array_agg(t.idf) AS idf, array_agg(t.lexeme) AS lexemes,
+               array_agg(t.df) AS df, max(t.row_count) AS row_count
+          FROM ctxasm.question_terms(in_tenant_id, in_question) AS t
+         WHERE t.memory_type = ANY (ctxasm.slice_types(in_slice))
+    )
+    SELECT r.*
+      FROM terms AS t
+      CROSS JOIN LATERAL ctxasm.retrieve(in_tenant_id, in_slice, in_user_id, in_agent_id, in_thread_id,
+                                         in_evaluation_time, t.types, t.lexemes, t.idf,
+                                         ctxasm.probe_query(t.lexemes, t.df, t.row_count, 500), in_query_embedding,
+                                         in_depth, in_limit) AS r
+$$;
+--rollback DROP FUNCTION ctxasm.retrieve_for_question(varchar, varchar, varchar, varchar, varchar, timestamptz, text, vector, integer, integer);

@@ -1,0 +1,61 @@
+--liquibase formatted sql logicalFilePath:db/packages/postgresql/0040_ctxasm_selection_helpers.sql
+
+--changeset ctxasm:pg-sel-lexical-logit-dropped dbms:postgresql splitStatements:false
+--comment: the word-overlap scorer is gone: relevance is hybrid (BM25 and embedding ranks) or a reranker's
+DROP FUNCTION IF EXISTS ctxasm.lexical_logit(text, text);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-sel-scope-level dbms:postgresql runOnChange:true splitStatements:false
+--comment: how narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user
+--comment: within an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread,
+--comment: 2 user, 1 agent, 0 the whole tenant. Narrower wins a key or a claim.
+CREATE OR REPLACE FUNCTION ctxasm.scope_level(in_user_id varchar, in_agent_id varchar, in_thread_id varchar)
+RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN in_thread_id IS NOT NULL THEN 3 WHEN in_user_id IS NOT NULL THEN 2
+                WHEN in_agent_id IS NOT NULL THEN 1 ELSE 0 END
+$$;
+--rollback DROP FUNCTION ctxasm.scope_level(varchar, varchar, varchar);
+
+--changeset ctxasm:pg-sel-hybrid-logit dbms:postgresql runOnChange:true splitStatements:false
+--comment: the hybrid scorer (hybrid-calibrated-2), used when no reranker scores are given: a logit from the
+--comment: cosine similarity of the question and row embeddings (all-MiniLM-L6-v2: unrelated texts sit near
+--comment: 0.2, related ones above 0.5) and the row's BM25 score relative to the best in its slice:
+--comment: 12 (similarity - 0.35) + 1.5 bm25 / best_bm25. Measured on the labelled corpus and the conversation
+--comment: set, it ranks above either signal alone and above reciprocal rank fusion (docs/assembly.md).
+CREATE OR REPLACE FUNCTION ctxasm.hybrid_logit(in_similarity double precision, in_bm25 double precision,
+                                               in_best_bm25 double precision)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT round((12 * (coalesce(in_similarity, 0) - 0.35)
+                  + 1.5 * coalesce(in_bm25, 0) / greatest(coalesce(in_best_bm25, 0), 1e-9))::numeric, 6)
+$$;
+--rollback DROP FUNCTION ctxasm.hybrid_logit(double precision, double precision, double precision);
+
+--changeset ctxasm:pg-sel-claim-key dbms:postgresql runOnChange:true splitStatements:false
+--comment: claim identity: subject, predicate and conditions; entity rows carry it in columns, derived rows
+--comment: may declare one in content_json.claim; NULL when a row makes no claim
+CREATE OR REPLACE FUNCTION ctxasm.claim_key(in_subject varchar, in_predicate varchar, in_content_json jsonb)
+RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN in_subject IS NOT NULL THEN
+            in_subject || '|' || in_predicate || '|' || coalesce((in_content_json -> 'conditions')::text, '{}')
+        WHEN jsonb_typeof(in_content_json -> 'claim') = 'object' THEN
+            (in_content_json -> 'claim' ->> 'subject') || '|' || (in_content_json -> 'claim' ->> 'predicate')
+            || '|' || coalesce((in_content_json -> 'claim' -> 'conditions')::text, '{}')
+    END
+$$;
+--rollback DROP FUNCTION ctxasm.claim_key(varchar, varchar, jsonb);
+
+--changeset ctxasm:pg-sel-authority dbms:postgresql runOnChange:true splitStatements:false
+--comment: which copy of a duplicate is kept: canonical facts, then procedures, evidence, summaries, turns
+CREATE OR REPLACE FUNCTION ctxasm.authority(in_memory_type varchar) RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$
+    -- generated: authority from contract/memory_types.toml; edit the catalogue, then regenerate
+    SELECT CASE in_memory_type
+        WHEN 'entity' THEN 1 WHEN 'workflow' THEN 2 WHEN 'kb_document' THEN 3 WHEN 'kb_chunk' THEN 3
+        WHEN 'summary' THEN 4 WHEN 'conversation' THEN 5 ELSE 9 END
+    -- end generated: authority
+$$;
+--rollback DROP FUNCTION ctxasm.authority(varchar);

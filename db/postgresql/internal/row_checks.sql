@@ -1,0 +1,230 @@
+--liquibase formatted sql logicalFilePath:db/packages/postgresql/0015_ctxasm_internal.sql
+
+--changeset ctxasm:pg-internal-memory-table dbms:postgresql runOnChange:true splitStatements:false
+--comment: memory type -> table name, or invalid_memory_type
+CREATE OR REPLACE FUNCTION ctxasm.memory_table(in_memory_type varchar) RETURNS varchar
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    l_table varchar;
+BEGIN
+    SELECT m.table_name INTO l_table FROM ctxasm.memory_type m WHERE m.memory_type = in_memory_type;
+    IF l_table IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_memory_type'), MESSAGE = format(
+            'invalid_memory_type: %s is not one of %s', ctxasm.quoted(in_memory_type),
+            (SELECT string_agg(m.memory_type, ', ' ORDER BY m.ordinal) FROM ctxasm.memory_type m));
+    END IF;
+    RETURN l_table;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.memory_table(varchar);
+
+--changeset ctxasm:pg-internal-require-tenant dbms:postgresql runOnChange:true splitStatements:false
+CREATE OR REPLACE FUNCTION ctxasm.require_tenant() RETURNS varchar
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    l_tenant varchar := ctxasm.session_tenant();
+BEGIN
+    IF l_tenant IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('tenant_not_set'),
+            MESSAGE = 'tenant_not_set: call ctx_session.set_tenant in this transaction first';
+    END IF;
+    RETURN l_tenant;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_tenant();
+
+--changeset ctxasm:pg-internal-quoted dbms:postgresql runOnChange:true splitStatements:false
+--comment: a value quoted for an error message (quote_literal), cut to 200 characters: an error never echoes
+--comment: a caller's 100,000-character argument back whole
+CREATE OR REPLACE FUNCTION ctxasm.quoted(in_text text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN in_text IS NULL THEN 'NULL'
+                WHEN length(in_text) <= 200 THEN quote_literal(in_text)
+                ELSE quote_literal(left(in_text, 200)) || format('... (%s characters)', length(in_text)) END
+$$;
+--rollback DROP FUNCTION ctxasm.quoted(text);
+
+--changeset ctxasm:pg-internal-require-scope dbms:postgresql runOnChange:true splitStatements:false
+--comment: a routine that takes a scope may only act for the user and agent the session's claim names (when it
+--comment: names them): any other value, NULL included, is refused. Returns the session tenant.
+CREATE OR REPLACE FUNCTION ctxasm.require_scope(in_user_id varchar, in_agent_id varchar) RETURNS varchar
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_tenant varchar := ctxasm.require_tenant();
+    l_user   varchar := ctxasm.claim_scope('user');
+    l_agent  varchar := ctxasm.claim_scope('agent');
+BEGIN
+    IF l_user IS NOT NULL AND in_user_id IS DISTINCT FROM l_user THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
+            'scope_not_allowed: in_user_id %s is not the user the session''s claim names', ctxasm.quoted(in_user_id));
+    END IF;
+    IF l_agent IS NOT NULL AND in_agent_id IS DISTINCT FROM l_agent THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
+            'scope_not_allowed: in_agent_id %s is not the agent the session''s claim names', ctxasm.quoted(in_agent_id));
+    END IF;
+    RETURN l_tenant;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_scope(varchar, varchar);
+
+--changeset ctxasm:pg-internal-require-row-scope dbms:postgresql runOnChange:true splitStatements:false
+--comment: a row a session writes (a new record, a new version, or a row it deletes or erases) must carry the
+--comment: user and agent the session's claim names, when it names them
+CREATE OR REPLACE FUNCTION ctxasm.require_row_scope(in_memory_type varchar, in_row jsonb) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_user  varchar := ctxasm.claim_scope('user');
+    l_agent varchar := ctxasm.claim_scope('agent');
+BEGIN
+    IF l_user IS NOT NULL AND in_row ->> 'user_id' IS DISTINCT FROM l_user THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
+            'scope_not_allowed: %s.user_id %s is not the user the session''s claim names', in_memory_type,
+            ctxasm.quoted(in_row ->> 'user_id'));
+    END IF;
+    IF l_agent IS NOT NULL AND in_row ->> 'agent_id' IS DISTINCT FROM l_agent THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('scope_not_allowed'), MESSAGE = format(
+            'scope_not_allowed: %s.agent_id %s is not the agent the session''s claim names', in_memory_type,
+            ctxasm.quoted(in_row ->> 'agent_id'));
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_row_scope(varchar, jsonb);
+
+--changeset ctxasm:pg-internal-parse-snapshot dbms:postgresql runOnChange:true splitStatements:false
+--comment: a snapshot text from capture_snapshot, or invalid_snapshot naming it
+CREATE OR REPLACE FUNCTION ctxasm.parse_snapshot(in_snapshot varchar) RETURNS pg_snapshot
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_snapshot pg_snapshot;
+BEGIN
+    BEGIN
+        l_snapshot := in_snapshot::pg_snapshot;
+    EXCEPTION WHEN data_exception THEN
+        l_snapshot := NULL;
+    END;
+    IF l_snapshot IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_snapshot'), MESSAGE = format(
+            'invalid_snapshot: %s is not a snapshot from capture_snapshot', ctxasm.quoted(in_snapshot));
+    END IF;
+    RETURN l_snapshot;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.parse_snapshot(varchar);
+
+--changeset ctxasm:pg-internal-require-evaluation-time dbms:postgresql runOnChange:true splitStatements:false
+--comment: every selection and tool routine reads at one evaluation time, which the caller must give
+CREATE OR REPLACE FUNCTION ctxasm.require_evaluation_time(in_evaluation_time timestamptz) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF in_evaluation_time IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_evaluation_time must be given';
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_evaluation_time(timestamptz);
+
+--changeset ctxasm:pg-internal-check-record dbms:postgresql runOnChange:true splitStatements:false
+--comment: reject what would otherwise vanish or be coerced silently: non-objects, unknown and system keys
+CREATE OR REPLACE FUNCTION ctxasm.check_record(in_memory_type varchar, in_table varchar,
+                                               in_record jsonb, in_tenant_id varchar)
+RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    l_key       text;
+    l_type      text;
+    l_generated boolean;
+BEGIN
+    IF in_record IS NULL OR jsonb_typeof(in_record) <> 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = format('invalid_field: %s: in_record must be a JSON object', in_memory_type);
+    END IF;
+    FOR l_key IN SELECT jsonb_object_keys(in_record) LOOP
+        SELECT t.typname, a.attgenerated <> '' INTO l_type, l_generated
+          FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+         WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
+           AND a.attname = l_key AND a.attnum > 0 AND NOT a.attisdropped;
+        IF l_type IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+                MESSAGE = format('invalid_field: %s.%s: unknown field', in_memory_type, left(l_key, 200));
+        ELSIF l_key = 'tenant_id' THEN
+            IF in_record ->> 'tenant_id' IS DISTINCT FROM in_tenant_id THEN
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                    'invalid_field: %s.tenant_id: %s is not the session tenant', in_memory_type,
+                    ctxasm.quoted(in_record ->> 'tenant_id'));
+            END IF;
+        ELSIF l_key IN ('version', 'status', 'created_at', 'created_xid') OR l_generated THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                'invalid_field: %s.%s: set by the database, not by the caller', in_memory_type, l_key);
+        ELSIF l_type NOT IN ('jsonb', 'vector')
+              AND jsonb_typeof(in_record -> l_key) IN ('object', 'array') THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                'invalid_field: %s.%s: must be a %s, not a JSON %s', in_memory_type, l_key, l_type,
+                jsonb_typeof(in_record -> l_key));
+        END IF;
+    END LOOP;
+    IF in_record ? 'content'
+       AND (jsonb_typeof(in_record -> 'content') <> 'string' OR in_record ->> 'content' = '') THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+            MESSAGE = format('invalid_field: %s.content: must be a non-empty string', in_memory_type);
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.check_record(varchar, varchar, jsonb, varchar);
+
+--changeset ctxasm:pg-internal-insert-row-version dbms:postgresql runOnChange:true splitStatements:false
+--comment: one INSERT of the record's columns (the others take their defaults); errors name the field
+CREATE OR REPLACE FUNCTION ctxasm.insert_row_version(in_memory_type varchar, in_table varchar,
+                                                     in_tenant_id varchar, in_version integer, in_row jsonb)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    l_row        jsonb;
+    l_columns    text;
+    l_key        text;
+    l_column     text;
+    l_constraint text;
+BEGIN
+    l_row := (in_row - 'tenant_id' - 'version' - 'status' - 'created_at' - 'created_xid')
+             || jsonb_build_object('tenant_id', in_tenant_id, 'version', in_version, 'status', 'active');
+    -- Generated columns (a previous version's search_text, say) are the database's to compute.
+    l_row := l_row - coalesce((SELECT array_agg(a.attname::text) FROM pg_catalog.pg_attribute a
+                                WHERE a.attrelid = format('ctxasm.%I', in_table)::regclass
+                                  AND a.attgenerated <> ''), '{}'::text[]);
+    SELECT string_agg(quote_ident(k), ', ') INTO l_columns FROM jsonb_object_keys(l_row) AS k;
+    BEGIN
+        EXECUTE format('INSERT INTO ctxasm.%I (%s) SELECT %s FROM jsonb_populate_record(NULL::ctxasm.%I, $1)',
+                       in_table, l_columns, l_columns, in_table)
+            USING l_row;
+    EXCEPTION
+        WHEN unique_violation THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('duplicate_memory'), MESSAGE = format(
+                'duplicate_memory: %s %s version %s already exists for tenant %s',
+                in_memory_type, ctxasm.quoted(l_row ->> 'id'), in_version, ctxasm.quoted(in_tenant_id));
+        WHEN not_null_violation THEN
+            GET STACKED DIAGNOSTICS l_column = COLUMN_NAME;
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+                MESSAGE = format('invalid_field: %s.%s: required', in_memory_type, l_column);
+        WHEN check_violation THEN
+            GET STACKED DIAGNOSTICS l_constraint = CONSTRAINT_NAME;
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                'invalid_field: %s.%s: out of range (check %s)', in_memory_type,
+                regexp_replace(l_constraint, '^(memory_common|' || in_table || ')_(.+)_check$', '\2'),
+                l_constraint);
+        WHEN data_exception THEN
+            -- Find the field whose value does not convert, so the message can name it.
+            FOR l_key IN SELECT jsonb_object_keys(l_row) LOOP
+                BEGIN
+                    EXECUTE format('SELECT (jsonb_populate_record(NULL::ctxasm.%I, $1)).%I', in_table, l_key)
+                        USING jsonb_build_object(l_key, l_row -> l_key);
+                EXCEPTION WHEN data_exception THEN
+                    RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+                        MESSAGE = format('invalid_field: %s.%s: %s', in_memory_type, l_key, left(SQLERRM, 300));
+                END;
+            END LOOP;
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
+                MESSAGE = format('invalid_field: %s: %s', in_memory_type, left(SQLERRM, 300));
+    END;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.insert_row_version(varchar, varchar, varchar, integer, jsonb);

@@ -1,0 +1,232 @@
+--liquibase formatted sql logicalFilePath:db/packages/postgresql/0047_ctxasm_sources.sql
+-- The candidate sources of one window. Selection never reads "every row in scope": it reads a bounded list of
+-- sources (each a [type, id, version] reference with where it came from), then the rows those name, by primary
+-- key, in the tenant's partitions. Live assembly makes the list (enumerated fixed slices, the thread's tail,
+-- retrieval, the sources and claims of history); replay gets the list the manifest recorded and reads the same
+-- rows as of the recorded snapshot.
+
+--changeset ctxasm:pg-internal-merged-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: a source list with one entry per row version: the first origin by precedence (the thread's tail,
+--comment: enumeration, retrieval, a turn next to a retrieved one, a claim, a citation), with the retrieval
+--comment: figures of any entry for it
+CREATE OR REPLACE FUNCTION ctxasm.merged_sources(in_sources jsonb)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, origin varchar, item jsonb)
+LANGUAGE sql IMMUTABLE ROWS 300 AS $$
+    SELECT s.memory_type, s.id, s.version, (array_agg(s.origin ORDER BY s.precedence))[1],
+           (array_agg(s.item ORDER BY s.precedence))[1]
+           || coalesce((array_agg(s.item - 'origin' - 'slice') FILTER (WHERE s.origin = 'retrieval'))[1], '{}')
+      FROM (SELECT e.item -> 'ref' ->> 0 AS memory_type, e.item -> 'ref' ->> 1 AS id,
+                   (e.item -> 'ref' ->> 2)::integer AS version, e.item ->> 'origin' AS origin, e.item,
+                   array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], e.item ->> 'origin')
+                       AS precedence
+              FROM jsonb_array_elements(in_sources) AS e(item)
+             WHERE jsonb_typeof(e.item -> 'ref') = 'array') AS s
+     GROUP BY s.memory_type, s.id, s.version
+$$;
+--rollback DROP FUNCTION ctxasm.merged_sources(jsonb);
+
+--changeset ctxasm:pg-internal-read-rows-dropped dbms:postgresql splitStatements:false
+--comment: ctxasm.source_rows reads the rows of a source list together with where each came from
+DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
+--rollback SELECT 1;
+
+--changeset ctxasm:pg-internal-source-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the rows a source list names, each with its origin and source entry (one per row version: see
+--comment: merged_sources), now (NULL snapshot: the live tables) or exactly as they were visible in a recorded
+--comment: snapshot (the live row if it was visible then, else the retired version the history kept). Every
+--comment: read names the tenant and goes by primary key.
+CREATE OR REPLACE FUNCTION ctxasm.source_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
+RETURNS TABLE (memory ctxasm.memory_row, origin varchar, source jsonb)
+LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
+    WITH refs AS MATERIALIZED (
+        SELECT m.* FROM ctxasm.merged_sources(in_sources) AS m
+    )
+    -- One branch per type, each on its own type's view (ctxasm.memory_row_<type>, not the union with a type
+    -- filter, which would lock every tenant's partitions), so each reference probes its table's primary key.
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_guideline AS r
+        ON f.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_persona AS r
+        ON f.memory_type = 'persona' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_toolbox AS r
+        ON f.memory_type = 'toolbox' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_entity AS r
+        ON f.memory_type = 'entity' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_workflow AS r
+        ON f.memory_type = 'workflow' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_document AS r
+        ON f.memory_type = 'kb_document' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_chunk AS r
+        ON f.memory_type = 'kb_chunk' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_conversation AS r
+        ON f.memory_type = 'conversation' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_summary AS r
+        ON f.memory_type = 'summary' AND r.tenant_id = in_tenant_id AND r.id = f.id
+       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    UNION ALL
+    SELECT ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,
+               h.status, h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs,
+               h.confidence, h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type,
+               h.extra, h.created_xid, h.content_tokens, h.embedding, h.search_text, h.text_key,
+               h.pointer_text)::ctxasm.memory_row,
+           f.origin, f.item
+      FROM refs AS f
+      JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version
+     WHERE in_snapshot IS NOT NULL AND h.tenant_id = in_tenant_id
+       AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
+       AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
+$$;
+--rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
+
+--changeset ctxasm:pg-internal-source-item dbms:postgresql runOnChange:true splitStatements:false
+--comment: one entry of a source list
+CREATE OR REPLACE FUNCTION ctxasm.source_item(in_memory_type varchar, in_id varchar, in_version integer,
+                                              in_origin varchar, in_slice varchar)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT jsonb_build_object('ref', jsonb_build_array(in_memory_type, in_id, in_version), 'origin', in_origin,
+                              'slice', in_slice)
+$$;
+--rollback DROP FUNCTION ctxasm.source_item(varchar, varchar, integer, varchar, varchar);
+
+--changeset ctxasm:pg-internal-facts-enumerable dbms:postgresql runOnChange:true splitStatements:false
+--comment: whether the durable facts in scope are few enough (at most in_limit row versions) to enumerate them
+--comment: all; beyond that they are retrieved like evidence. Counts at most in_limit + 1 rows, by index.
+CREATE OR REPLACE FUNCTION ctxasm.facts_enumerable(in_tenant_id varchar, in_user_id varchar, in_agent_id varchar,
+                                                   in_thread_id varchar, in_limit integer)
+RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT count(*) <= in_limit
+      FROM (SELECT 1 FROM ctxasm.entity_memory AS e
+             WHERE e.tenant_id = in_tenant_id AND (e.user_id IS NULL OR e.user_id = in_user_id)
+               AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
+               AND (e.thread_id IS NULL OR e.thread_id = in_thread_id)
+            UNION ALL
+            SELECT 1 FROM ctxasm.workflow_memory AS w
+             WHERE w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
+               AND (w.agent_id IS NULL OR w.agent_id = in_agent_id)
+               AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
+             LIMIT in_limit + 1) AS counted
+$$;
+--rollback DROP FUNCTION ctxasm.facts_enumerable(varchar, varchar, varchar, varchar, integer);
+
+--changeset ctxasm:pg-internal-enumerated-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: the sources a window enumerates rather than retrieves, on the live tables of one tenant: every version
+--comment: in scope of the guidelines, persona and tools (small by nature; the lifecycle step decides), the
+--comment: thread's latest in_tail_limit messages by turn index, and, when in_with_facts, every version of the
+--comment: durable facts in scope
+CREATE OR REPLACE FUNCTION ctxasm.enumerated_sources(
+    in_tenant_id  varchar,
+    in_user_id    varchar,
+    in_agent_id   varchar,
+    in_thread_id  varchar,
+    in_tail_limit integer,
+    in_with_facts boolean
+)
+RETURNS SETOF jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT ctxasm.source_item('guideline', g.id, g.version, 'scope', 'guidelines')
+      FROM ctxasm.guideline_memory AS g
+     WHERE g.tenant_id = in_tenant_id AND (g.user_id IS NULL OR g.user_id = in_user_id)
+       AND (g.agent_id IS NULL OR g.agent_id = in_agent_id) AND (g.thread_id IS NULL OR g.thread_id = in_thread_id)
+    UNION ALL
+    SELECT ctxasm.source_item('persona', p.id, p.version, 'scope', 'persona')
+      FROM ctxasm.persona_memory AS p
+     WHERE p.tenant_id = in_tenant_id AND (p.user_id IS NULL OR p.user_id = in_user_id)
+       AND (p.agent_id IS NULL OR p.agent_id = in_agent_id) AND (p.thread_id IS NULL OR p.thread_id = in_thread_id)
+    UNION ALL
+    SELECT ctxasm.source_item('toolbox', t.id, t.version, 'scope', 'tools')
+      FROM ctxasm.toolbox_memory AS t
+     WHERE t.tenant_id = in_tenant_id AND (t.user_id IS NULL OR t.user_id = in_user_id)
+       AND (t.agent_id IS NULL OR t.agent_id = in_agent_id) AND (t.thread_id IS NULL OR t.thread_id = in_thread_id)
+    UNION ALL
+    SELECT ctxasm.source_item('conversation', c.id, c.version, 'tail', 'volatile_tail')
+      FROM (SELECT c.id, c.version FROM ctxasm.conversation_memory AS c
+             WHERE c.tenant_id = in_tenant_id AND c.thread_id = in_thread_id AND c.event_type = 'message'
+               AND (c.user_id IS NULL OR c.user_id = in_user_id) AND (c.agent_id IS NULL OR c.agent_id = in_agent_id)
+             ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC
+             LIMIT in_tail_limit) AS c
+    UNION ALL
+    SELECT ctxasm.source_item('entity', e.id, e.version, 'scope', 'durable_facts')
+      FROM ctxasm.entity_memory AS e
+     WHERE in_with_facts AND e.tenant_id = in_tenant_id AND (e.user_id IS NULL OR e.user_id = in_user_id)
+       AND (e.agent_id IS NULL OR e.agent_id = in_agent_id) AND (e.thread_id IS NULL OR e.thread_id = in_thread_id)
+    UNION ALL
+    SELECT ctxasm.source_item('workflow', w.id, w.version, 'scope', 'durable_facts')
+      FROM ctxasm.workflow_memory AS w
+     WHERE in_with_facts AND w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
+       AND (w.agent_id IS NULL OR w.agent_id = in_agent_id) AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
+$$;
+--rollback DROP FUNCTION ctxasm.enumerated_sources(varchar, varchar, varchar, varchar, integer, boolean);
+
+--changeset ctxasm:pg-internal-claim-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: what history depends on: the rows the recalled summaries and turns cite (their source_refs), and,
+--comment: for a cited row that makes a claim, every canonical fact of that claim in scope, so the conflict
+--comment: step can name the claim's current winner whatever its row id. Live tables of one tenant only.
+CREATE OR REPLACE FUNCTION ctxasm.claim_sources(
+    in_tenant_id varchar,
+    in_user_id   varchar,
+    in_agent_id  varchar,
+    in_thread_id varchar,
+    in_sources   jsonb
+)
+RETURNS SETOF jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+    WITH history AS (
+        SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
+               (s.item -> 'ref' ->> 2)::integer AS version
+          FROM jsonb_array_elements(in_sources) AS s(item)
+         WHERE s.item -> 'ref' ->> 0 IN ('summary', 'conversation')
+    ),
+    -- The citations of the history rows, read from their two tables by primary key.
+    citing AS (
+        SELECT m.source_refs FROM history AS h
+          JOIN ctxasm.summarization_memory AS m
+            ON h.memory_type = 'summary' AND m.tenant_id = in_tenant_id AND m.id = h.id AND m.version = h.version
+         WHERE m.source_refs <> '[]'::jsonb
+        UNION ALL
+        SELECT c.source_refs FROM history AS h
+          JOIN ctxasm.conversation_memory AS c
+            ON h.memory_type = 'conversation' AND c.tenant_id = in_tenant_id AND c.id = h.id AND c.version = h.version
+         WHERE c.source_refs <> '[]'::jsonb
+    ),
+    cited AS (
+        SELECT DISTINCT ref.value ->> 'type' AS memory_type, ref.value ->> 'id' AS id,
+               (ref.value ->> 'version')::integer AS version
+          FROM citing AS x
+          CROSS JOIN LATERAL jsonb_array_elements(x.source_refs) AS ref(value)
+         WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
+           AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
+    ),
+    cited_rows AS (
+        SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, (
+            SELECT coalesce(jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version),
+                                                         'origin', 'cited')), '[]')
+              FROM cited AS c)) AS x
+    )
+    SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', NULL) FROM cited_rows AS r
+    UNION
+    SELECT ctxasm.source_item('entity', e.id, e.version, 'claim', 'durable_facts')
+      FROM cited_rows AS r
+      JOIN ctxasm.entity_memory AS e
+        ON e.tenant_id = in_tenant_id AND e.subject = coalesce(r.subject, r.content_json -> 'claim' ->> 'subject')
+       AND e.predicate = coalesce(r.predicate, r.content_json -> 'claim' ->> 'predicate')
+     WHERE (e.user_id IS NULL OR e.user_id = in_user_id) AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
+       AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active'
+$$;
+--rollback DROP FUNCTION ctxasm.claim_sources(varchar, varchar, varchar, varchar, jsonb);

@@ -1,0 +1,51 @@
+--liquibase formatted sql logicalFilePath:db/security/postgresql/0030_pinned_settings.sql
+
+--changeset ctxasm:pg-sec-0030-pin-definer-settings dbms:postgresql runAlways:true splitStatements:false
+--comment: A SECURITY DEFINER function runs with the caller's settings unless it sets its own. The caller could
+--comment: then change what a contract routine returns: a tiny hnsw.ef_search or enable_indexscan = off changes
+--comment: which vector hits come back (and turns the shared HNSW index into a probe of other tenants' rows).
+--comment: So every definer routine that reads memory pins every planner setting (the "Query Tuning" group:
+--comment: enable_*, costs, GEQO, join limits, JIT) and work_mem to the deployment's values, pgvector's scan
+--comment: settings to ours, and row_security, TimeZone and the text search configuration; ctx_session's two
+--comment: definer functions read only the key table and pin only search_path. Run on every deployment, after
+--comment: the packages: CREATE OR REPLACE of a routine drops the settings ALTER FUNCTION added; a setting the
+--comment: routine's own definition makes is kept.
+DO $$
+DECLARE
+    l_function regprocedure;
+    l_actions  text;
+BEGIN
+    -- Load pgvector in this session, so its hnsw.* settings are known (and user-settable), not placeholders.
+    PERFORM '[0]'::public.vector;
+    FOR l_function, l_actions IN
+        SELECT p.oid::regprocedure, string_agg(a.action, ' ' ORDER BY a.action)
+          FROM pg_catalog.pg_proc AS p
+          JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+          CROSS JOIN (
+              SELECT s.name, format('SET %s FROM CURRENT', s.name) AS action
+                FROM pg_catalog.pg_settings AS s
+               WHERE (s.category LIKE 'Query Tuning%' OR s.name IN ('work_mem', 'hash_mem_multiplier'))
+                 AND s.context = 'user'
+              UNION ALL
+              SELECT v.name, v.action
+                FROM (VALUES
+                    ('hnsw.ef_search', 'SET hnsw.ef_search = 100'),
+                    ('hnsw.iterative_scan', 'SET hnsw.iterative_scan = strict_order'),
+                    ('hnsw.max_scan_tuples', 'SET hnsw.max_scan_tuples = 20000'),
+                    ('hnsw.scan_mem_multiplier', 'SET hnsw.scan_mem_multiplier = 1'),
+                    ('row_security', 'SET row_security = on'),
+                    ('TimeZone', 'SET "TimeZone" = ''UTC'''),
+                    ('default_text_search_config', 'SET default_text_search_config = ''pg_catalog.english''')
+                ) AS v (name, action)
+          ) AS a
+         WHERE p.prosecdef AND n.nspname IN ('ctx_memory', 'ctx_assembly', 'ctx_tools')
+           -- A value the routine sets in its own definition (select_window's jit = off) stays the routine's.
+           AND NOT EXISTS (SELECT 1 FROM unnest(coalesce(p.proconfig, '{}')) AS c (setting)
+                            WHERE lower(split_part(c.setting, '=', 1)) = lower(a.name))
+         GROUP BY p.oid
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s %s', l_function, l_actions);
+    END LOOP;
+END;
+$$;
+--rollback SELECT 1;

@@ -1,0 +1,94 @@
+"""Moving the database sources into db/postgresql and db/oracle must not re-run a deployed changeset.
+
+A database deployed from the layout before the move (db/schema, db/packages, db/security, the numbered files,
+read back from git) is brought up to date from this checkout: Liquibase must find every changeset it ran
+already under the same identity (id, author, file path; the moved files name their old path with
+logicalFilePath). Only runAlways changesets run again, and runOnChange ones whose text changed since.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tarfile
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+
+from ctxasm.local import deploy, pgconn
+from ctxasm_dev.gates.formatted_sql import read_changelog
+
+from ..conftest import REPO
+
+DATABASE = "ctxasm_layout_move"
+# A file the move created: the commit before the one that added it holds the earlier layout.
+MOVED_FILE = "db/postgresql/api/ctx_assembly.sql"
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True)
+
+
+def _layout_before_the_move(into: Path) -> str:
+    added = _git("log", "--no-renames", "--diff-filter=A", "--format=%H", "--", MOVED_FILE)
+    commits = added.stdout.decode().split()
+    if added.returncode != 0 or not commits:
+        pytest.skip(f"no git history of {MOVED_FILE} in {REPO} (not a git checkout?)")
+    before = f"{commits[-1]}^"
+    archive = _git("archive", "--format=tar", before, "db", "liquibase")
+    assert archive.returncode == 0, archive.stderr.decode()
+    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    assert (into / "db" / "packages" / "postgresql").is_dir(), f"{before} is not the earlier layout"
+    return before
+
+
+def _postgres_changesets(root: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """{(logical path, id): attributes} of every PostgreSQL changeset of the SQL files under root/db."""
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for path in sorted((root / "db").rglob("*.sql")):
+        changelog = read_changelog(path)
+        for changeset in changelog.changesets:
+            if "postgresql" in changeset.dbms:
+                found[(changelog.identity_path(root), changeset.id)] = changeset.attributes
+    return found
+
+
+def _body(root: Path, key: tuple[str, str]) -> list[str]:
+    for path in (root / "db").rglob("*.sql"):
+        changelog = read_changelog(path)
+        if changelog.identity_path(root) == key[0]:
+            for changeset in changelog.changesets:
+                if changeset.id == key[1]:
+                    return [line for _, line in changeset.body_lines]
+    return []
+
+
+def test_the_moved_layout_reruns_no_deployed_changeset(pg_target, tmp_path, monkeypatch):
+    old_root = tmp_path / "before"
+    old_root.mkdir()
+    _layout_before_the_move(old_root)
+    old = _postgres_changesets(old_root)
+    new = _postgres_changesets(REPO)
+    assert set(old) <= set(new), f"changesets no longer in the changelog: {sorted(set(old) - set(new))}"
+
+    target = pgconn.resolve_target(DATABASE, start=True)
+    try:
+        pgconn.drop_database(target)
+        monkeypatch.setenv("CTXASM_ROOT", str(old_root))
+        deploy.deploy_postgres(target)
+        monkeypatch.delenv("CTXASM_ROOT")
+        deploy.deploy_postgres(target)
+        with pgconn.connect(target, pgconn.owner_login()) as connection:
+            rows = connection.execute(
+                "SELECT filename, id, exectype FROM liquibase.databasechangelog").fetchall()
+    finally:
+        pgconn.drop_database(target)
+
+    recorded = {(filename, changeset_id): exectype for filename, changeset_id, exectype in rows}
+    assert set(recorded) == set(new), "every changeset is recorded once, under its original path"
+    again = {key for key, exectype in recorded.items() if exectype == "RERAN"}
+    allowed = {key for key in old if new[key].get("runalways") == "true"
+               or (new[key].get("runonchange") == "true" and _body(old_root, key) != _body(REPO, key))}
+    assert again <= allowed, f"re-ran after the move: {sorted(again - allowed)}"
+    assert {key for key in again if new[key].get("runalways") == "true"}, "the runAlways grants run every time"
