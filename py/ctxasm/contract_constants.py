@@ -31,4 +31,4 @@ POINTER_LENGTH = 60
 #: how far below its thread neighbour's logit a recalled turn may score (adjacent turns, live hybrid scoring)
 ADJACENT_MARGIN = 2.5
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
-SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score')
+SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')
