@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from ctxasm.core.manifest import Ref
+
 RENDERER_VERSION = "context-renderer-4"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
@@ -40,8 +42,7 @@ ID_DIGITS = 12
 def memory_id(ref: Sequence[Any]) -> str:
     """The stable id of a row version (the same in every window and tool result): how a tool result names
     the rows it read, and how a row is named where no window numbered it."""
-    kind, row_id, version = ref
-    digest = hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).digest()
+    digest = hashlib.sha256(Ref.of(ref).key.encode()).digest()
     return f"M{int.from_bytes(digest[:8], 'big') % 10 ** ID_DIGITS:0{ID_DIGITS}d}"
 
 

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxasm.core.compose import Window, WindowSpec, compose
-from ctxasm.core.manifest import ref_key
+from ctxasm.core.manifest import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import InvalidArgument, InvalidQuestion
@@ -74,7 +74,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
     ranks after every scored one). The database applies the sigmoid."""
     candidates = [c for c in selection["candidates"] if c["slice"] != "volatile_tail"]
     logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
-    scores = {ref_key(c["ref"]): logit for c, logit in zip(candidates, logits)}
+    scores = {Ref.of(c["ref"]).key: logit for c, logit in zip(candidates, logits)}
     again = store.select_window(tenant_id, replace(
         scope, scores=scores, snapshot=selection["snapshot"], sources=selection["retrieval"]["items"]))
     again["scorer"] = reranker.name

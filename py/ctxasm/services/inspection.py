@@ -13,11 +13,12 @@ from functools import cached_property
 from typing import Any
 
 from ctxasm.core import render
-from ctxasm.core.manifest import issued
+from ctxasm.core.manifest import Ref, issued
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
-RefKey = tuple[str, str, int]
+#: A row version the inspector keys rows by (a Ref is a (type, id, version) tuple).
+RefKey = Ref
 
 #: The order of slices in the request: the developer message (guidelines, persona, the memory instructions, which
 #: are guideline rows charged to the guidelines slice), the tools, the thread's recent turns, the memory records of
@@ -46,13 +47,8 @@ class ManifestNotFound(CtxasmError):
 
 
 def ref_key(ref: Sequence[Any] | None) -> RefKey | None:
-    if not ref or len(ref) != 3:
-        return None
-    kind, row_id, version = ref
-    try:
-        return (str(kind), str(row_id), int(version))
-    except (TypeError, ValueError):
-        return None
+    """The Ref of a manifest's `[type, id, version]`, or None where it is missing or malformed."""
+    return Ref.maybe(ref)
 
 
 def ref_text(ref: Sequence[Any] | None) -> str:
@@ -336,7 +332,7 @@ def _states(store: MemoryStore, tenant_id: str, snapshot: str, keys: Sequence[Re
         return {}
     states: dict[RefKey, str] = {}
     for key in keys:
-        found = now.get(f"{key[0]}:{key[1]}:{key[2]}")
+        found = now.get(key.key)
         states[key] = "gone" if found is None else str(found[0])
     return states
 

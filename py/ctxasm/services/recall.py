@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ctxasm.core.manifest import Ref
 from ctxasm.core.render import memory_id as render_memory_id
 from ctxasm.core.tool_results import ToolItem, ToolOutput
 from ctxasm.engines.store import MemoryStore
@@ -32,8 +33,8 @@ class Caller:
     roles: tuple[str, ...] = ()
 
 
-def _ref(ref: Any) -> tuple[str, str, int]:
-    return (ref[0], ref[1], int(ref[2]))
+def _ref(ref: Any) -> Ref:
+    return Ref.of(ref)
 
 
 def _titled(title: str | None, text: str) -> str:

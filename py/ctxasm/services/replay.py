@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, code_hash, compose
-from ctxasm.core.manifest import dependencies, first_difference, ref_key
+from ctxasm.core.manifest import Ref, dependencies, first_difference
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.services.assemble import parse_time
 
@@ -91,7 +91,7 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
     notes = []
     states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
     for ref in dependencies(manifest):
-        key = ref_key(ref)
+        key = Ref.of(ref).key
         if key not in states:
             return unavailable(f"dependency {key} is gone: erased, purged or no longer authorized")
         status, status_then = states[key]
