@@ -15,7 +15,8 @@ from typing import Any
 
 from ctxasm.core import budget as budgets, render
 from ctxasm.core.fitting import SLICE_BUDGET, Candidate, Excluded, Seated, SliceFit, fit_slice
-from ctxasm.core.manifest import Ref
+from ctxasm.core.manifest import Manifest
+from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import ENCODING_NAME, JOIN_MIN_CHARS, count_joined, count_tokens
 from ctxasm.errors import CtxasmError, InvalidBudget
 
@@ -52,13 +53,13 @@ class WindowSpec:
 @dataclass(frozen=True)
 class Window:
     request: dict[str, Any]
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def code_hash() -> str:
     """sha256 over the Python modules that decide what the request looks like; replay compares it."""
     digest = hashlib.sha256()
-    for module in ("compose.py", "render.py", "budget.py", "fitting.py", "tokens.py", "manifest.py"):
+    for module in ("compose.py", "render.py", "budget.py", "fitting.py", "tokens.py", "manifest.py", "refs.py"):
         digest.update(module.encode())
         digest.update((files("ctxasm.core") / module).read_bytes())
     return digest.hexdigest()
@@ -429,7 +430,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
                "passed_on": state.passed_on, "reclaimed": state.reclaimed}
         for name, state in states.items()
     }
-    manifest = {
+    manifest = Manifest({
         "mode": selection["engine"],
         "scn": selection["snapshot"],
         "renderer_version": render.RENDERER_VERSION,
@@ -471,7 +472,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         },
         "memories": memories,
         "excluded": excluded,
-    }
+    })
     return Window(request=request, manifest=manifest)
 
 

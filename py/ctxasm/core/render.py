@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from ctxasm.core.manifest import Ref
+from ctxasm.core.refs import Ref
 
 RENDERER_VERSION = "context-renderer-4"
 

@@ -11,7 +11,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxasm.core.compose import Window, WindowSpec, compose
-from ctxasm.core.manifest import Ref
+from ctxasm.core.manifest import Manifest, validate_manifest
+from ctxasm.core.refs import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import InvalidArgument, InvalidQuestion
@@ -21,7 +22,7 @@ from ctxasm.services import telemetry
 @dataclass(frozen=True)
 class AssembledWindow:
     request: dict[str, Any]
-    manifest: dict[str, Any]
+    manifest: Manifest
     manifest_id: str
 
     def as_json(self) -> dict[str, Any]:
@@ -99,6 +100,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
+        validate_manifest(window.manifest)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:
         store.rollback()  # a failed manifest write too: the connection goes back clean (issue 8, faults)

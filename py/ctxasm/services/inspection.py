@@ -13,7 +13,8 @@ from functools import cached_property
 from typing import Any
 
 from ctxasm.core import render
-from ctxasm.core.manifest import Ref, issued
+from ctxasm.core.manifest import Manifest, issued
+from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
@@ -377,9 +378,10 @@ def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, wit
     """The tenant's manifest `manifest_id` and its rows; ManifestNotFound (exit code 1) when the tenant has none
     of that id, which is also what another tenant's manifest looks like. With `with_request`, the literal
     request too, rebuilt by replay (one more selection at the recorded snapshot)."""
-    manifest = store.read_manifest(tenant_id, manifest_id)
-    if manifest is None:
+    recorded = store.read_manifest(tenant_id, manifest_id)
+    if recorded is None:
         raise ManifestNotFound(manifest_id, tenant_id)
+    manifest = Manifest.checked(recorded)
     rows: dict[RefKey, Mapping[str, Any]] = {}
     notes: list[str] = []
     states: dict[RefKey, str] = {}

@@ -38,7 +38,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from ctxasm import __version__
-from ctxasm.core.manifest import Ref
+from ctxasm.core.refs import Ref
 from ctxasm.errors import ConfigError
 
 TRACER_NAME = "ctxasm"

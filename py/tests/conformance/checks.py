@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxasm.core.manifest import Ref
+from ctxasm.core.refs import Ref
 
 FIXED_SLICES = ("guidelines", "persona", "tools")
 
