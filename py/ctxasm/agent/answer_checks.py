@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxasm.core.manifest import Ref, issued
+from ctxasm.core.manifest import issued
+from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore
 
 #: A window's id (M1, M17) or a row version's stable id (M + 12 digits, as tool results name rows).
