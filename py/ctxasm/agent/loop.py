@@ -200,7 +200,7 @@ class AgentLoop:
         fitted, exhausted = fit_and_charge(output, ledger)
         # Not even a notice fits: it says so in as few tokens as possible, and no more tools are offered.
         self.exhausted = self.exhausted or exhausted
-        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        shown = [i.ref.as_source_ref() for i in fitted.kept]
         record_id = self._record("tool_result", fitted.content, {
             "round": number, "call_id": call["id"], "tool": name, "arguments": arguments, "tier": fitted.tier,
             "tokens": fitted.tokens, "items": [i.memory_id for i in fitted.kept],

@@ -268,7 +268,7 @@ class ContextAssembly:
                 output = ToolOutput(name, (), (str(exc),))
         fitted, exhausted = fit_and_charge(output, self.ledger)
         self.exhausted = self.exhausted or exhausted
-        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        shown = [i.ref.as_source_ref() for i in fitted.kept]
         record = self.manager.record_event("tool_result", fitted.content, {
             "round": call.number, "framework": FRAMEWORK, "manifest_id": call.manifest_id, "call_id": call_id,
             "tool": name, "arguments": arguments, "tier": fitted.tier, "tokens": fitted.tokens,

@@ -57,5 +57,9 @@ class Ref(NamedTuple):
         """`[type, id, version]`, as the manifest and the database's JSON carry it."""
         return [self.memory_type, self.id, self.version]
 
+    def as_source_ref(self) -> dict[str, Any]:
+        """`{"type", "id", "version"}`, as an event's source_refs name the rows it derives from."""
+        return {"type": self.memory_type, "id": self.id, "version": self.version}
+
     def __str__(self) -> str:
         return self.key

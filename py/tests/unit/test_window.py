@@ -9,8 +9,8 @@ import pytest
 from ctxasm.core import render
 from ctxasm.core.budget import FixedSliceOverflow
 from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose, window_ids
-from ctxasm.core.refs import Ref
 from ctxasm.core.fitting import RequiredDoesNotFit
+from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
 
