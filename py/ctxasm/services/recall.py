@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from ctxasm.core.render import memory_id as render_memory_id
 from ctxasm.core.tool_results import ToolItem, ToolOutput
