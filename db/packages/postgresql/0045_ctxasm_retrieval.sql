@@ -238,6 +238,40 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.nearest_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, vector, integer);
 
+--changeset ctxasm:pg-internal-adjacent-turns dbms:postgresql runOnChange:true splitStatements:false
+--comment: the turns next to recalled ones: for each of in_ids (conversation rows of the tenant), the message turns
+--comment: just before and just after it in the same thread, in scope and in effect, that in_ids do not already
+--comment: hold. A conversation answers where it was asked: the turn that matches a question is often the one
+--comment: before the answer. Read from the tenant's own partition by its (tenant, thread, turn_index) index.
+CREATE OR REPLACE FUNCTION ctxasm.adjacent_turns(
+    in_tenant_id       varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_ids             varchar[]
+)
+RETURNS TABLE (id varchar, version integer, next_to varchar)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_part record;
+BEGIN
+    SELECT p.* INTO l_part FROM ctxasm.slice_partitions(in_tenant_id, 'recalled_history') AS p
+     WHERE p.memory_type = 'conversation';
+    IF NOT FOUND OR coalesce(cardinality(in_ids), 0) = 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT DISTINCT ON (r.id) r.id, r.version, a.id FROM ctxasm.%1$I AS a JOIN ctxasm.%1$I AS r '
+        'ON r.tenant_id = a.tenant_id AND r.thread_id = a.thread_id '
+        'AND r.turn_index IN (a.turn_index - 1, a.turn_index + 1) '
+        'WHERE a.tenant_id = $1 AND a.id = ANY ($2) AND NOT r.id = ANY ($2) AND %2$s ORDER BY r.id, a.id',
+        l_part.partition_name, l_part.predicate)
+        USING in_tenant_id, in_ids, in_user_id, in_agent_id, in_thread_id, in_evaluation_time;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.adjacent_turns(varchar, varchar, varchar, varchar, timestamptz, varchar[]);
+
 --changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
 --comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
 --comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe

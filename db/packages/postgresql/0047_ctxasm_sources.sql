@@ -7,7 +7,8 @@
 
 --changeset ctxasm:pg-internal-merged-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: a source list with one entry per row version: the first origin by precedence (the thread's tail,
---comment: enumeration, retrieval, a claim, a citation), with the retrieval figures of any entry for it
+--comment: enumeration, retrieval, a turn next to a retrieved one, a claim, a citation), with the retrieval
+--comment: figures of any entry for it
 CREATE OR REPLACE FUNCTION ctxasm.merged_sources(in_sources jsonb)
 RETURNS TABLE (memory_type varchar, id varchar, version integer, origin varchar, item jsonb)
 LANGUAGE sql IMMUTABLE ROWS 300 AS $$
@@ -16,7 +17,7 @@ LANGUAGE sql IMMUTABLE ROWS 300 AS $$
            || coalesce((array_agg(s.item - 'origin' - 'slice') FILTER (WHERE s.origin = 'retrieval'))[1], '{}')
       FROM (SELECT e.item -> 'ref' ->> 0 AS memory_type, e.item -> 'ref' ->> 1 AS id,
                    (e.item -> 'ref' ->> 2)::integer AS version, e.item ->> 'origin' AS origin, e.item,
-                   array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], e.item ->> 'origin')
+                   array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], e.item ->> 'origin')
                        AS precedence
               FROM jsonb_array_elements(in_sources) AS e(item)
              WHERE jsonb_typeof(e.item -> 'ref') = 'array') AS s

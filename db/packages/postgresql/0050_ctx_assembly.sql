@@ -48,6 +48,9 @@ DECLARE
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
     co_probe_rows      constant integer := 500;
+    -- How far below its thread neighbour's relevance a recalled turn may fall (logits; measured on the
+    -- conversation set: docs/conversation-eval.md).
+    co_adjacent_margin constant numeric := 2.5;
     -- Durable facts are enumerated while the scope holds at most this many row versions of them.
     co_facts_enumerated constant integer := 100;
     -- A slice's candidate limit by default: 1.25 times the records of 25 tokens its share would hold, 10..200.
@@ -265,6 +268,16 @@ BEGIN
                       co_probe_rows),
                   l_embedding, greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer),
                   2 * greatest(co_retrieval_depth, (l_limits ->> x.slice)::integer)) AS r
+        ),
+        -- The turns next to the best recalled turns (as many as the slice may keep), in their threads.
+        adjacent AS (
+            SELECT a.*
+              FROM ctxasm.adjacent_turns(
+                  l_tenant, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+                  ARRAY(SELECT r.id FROM retrieved AS r
+                         WHERE r.slice = 'recalled_history' AND r.memory_type = 'conversation'
+                         ORDER BY r.fused DESC, r.id
+                         LIMIT (l_limits ->> 'recalled_history')::integer)) AS a
         )
         SELECT coalesce(jsonb_agg(s.item), '[]'::jsonb) INTO l_sources
           FROM (SELECT e.item FROM enumerated AS e
@@ -276,7 +289,13 @@ BEGIN
                   FROM retrieved AS r
                  -- The thread's tail is shown as turns; retrieval recalls the rest of the history.
                  WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
-                                                                   r.memory_type, r.id, r.version))) AS s;
+                                                                   r.memory_type, r.id, r.version))
+                UNION ALL
+                SELECT ctxasm.source_item('conversation', a.id, a.version, 'adjacent', 'recalled_history')
+                       || jsonb_build_object('next_to', a.next_to)
+                  FROM adjacent AS a
+                 WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
+                                                                   'conversation', a.id, a.version))) AS s;
         l_sources := l_sources || coalesce((
             SELECT jsonb_agg(c) FROM ctxasm.claim_sources(l_tenant, in_user_id, in_agent_id, in_thread_id, l_sources)
                                       AS c), '[]'::jsonb);
@@ -419,24 +438,43 @@ BEGIN
         WINDOW by_slice AS (PARTITION BY v.slice)
     ),
     -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
+    relevance AS (
+        SELECT g.*,
+               CASE WHEN in_scores IS NOT NULL
+                    THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
+                    WHEN in_sources IS NOT NULL THEN (g.source ->> 'logit')::numeric
+                    WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                    THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
+                                             max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS own_logit,
+               CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'bm25')::numeric
+                    ELSE round(g.bm25_raw::numeric, 6) END AS bm25,
+               CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'similarity')::numeric
+                    ELSE round(g.similarity_raw::numeric, 6) END AS similarity
+          FROM signals AS g
+    ),
+    -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer sits
+    -- next to the question that matched. Live hybrid scoring only: a recorded logit already includes it.
+    adjacency AS (
+        SELECT r.*,
+               CASE WHEN in_scores IS NULL AND in_sources IS NULL AND r.slice = 'recalled_history'
+                         AND r.memory_type = 'conversation' THEN
+                   greatest(CASE WHEN lag(r.turn_index) OVER thread_turns = r.turn_index - 1
+                                 THEN lag(r.own_logit) OVER thread_turns END,
+                            CASE WHEN lead(r.turn_index) OVER thread_turns = r.turn_index + 1
+                                 THEN lead(r.own_logit) OVER thread_turns END) - co_adjacent_margin
+               END AS adjacent_logit
+          FROM relevance AS r
+        WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id)
+    ),
     step_score AS (
         SELECT x.*,
                CASE WHEN x.logit IS NULL THEN 0 ELSE round(1 / (1 + exp(-x.logit)), 6) END AS rerank,
                round(coalesce(x.confidence, 0.5), 6) AS confidence_score,
                round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - x.valid_from) / 86400.0
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
-          FROM (SELECT g.*,
-                       CASE WHEN in_scores IS NOT NULL
-                            THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
-                            WHEN in_sources IS NOT NULL THEN (g.source ->> 'logit')::numeric
-                            WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
-                            THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
-                                                     max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS logit,
-                       CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'bm25')::numeric
-                            ELSE round(g.bm25_raw::numeric, 6) END AS bm25,
-                       CASE WHEN in_sources IS NOT NULL THEN (g.source ->> 'similarity')::numeric
-                            ELSE round(g.similarity_raw::numeric, 6) END AS similarity
-                  FROM signals AS g) AS x
+          FROM (SELECT a.*,
+                       CASE WHEN a.adjacent_logit > a.own_logit THEN a.adjacent_logit ELSE a.own_logit END AS logit
+                  FROM adjacency AS a) AS x
     ),
     prioritized AS (
         SELECT p.*,
@@ -480,7 +518,9 @@ BEGIN
                    'scores', jsonb_strip_nulls(jsonb_build_object(
                                  'rerank_logit', o.logit, 'rerank', o.rerank, 'confidence', o.confidence_score,
                                  'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
-                                 'similarity', o.similarity))
+                                 'similarity', o.similarity,
+                                 'adjacent_logit', CASE WHEN o.adjacent_logit > o.own_logit
+                                                        THEN o.adjacent_logit END))
                              || jsonb_strip_nulls(jsonb_build_object(
                                  'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
                                  'fused', o.source -> 'fused')),
@@ -570,7 +610,7 @@ BEGIN
           FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity')
                        || coalesce((SELECT f.figures FROM scored_figures AS f)
                                    -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
-                       array_position(ARRAY['tail', 'scope', 'retrieval', 'claim', 'cited'], s.origin::text)
+                       array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)
                            AS precedence,
                        s.item ->> 'slice' AS slice, (s.item ->> 'fused')::numeric AS fused,
                        s.memory_type, s.id, s.version

@@ -55,6 +55,11 @@ class OracleStore:
     def purge_tenant(self, tenant_id: str) -> int:
         return int(self._call("ctx_admin.purge_tenant", int, in_tenant_id=tenant_id))
 
+    def refresh_statistics(self, tenant_id: str, memory_types: list[str]) -> list[str]:
+        """Nothing to refresh: Oracle Text scores terms from its own index, which a commit synchronises, and
+        the tables are not partitioned by tenant (optimizer statistics are the database's scheduled job)."""
+        return []
+
     def set_tenant(self, tenant_id: str) -> None:
         self._call("ctx_session.set_tenant", in_claim=self._claim(tenant_id))
 

@@ -71,6 +71,21 @@ class PostgresStore:
     def purge_tenant(self, tenant_id: str) -> int:
         return self._scalar("SELECT ctx_admin.purge_tenant(in_tenant_id => %s)", (tenant_id,))
 
+    def refresh_statistics(self, tenant_id: str, memory_types: list[str]) -> list[str]:
+        """ANALYZE the tenant's partitions of the given types' tables (owner connection). Lexical weights come
+        from a partition's planner statistics (ctxasm.question_terms): a partition ANALYZE has not reached yet
+        weighs every word alike, so a bulk load refreshes them instead of waiting for autovacuum."""
+        from psycopg import sql
+
+        with self._errors():
+            partitions = [row[0] for row in self.connection.execute(
+                "SELECT ctxasm.tenant_partition(%s, t.table_name) FROM ctxasm.memory_type AS t "
+                "WHERE t.memory_type = ANY (%s) ORDER BY t.table_name", (tenant_id, list(memory_types)))]
+            for partition in partitions:
+                self.connection.execute(sql.SQL("ANALYZE {}.{}").format(sql.Identifier("ctxasm"),
+                                                                        sql.Identifier(partition)))
+        return partitions
+
     def set_tenant(self, tenant_id: str) -> None:
         self._scalar(SET_TENANT, (self._claim(tenant_id),))
 

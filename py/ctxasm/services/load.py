@@ -225,6 +225,10 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
     except BaseException:
         store.rollback()
         raise
+    # Lexical weights come from planner statistics: the rows just written count from the first question on.
+    for tenant_id in sorted({tenant for tenant, _ in report.rows}):
+        store.refresh_statistics(tenant_id, sorted({kind for tenant, kind in report.rows if tenant == tenant_id}))
+        store.commit()
     report.seconds = time.perf_counter() - started
     return report
 
