@@ -106,7 +106,7 @@ class AgentLoop:
         manager = self.manager = MemoryManager(
             self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
             manifest_id=window.manifest_id, session=self.session)
-        allocation = window.manifest["allocation"]
+        allocation = window.manifest.allocation
         limits = allocation["tool_rounds"]
         ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])
         # Tool results are paid from the tool reserve, so once they arrive the request may use it too.

@@ -224,7 +224,7 @@ class ContextAssembly:
         instructions = compose_instructions(window.request["messages"][0]["content"], model_data.instructions)
         new_input: list[Any] = [*window_items(window.request), *run_items]
         request = {"model": spec.model, "instructions": instructions, "input": [plain(i) for i in new_input]}
-        allocation = window.manifest["allocation"]
+        allocation = window.manifest.allocation
         if self.ledger is None or not run_items:  # a new question: a new run, a fresh tool reserve
             self.ledger = ToolLedger(reserve=allocation["reserves"]["tools"],
                                      per_result=allocation["tool_rounds"]["max_tool_result_tokens"])
