@@ -18,7 +18,7 @@ $$;
 --rollback DROP FUNCTION ctxasm.scope_level(varchar, varchar, varchar);
 
 --changeset ctxasm:pg-sel-hybrid-logit dbms:postgresql runOnChange:true splitStatements:false
---comment: the hybrid scorer (hybrid-calibrated-1), used when no reranker scores are given: a logit from the
+--comment: the hybrid scorer (hybrid-calibrated-2), used when no reranker scores are given: a logit from the
 --comment: cosine similarity of the question and row embeddings (all-MiniLM-L6-v2: unrelated texts sit near
 --comment: 0.2, related ones above 0.5) and the row's BM25 score relative to the best in its slice:
 --comment: 12 (similarity - 0.35) + 1.5 bm25 / best_bm25. Measured on the labelled corpus and the conversation

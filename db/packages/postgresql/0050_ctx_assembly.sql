@@ -9,7 +9,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: compares it with the manifest's before it reads anything
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'context-selection-2'::varchar
+    SELECT 'context-selection-3'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -43,7 +43,7 @@ SET enable_nestloop = on SET enable_hashjoin = on SET enable_mergejoin = on SET 
 SET enable_partition_pruning = on SET work_mem = '16MB'
 AS $$
 DECLARE
-    co_hybrid_scorer   constant varchar := 'hybrid-calibrated-1';
+    co_hybrid_scorer   constant varchar := 'hybrid-calibrated-2';
     co_max_question    constant integer := 8000;  -- characters; bounds the work one call can ask for
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
@@ -453,11 +453,13 @@ BEGIN
           FROM signals AS g
     ),
     -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer sits
-    -- next to the question that matched. Live hybrid scoring only: a recorded logit already includes it.
+    -- next to the question that matched. Live hybrid scoring only; a replay takes the figure it recorded (its
+    -- recorded logit already includes it), a reranker's scores are taken as they are.
     adjacency AS (
         SELECT r.*,
-               CASE WHEN in_scores IS NULL AND in_sources IS NULL AND r.slice = 'recalled_history'
-                         AND r.memory_type = 'conversation' THEN
+               CASE WHEN in_scores IS NOT NULL THEN NULL
+                    WHEN in_sources IS NOT NULL THEN (r.source ->> 'adjacent_logit')::numeric
+                    WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation' THEN
                    greatest(CASE WHEN lag(r.turn_index) OVER thread_turns = r.turn_index - 1
                                  THEN lag(r.own_logit) OVER thread_turns END,
                             CASE WHEN lead(r.turn_index) OVER thread_turns = r.turn_index + 1
@@ -519,7 +521,7 @@ BEGIN
                                  'rerank_logit', o.logit, 'rerank', o.rerank, 'confidence', o.confidence_score,
                                  'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
                                  'similarity', o.similarity,
-                                 'adjacent_logit', CASE WHEN o.adjacent_logit > o.own_logit
+                                 'adjacent_logit', CASE WHEN o.adjacent_logit >= o.own_logit
                                                         THEN o.adjacent_logit END))
                              || jsonb_strip_nulls(jsonb_build_object(
                                  'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
@@ -600,14 +602,16 @@ BEGIN
     -- The source list as the manifest records it: one entry per row version, with the figures it was scored by.
     scored_figures AS MATERIALIZED (
         SELECT jsonb_object_agg(p.memory_type || ':' || p.id || ':' || p.version,
-                                jsonb_strip_nulls(jsonb_build_object('logit', p.logit, 'bm25', p.bm25,
-                                                                     'similarity', p.similarity))) AS figures
+                                jsonb_strip_nulls(jsonb_build_object(
+                                    'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
+                                    'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit
+                                                           THEN p.adjacent_logit END))) AS figures
           FROM prioritized AS p
     ),
     recorded_sources AS (
         SELECT jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id, r.version)
                    AS items
-          FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity')
+          FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity' - 'adjacent_logit')
                        || coalesce((SELECT f.figures FROM scored_figures AS f)
                                    -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
                        array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)

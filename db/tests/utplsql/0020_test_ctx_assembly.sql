@@ -613,7 +613,7 @@ create or replace package body test_ctx_assembly is
       l_expect.to_equal(co_tenant);
       l_expect := ut.expect(l_snapshot);
       l_expect.to_match('^[0-9]+$');
-      -- hybrid-calibrated-1, or bge-reranker:oracle:BGE_RERANKER when the ONNX model is loaded
+      -- hybrid-calibrated-2, or bge-reranker:oracle:BGE_RERANKER when the ONNX model is loaded
       l_expect := ut.expect(l_scorer);
       l_expect.to_be_not_null();
    end window_has_its_header;
@@ -843,7 +843,7 @@ create or replace package body test_ctx_assembly is
       l_version varchar2(64);
    begin
       l_expect := ut.expect(ctx_assembly.selection_version());
-      l_expect.to_equal('context-selection-2');
+      l_expect.to_equal('context-selection-3');
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
       l_window := window_at(co_after);
       select json_value(l_window, '$.selection_version') into l_version from dual;

@@ -11,6 +11,8 @@ from typing import Any
 from ctxasm.core.refs import Ref
 
 FIXED_SLICES = ("guidelines", "persona", "tools")
+#: How far below its thread neighbour's logit a recalled turn may score (select_window, both engines).
+ADJACENT_MARGIN = 2.5
 
 
 def key(ref: list[Any]) -> str:
@@ -63,6 +65,14 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
     for giver, receiver in expect.get("flows", []):
         assert slices[giver]["passed_on"] == slices[giver]["allowance"] - slices[giver]["used"], giver
         assert slices[receiver]["allowance"] == slices[receiver]["share"] + slices[giver]["passed_on"], receiver
+    for ref_key, neighbour_key in expect.get("scored_by_neighbour", {}).items():
+        scores = by_key[ref_key]["scores"]
+        assert scores.get("adjacent_logit") is not None, f"{ref_key} is not scored through a neighbour"
+        assert scores["rerank_logit"] == scores["adjacent_logit"], ref_key
+        lent = by_key[neighbour_key]["scores"]["rerank_logit"] - ADJACENT_MARGIN
+        assert abs(scores["adjacent_logit"] - lent) < 1e-6, (ref_key, neighbour_key)
+    for ref_key in expect.get("scored_on_their_own", []):
+        assert "adjacent_logit" not in by_key[ref_key]["scores"], ref_key
     if "equal_priority" in expect:
         priorities = {by_key[key(ref)]["scores"]["priority"] for ref in expect["equal_priority"]}
         assert len(priorities) == 1, priorities

@@ -109,7 +109,7 @@ def test_a_window_of_the_previous_selection_is_unavailable_naming_the_version(de
     tamper(demo_target, window.manifest_id, lambda m: m.update(selection_version="context-selection-1"))
     result = replay_of(demo_target, window.manifest_id)
     assert (result.status, result.exit_code) == ("unavailable", 6)
-    assert "selection version context-selection-1 is not the running context-selection-2" in result.reason
+    assert "selection version context-selection-1 is not the running context-selection-3" in result.reason
 
 
 def test_other_code_is_unavailable(demo_target):

@@ -15,7 +15,7 @@ from ctxasm.interfaces.inspector.accounting import account, unused_parts, unused
 from ctxasm.interfaces.inspector.diff import sentences
 from ctxasm.interfaces.inspector.exclusions import explain, parse_query, slice_summary
 from ctxasm.interfaces.inspector.request_view import request_view
-from ctxasm.interfaces.inspector.text import budget_bar, safe_line
+from ctxasm.interfaces.inspector.text import budget_bar, safe_line, scores_text
 from ctxasm.services.inspection import overflow_order, overflow_receivers, slices_in_request_order
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)> \x1b[31mred\x1b[0m & \"quoted\""
@@ -391,3 +391,10 @@ def test_diff_of_a_manifest_with_itself_is_empty():
     assert sentences(diff) == ["The two requests are byte-identical (equal request hashes)."]
     page = render_page(inspection(), diff)
     assert "<strong>equal</strong>" in page and "id=\"diff\"" in page
+
+
+def test_a_score_lent_by_a_thread_neighbour_is_said_so():
+    lent = scores_text({"priority": 0.9, "rerank": 0.9, "rerank_logit": 2.2, "adjacent_logit": 2.2, "bm25": 0})
+    assert lent == "priority 0.9, rerank 0.9 (logit 2.2, its thread neighbour's less the margin), bm25 0"
+    own = scores_text({"priority": 0.9, "rerank": 0.9, "rerank_logit": 2.2})
+    assert "neighbour" not in own

@@ -14,8 +14,8 @@ create or replace package body ctx_assembly is
    -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
 
    co_engine            constant varchar2(30) := 'oracle';
-   co_selection_version constant varchar2(30) := 'context-selection-2';
-   co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-1';
+   co_selection_version constant varchar2(30) := 'context-selection-3';
+   co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
    -- the in-database ONNX cross-encoder (a regression model: PREDICTION gives the raw logit) and its scorer name
@@ -69,6 +69,10 @@ create or replace package body ctx_assembly is
    co_facts_enumerated constant pls_integer := 100;
    -- reciprocal rank fusion: 1 / (k + rank) per retriever, a missing rank adding 0
    co_rrf_k            constant pls_integer := 60;
+   -- how far below its thread neighbour's relevance a recalled turn may fall (logits; PostgreSQL the same)
+   co_adjacent_margin  constant number := 2.5;
+   -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
+   co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
    co_method_lexical   constant varchar2(40) := 'lexical-oracle-text';
    co_method_hybrid    constant varchar2(40) := 'hybrid-oracle-text-hnsw-rrf-60';
@@ -1116,6 +1120,93 @@ create or replace package body ctx_assembly is
       return coalesce(l_items, to_clob(co_empty_array));
    end retrieved_items;
 
+   -- The turns next to the best recalled turns (PostgreSQL: ctxasm.adjacent_turns and select_window's adjacent
+   -- step): of in_retrieved's conversation items, the in_limit best by fused score, the message turns just
+   -- before and just after each in its thread, in scope and in effect, that neither in_retrieved nor in_exclude
+   -- holds: [{"ref", "origin": "adjacent", "slice": "recalled_history", "next_to"}], '[]' when none.
+   -- A conversation answers where it was asked: the turn that matches a question is often the one before the
+   -- answer. Reads by (tenant, thread, turn_index).
+   function adjacent_items(
+      in_tenant_id       in varchar2,
+      in_user_id         in varchar2,
+      in_agent_id        in varchar2,
+      in_evaluation_time in timestamp with time zone,
+      in_retrieved       in clob,
+      in_limit           in pls_integer,
+      in_exclude         in clob
+   ) return clob is
+      l_items clob;
+   begin
+      select json_arrayagg(
+                json_object(
+                   'ref' value json_array('conversation', n.id, n.version),
+                   'origin' value 'adjacent',
+                   'slice' value co_history,
+                   'next_to' value n.next_to
+                   returning clob
+                ) format json
+                order by n.id
+                returning clob
+             )
+        into l_items
+        from (
+                select r.id, r.version, min(a.id) as next_to
+                  from (
+                          select h.id
+                            from json_table(coalesce(in_retrieved, to_clob(co_empty_array)), '$[*]'
+                                    columns (
+                                       item_type varchar2(32)  path '$.ref[0]',
+                                       id        varchar2(128) path '$.ref[1]',
+                                       fused     number        path '$.fused'
+                                    )
+                                 ) h
+                           where h.item_type = 'conversation'
+                           order by h.fused desc, h.id
+                           fetch first in_limit rows only
+                       ) t
+                  join conversation_memory a
+                    on a.tenant_id = in_tenant_id
+                   and a.id = t.id
+                  join conversation_memory r
+                    on r.tenant_id = a.tenant_id
+                   and r.thread_id = a.thread_id
+                   and r.turn_index in (a.turn_index - 1, a.turn_index + 1)
+                 where r.user_id = in_user_id
+                   and r.event_type = 'message'
+                   and r.status <> 'erased'
+                   and r.deleted_at is null
+                   and r.valid_from <= in_evaluation_time
+                   and (r.valid_until is null or r.valid_until > in_evaluation_time)
+                   and (r.agent_id is null or r.agent_id = in_agent_id)
+                   and not exists (
+                          select 1
+                            from json_table(coalesce(in_retrieved, to_clob(co_empty_array)), '$[*]'
+                                    columns (
+                                       x_type varchar2(32)  path '$.ref[0]',
+                                       x_id   varchar2(128) path '$.ref[1]'
+                                    )
+                                 ) x
+                           where x.x_type = 'conversation'
+                             and x.x_id = r.id
+                       )
+                   and not exists (
+                          select 1
+                            from json_table(coalesce(in_exclude, to_clob(co_empty_array)), '$[*]'
+                                    columns (
+                                       x_type    varchar2(32)  path '$.ref[0]',
+                                       x_id      varchar2(128) path '$.ref[1]',
+                                       x_version number        path '$.ref[2]'
+                                    )
+                                 ) x
+                           where x.x_type = 'conversation'
+                             and x.x_id = r.id
+                             and x.x_version = r.version
+                       )
+                 group by r.id, r.version
+             ) n;
+      return coalesce(l_items, to_clob(co_empty_array));
+   end adjacent_items;
+
    function retrieve_for_question(
       in_slice           in varchar2,
       in_user_id         in conversation_memory.user_id%type,
@@ -1493,6 +1584,7 @@ create or replace package body ctx_assembly is
       l_depth          pls_integer;
       l_enumerated     clob;
       l_lexical        clob;
+      l_retrieved      clob;
       l_result         clob;
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
@@ -1720,9 +1812,7 @@ create or replace package body ctx_assembly is
                l_text_scores := array_union(in_first => l_text_scores, in_second => l_lexical);
                if not (l_slice = co_facts and l_with_facts = 1) then
                   -- the thread's tail is shown as turns; retrieval recalls the rest of the history
-                  l_sources := array_union(
-                     in_first  => l_sources,
-                     in_second => retrieved_items(
+                  l_retrieved := retrieved_items(
                                      in_slice   => l_slice,
                                      in_lexical => l_lexical,
                                      in_vector  => nearest(
@@ -1737,8 +1827,22 @@ create or replace package body ctx_assembly is
                                                    ),
                                      in_limit   => co_fused_factor * l_depth,
                                      in_exclude => l_enumerated
-                                  )
-                  );
+                                  );
+                  l_sources := array_union(in_first => l_sources, in_second => l_retrieved);
+                  if l_slice = co_history then
+                     l_sources := array_union(
+                        in_first  => l_sources,
+                        in_second => adjacent_items(
+                                        in_tenant_id       => l_tenant_id,
+                                        in_user_id         => in_user_id,
+                                        in_agent_id        => in_agent_id,
+                                        in_evaluation_time => in_evaluation_time,
+                                        in_retrieved       => l_retrieved,
+                                        in_limit           => l_limit_history,
+                                        in_exclude         => l_enumerated
+                                     )
+                     );
+                  end if;
                end if;
             end loop;
             l_sources := array_union(
@@ -1767,13 +1871,15 @@ create or replace package body ctx_assembly is
             -- The source list as rows (PostgreSQL: ctxasm.merged_sources).
             source_entries as (
                select e.memory_type, e.id, e.version, e.origin, e.slice, e.lexical_rank, e.vector_rank,
-                      e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity,
+                      e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity, e.next_to,
+                      e.adjacent_logit,
                       case e.origin
                          when 'tail' then 1
                          when 'scope' then 2
                          when 'retrieval' then 3
-                         when 'claim' then 4
-                         when 'cited' then 5
+                         when 'adjacent' then 4
+                         when 'claim' then 5
+                         when 'cited' then 6
                       end as precedence
                  from json_table(l_sources, '$[*]'
                          columns (
@@ -1789,7 +1895,9 @@ create or replace package body ctx_assembly is
                             fused           number        path '$.fused',
                             logit           number        path '$.logit',
                             bm25            number        path '$.bm25',
-                            similarity      number        path '$.similarity'
+                            similarity      number        path '$.similarity',
+                            next_to         varchar2(128) path '$.next_to',
+                            adjacent_logit  number        path '$.adjacent_logit'
                          )
                       ) e
                 where e.memory_type is not null
@@ -1797,10 +1905,15 @@ create or replace package body ctx_assembly is
                   and e.version is not null
             ),
             -- One entry per row version: the first origin by precedence (the thread's tail, enumeration,
-            -- retrieval, a claim, a citation), with the figures of the retrieval entry for it.
+            -- retrieval, a turn next to a retrieved one, a claim, a citation), with the figures of the retrieval
+            -- entry for it.
             sources as (
                select s.memory_type, s.id, s.version,
                       min(s.origin) keep (dense_rank first order by s.precedence) as origin,
+                      min(s.next_to) keep (dense_rank first order by s.precedence) as next_to,
+                      coalesce(max(case when s.origin = 'retrieval' then s.adjacent_logit end),
+                               min(s.adjacent_logit) keep (dense_rank first order by s.precedence))
+                         as adjacent_logit,
                       min(s.slice) keep (dense_rank first order by s.precedence) as item_slice,
                       min(s.precedence) as precedence,
                       max(case when s.origin = 'retrieval' then 1 else 0 end) as retrieved,
@@ -2456,7 +2569,7 @@ create or replace package body ctx_assembly is
                                in_text_score      => g.bm25_raw,
                                in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
                             )
-                      end as logit,
+                      end as own_logit,
                       case
                          when l_use_sources = 1 then g.source_bm25
                          else round(g.bm25_raw, co_score_places)
@@ -2475,6 +2588,56 @@ create or replace package body ctx_assembly is
                       ) sc
                    on sc.score_key = g.memory_type || ':' || g.id || ':' || to_char(g.version)
             ),
+            -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer
+            -- sits next to the question that matched. Live hybrid scoring only; a replay takes the figure it
+            -- recorded (its recorded logit already includes it), a reranker's scores are taken as they are.
+            adjacency as (
+               select r.*,
+                      case
+                         when l_scores is not null then null
+                         when l_use_sources = 1 then
+                            (select s.adjacent_logit
+                               from sources s
+                              where s.memory_type = r.memory_type
+                                and s.id = r.id
+                                and s.version = r.version)
+                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
+                            nullif(greatest(
+                               coalesce(
+                                  case
+                                     when lag(r.turn_index) over (
+                                             partition by r.slice, r.memory_type, r.thread_id
+                                             order by r.turn_index, r.id
+                                          ) = r.turn_index - 1
+                                     then lag(r.own_logit) over (
+                                             partition by r.slice, r.memory_type, r.thread_id
+                                             order by r.turn_index, r.id
+                                          )
+                                  end,
+                                  co_no_logit
+                               ),
+                               coalesce(
+                                  case
+                                     when lead(r.turn_index) over (
+                                             partition by r.slice, r.memory_type, r.thread_id
+                                             order by r.turn_index, r.id
+                                          ) = r.turn_index + 1
+                                     then lead(r.own_logit) over (
+                                             partition by r.slice, r.memory_type, r.thread_id
+                                             order by r.turn_index, r.id
+                                          )
+                                  end,
+                                  co_no_logit
+                               )
+                            ), co_no_logit) - co_adjacent_margin
+                      end as adjacent_logit
+                 from scored_logit r
+            ),
+            adjacent_scored as (
+               select a.*,
+                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end as logit
+                 from adjacency a
+            ),
             step_score as (
                select p.*,
                       case when p.logit is null then 0 else round(1 / (1 + exp(-p.logit)), co_score_places) end
@@ -2490,7 +2653,7 @@ create or replace package body ctx_assembly is
                          ),
                          co_score_places
                       ) as recency
-                 from scored_logit p
+                 from adjacent_scored p
             ),
             -- Step: priority. w_rerank * rerank + w_confidence * confidence + w_recency * recency.
             prioritized as (
@@ -2631,6 +2794,8 @@ create or replace package body ctx_assembly is
                             'priority' value t.priority,
                             'bm25' value t.bm25,
                             'similarity' value t.similarity,
+                            'adjacent_logit' value
+                               case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
                             'lexical_rank' value t.source_lexical_rank,
                             'vector_rank' value t.source_vector_rank,
                             'fused' value t.source_fused
@@ -2766,6 +2931,14 @@ create or replace package body ctx_assembly is
                                      'fused' value s.fused
                                      null on null returning clob
                                   )
+                               when s.origin = 'adjacent' then
+                                  json_object(
+                                     'ref' value json_array(s.memory_type, s.id, s.version),
+                                     'origin' value s.origin,
+                                     'slice' value s.item_slice,
+                                     'next_to' value s.next_to
+                                     null on null returning clob
+                                  )
                                else
                                   json_object(
                                      'ref' value json_array(s.memory_type, s.id, s.version),
@@ -2777,7 +2950,9 @@ create or replace package body ctx_assembly is
                             json_object(
                                'logit' value p.logit,
                                'bm25' value p.bm25,
-                               'similarity' value p.similarity
+                               'similarity' value p.similarity,
+                               'adjacent_logit' value
+                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end
                                absent on null returning clob
                             )
                             returning clob

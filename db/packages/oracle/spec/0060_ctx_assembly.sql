@@ -27,7 +27,7 @@ create or replace package ctx_assembly authid definer is
    /**
     * The version of the selection rules this deployment runs; replay compares it with the manifest's
     * before it reads anything. Reads nothing.
-    * @return 'context-selection-2'
+    * @return 'context-selection-3'
     */
    function selection_version return varchar2 deterministic;
 
@@ -62,7 +62,7 @@ create or replace package ctx_assembly authid definer is
     *        PREDICTION(BGE_RERANKER USING question AS first_input, full text AS second_input), rounded to 6
     *        places (scorer bge-reranker:oracle:BGE_RERANKER; the selection runs a second time with those
     *        logits); otherwise the hybrid logit 12 (similarity - 0.35) + 1.5 text_score / best text_score of
-    *        the slice (scorer hybrid-calibrated-1)
+    *        the slice (scorer hybrid-calibrated-2)
     * @param in_snapshot NULL (now: the live tables, and the current SCN is recorded) or an SCN recorded
     *        earlier (replay: the rows and compressions are read AS OF it)
     * @param in_query_embedding NULL or the question's embedding as vector text '[0.1, ...]' (384 numbers,
@@ -191,7 +191,7 @@ create or replace package ctx_assembly authid definer is
    ) return number deterministic;
 
    /**
-    * The hybrid scorer hybrid-calibrated-1: round(12 (similarity - 0.35) + 1.5 text_score / best_text_score,
+    * The hybrid scorer hybrid-calibrated-2: round(12 (similarity - 0.35) + 1.5 text_score / best_text_score,
     * 6), a NULL similarity or text score counting 0 (PostgreSQL: ctxasm.hybrid_logit, with BM25 where Oracle
     * has the Oracle Text SCORE).
     */

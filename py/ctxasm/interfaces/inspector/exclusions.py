@@ -228,7 +228,9 @@ def _source(manifest: Mapping[str, Any], key: RefKey) -> Mapping[str, Any] | Non
 
 def _source_text(item: Mapping[str, Any]) -> str:
     figures = [f"origin {item.get('origin')}"]
-    for name in ("lexical_rank", "vector_rank", "logit", "bm25", "similarity"):
+    if item.get("next_to") is not None:
+        figures.append(f"next to {item['next_to']} in its thread")
+    for name in ("lexical_rank", "vector_rank", "logit", "adjacent_logit", "bm25", "similarity"):
         if item.get(name) is not None:
             figures.append(f"{name.replace('_', ' ')} {item[name]}")
     return ", ".join(figures)

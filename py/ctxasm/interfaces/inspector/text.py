@@ -38,13 +38,14 @@ def scores_text(scores: Mapping[str, Any] | None) -> str:
     if "priority" in scores:
         parts.append(f"priority {scores['priority']}")
     if "rerank" in scores:
-        logit = f" (logit {scores['rerank_logit']})" if "rerank_logit" in scores else ""
+        neighbour = ", its thread neighbour's less the margin" if "adjacent_logit" in scores else ""
+        logit = f" (logit {scores['rerank_logit']}{neighbour})" if "rerank_logit" in scores else ""
         parts.append(f"rerank {scores['rerank']}{logit}")
     for name in ("confidence", "recency"):
         if name in scores:
             parts.append(f"{name} {scores[name]}")
     parts += [f"{k} {v}" for k, v in scores.items() if k not in {"priority", "rerank", "rerank_logit",
-                                                                "confidence", "recency"}]
+                                                                "adjacent_logit", "confidence", "recency"}]
     return ", ".join(parts)
 
 
