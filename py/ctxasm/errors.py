@@ -94,7 +94,21 @@ class BudgetMissing(DatabaseError):
 
 
 class InvalidBudget(DatabaseError):
+    """A context_budget guideline that is malformed or inconsistent, refused by the database or by
+    ctxasm.core.budget. `field` is the JSON path at fault within its content_json ("shares.fact_check.evidence";
+    "$" the object itself) and `problem` what is wrong there; both None when only the database's message is known."""
+
     code, number = "invalid_budget", 112
+
+    def __init__(self, message: str, *, field: str | None = None, problem: str | None = None):
+        super().__init__(message)
+        self.field = field
+        self.problem = problem
+
+    @classmethod
+    def at(cls, field: str, problem: str) -> InvalidBudget:
+        """The error for one field: "invalid_budget: <field>: <problem>"."""
+        return cls(f"invalid_budget: {field}: {problem}", field=field, problem=problem)
 
 
 class InvalidQuestion(DatabaseError):

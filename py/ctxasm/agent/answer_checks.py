@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxasm.core.manifest import issued, ref_key
+from ctxasm.core.manifest import issued
+from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore
 
 #: A window's id (M1, M17) or a row version's stable id (M + 12 digits, as tool results name rows).
@@ -68,13 +69,13 @@ def citations_traceable(answer: str, manifests: Sequence[Mapping[str, Any]], sto
     snapshot = store.capture_snapshot()
     states = store.row_states(tenant_id, refs, snapshot) if refs else {}
     store.rollback()
-    missing = [mid for mid in cited if mid in issued and ref_key(issued[mid]) not in states]
+    missing = [mid for mid in cited if mid in issued and Ref.of(issued[mid]).key not in states]
     problems = ([f"{mid} was not issued by the run's manifests" for mid in unknown]
-                + [f"{mid} ({ref_key(issued[mid])}) has no stored row" for mid in missing])
+                + [f"{mid} ({Ref.of(issued[mid]).key}) has no stored row" for mid in missing])
     if problems:
         return CheckResult("citations_traceable", False, "; ".join(problems))
     return CheckResult("citations_traceable", True,
-                       "; ".join(f"{mid} -> {ref_key(issued[mid])}" for mid in cited))
+                       "; ".join(f"{mid} -> {Ref.of(issued[mid]).key}" for mid in cited))
 
 
 

@@ -25,8 +25,9 @@ from ctxasm.agent.mcp_server import build_server
 from ctxasm.agent.model_clients import ModelClient
 from ctxasm.core import render
 from ctxasm.core.compose import RequestOverBudget, WindowSpec
+from ctxasm.core.manifest import Manifest, tool_result_entry, validate_manifest
 from ctxasm.core.tokens import count_tokens
-from ctxasm.core.tool_results import TOOL_RESULTS, ToolLedger, ToolOutput, fit_and_charge
+from ctxasm.core.tool_results import ToolLedger, ToolOutput, fit_and_charge
 from ctxasm.engines.store import MemoryStore
 from ctxasm.services import telemetry
 from ctxasm.services.assemble import AssembledWindow, assemble
@@ -60,7 +61,7 @@ class AgentRun:
     status: str
     answer: str | None
     rounds: list[Round]
-    manifests: list[dict[str, Any]]
+    manifests: list[Manifest]
     final_request: dict[str, Any]
     tool_tokens_used: int
     #: the question and the answer, stored as the thread's next turns (none when no answer came)
@@ -105,7 +106,7 @@ class AgentLoop:
         manager = self.manager = MemoryManager(
             self.store, Caller(spec.tenant_id, spec.user_id, spec.agent_id, spec.thread_id, self.roles), at=self.at,
             manifest_id=window.manifest_id, session=self.session)
-        allocation = window.manifest["allocation"]
+        allocation = window.manifest.allocation
         limits = allocation["tool_rounds"]
         ledger = ToolLedger(reserve=allocation["reserves"]["tools"], per_result=limits["max_tool_result_tokens"])
         # Tool results are paid from the tool reserve, so once they arrive the request may use it too.
@@ -149,9 +150,8 @@ class AgentLoop:
                         request["messages"].append(tool_message)
                     if number >= limits["max_rounds"] or self.exhausted:
                         request["tool_choice"] = "none"  # rounds or reserve spent: answer from what is there
-                    turn = {"round": number, "assistant": assistant, "tool_results": [e["ref"][1] for e in entries]}
-                    manifest = self._round_manifest(manifest, window.manifest_id, number + 1, request, limit, entries,
-                                                    turn)
+                    manifest = manifest.next_round(window.manifest_id, request, limit, assistant, entries)
+                    validate_manifest(manifest)
                     self.store.set_tenant(spec.tenant_id)
                     manifest_id = self.store.record_manifest(manifest)
                     manifests.append(manifest)
@@ -200,35 +200,14 @@ class AgentLoop:
         fitted, exhausted = fit_and_charge(output, ledger)
         # Not even a notice fits: it says so in as few tokens as possible, and no more tools are offered.
         self.exhausted = self.exhausted or exhausted
-        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        shown = [i.ref.as_source_ref() for i in fitted.kept]
         record_id = self._record("tool_result", fitted.content, {
             "round": number, "call_id": call["id"], "tool": name, "arguments": arguments, "tier": fitted.tier,
             "tokens": fitted.tokens, "items": [i.memory_id for i in fitted.kept],
             "dropped": [i.memory_id for i in fitted.dropped]},
             shown + [{"type": "manifest", "id": manifest_id, "version": 1}])
-        ref = ["conversation", record_id, 1]
-        entry = {"id": render.memory_id(ref), "ref": ref, "type": "tool_result", "status": "tool",
-                 "slice": TOOL_RESULTS, "tier": fitted.tier, "tokens": fitted.tokens, "origin": f"tool:{name}",
-                 "round": number, "call_id": call["id"], "arguments": arguments,
-                 "items": [{"id": i.memory_id, "ref": list(i.ref)} for i in fitted.kept],
-                 "dropped": [{"id": i.memory_id, "ref": list(i.ref)} for i in fitted.dropped]}
+        entry = tool_result_entry(record_id, name, fitted, number, call["id"], arguments)
         return entry, {"role": "tool", "tool_call_id": call["id"], "content": fitted.content}
-
-    def _round_manifest(self, previous: Mapping[str, Any], first_id: str, number: int, request: dict[str, Any],
-                        limit: int, entries: list[dict[str, Any]], turn: dict[str, Any]) -> dict[str, Any]:
-        """The previous window plus this round's turn: what replay needs to rebuild the request exactly."""
-        manifest = json.loads(json.dumps(previous))
-        manifest["turns"] = manifest.get("turns", []) + [turn]
-        if "tool_choice" in request:
-            manifest["request_options"] = {"tool_choice": request["tool_choice"]}
-        memories = manifest["memories"]
-        for entry in entries:
-            entry = dict(entry, position=len(memories) + 1)
-            memories.append(entry)
-        manifest.update(round=number, first_manifest_id=first_id, request_hash=render.request_hash(request),
-                        request_parts=render.part_hashes(request), request_tokens=count_tokens(render.serialize(request)),
-                        request_limit=limit)
-        return manifest
 
     def _record(self, event_type: str, content: str, content_json: Mapping[str, Any],
                 source_refs: list[dict[str, Any]]) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from ctxasm.core.refs import Ref
 from ctxasm.core.tool_results import ToolItem, ToolOutput
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
@@ -54,7 +55,7 @@ Asker = Callable[[str], Awaitable[str | None]]
 class ToolRow:
     """An active toolbox row as the database returned it."""
 
-    ref: tuple[str, str, int]
+    ref: Ref
     name: str
     handler: str
     schema: Mapping[str, Any]
@@ -63,8 +64,7 @@ class ToolRow:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolRow:
-        ref = data["ref"]
-        return cls(ref=(ref[0], ref[1], int(ref[2])), name=data["tool_name"], handler=data["tool_handler"],
+        return cls(ref=Ref.of(data["ref"]), name=data["tool_name"], handler=data["tool_handler"],
                    schema=data["tool_schema"] or {"type": "object"}, description=data.get("usage_notes") or "",
                    access_policy=data.get("access_policy"))
 

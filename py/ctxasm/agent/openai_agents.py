@@ -224,7 +224,7 @@ class ContextAssembly:
         instructions = compose_instructions(window.request["messages"][0]["content"], model_data.instructions)
         new_input: list[Any] = [*window_items(window.request), *run_items]
         request = {"model": spec.model, "instructions": instructions, "input": [plain(i) for i in new_input]}
-        allocation = window.manifest["allocation"]
+        allocation = window.manifest.allocation
         if self.ledger is None or not run_items:  # a new question: a new run, a fresh tool reserve
             self.ledger = ToolLedger(reserve=allocation["reserves"]["tools"],
                                      per_result=allocation["tool_rounds"]["max_tool_result_tokens"])
@@ -268,7 +268,7 @@ class ContextAssembly:
                 output = ToolOutput(name, (), (str(exc),))
         fitted, exhausted = fit_and_charge(output, self.ledger)
         self.exhausted = self.exhausted or exhausted
-        shown = [{"type": i.ref[0], "id": i.ref[1], "version": i.ref[2]} for i in fitted.kept]
+        shown = [i.ref.as_source_ref() for i in fitted.kept]
         record = self.manager.record_event("tool_result", fitted.content, {
             "round": call.number, "framework": FRAMEWORK, "manifest_id": call.manifest_id, "call_id": call_id,
             "tool": name, "arguments": arguments, "tier": fitted.tier, "tokens": fitted.tokens,

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ctxasm import contract_constants, errors
+from ctxasm.errors import InvalidBudget
 
 #: Slices whose size the budget sets by share, in layout order.
 DYNAMIC_SLICES: tuple[str, ...] = ("durable_facts", "evidence", "recalled_history", "volatile_tail")
@@ -45,15 +46,6 @@ MAX_CANDIDATE_LIMIT = contract_constants.MAX_CANDIDATE_LIMIT
 #: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
 LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")
-
-
-class InvalidBudget(errors.InvalidBudget):
-    """The budget guideline is malformed or inconsistent; `field` is the JSON path at fault."""
-
-    def __init__(self, field: str, problem: str):
-        self.field = field
-        self.problem = problem
-        super().__init__(f"invalid_budget: {field}: {problem}")
 
 
 class UnknownIntent(errors.UnknownIntent):
@@ -154,22 +146,22 @@ def _token_count(data: Mapping[str, Any], key: str, minimum: int, parent: str = 
     path = f"{parent}.{key}" if parent else key
     # Integral floats/Decimals (5000.0) are accepted: JSON has one number type and drivers differ.
     if not _is_number(value) or value != int(value):
-        raise InvalidBudget(path, f"must be a whole number, got {value!r}")
+        raise InvalidBudget.at(path, f"must be a whole number, got {value!r}")
     if value < minimum:
-        raise InvalidBudget(path, f"must be >= {minimum}, got {value!r}")
+        raise InvalidBudget.at(path, f"must be >= {minimum}, got {value!r}")
     return int(value)
 
 
 def _check_keys(data: Any, path: str, required: Sequence[str], optional: Sequence[str] = ()) -> None:
     if not isinstance(data, Mapping):
-        raise InvalidBudget(path, f"must be a JSON object, got {type(data).__name__}")
+        raise InvalidBudget.at(path, f"must be a JSON object, got {type(data).__name__}")
     prefix = "" if path == "$" else path + "."
     for key in required:
         if key not in data:
-            raise InvalidBudget(prefix + key, "is required")
+            raise InvalidBudget.at(prefix + key, "is required")
     for key in data:
         if key not in required and key not in optional:
-            raise InvalidBudget(prefix + str(key), f"is not a known field (known: {', '.join((*required, *optional))})")
+            raise InvalidBudget.at(prefix + str(key), f"is not a known field (known: {', '.join((*required, *optional))})")
 
 
 def _parse_weights(data: Any) -> Weights:
@@ -177,85 +169,85 @@ def _parse_weights(data: Any) -> Weights:
     for key in _WEIGHTS:
         value = data[key]
         if not _is_number(value) or value < 0:
-            raise InvalidBudget(f"weights.{key}", f"must be a number >= 0, got {value!r}")
+            raise InvalidBudget.at(f"weights.{key}", f"must be a number >= 0, got {value!r}")
     total = sum(Fraction(str(data[key])) for key in _WEIGHTS)
     if total <= 0:
-        raise InvalidBudget("weights", "must not all be 0")
+        raise InvalidBudget.at("weights", "must not all be 0")
     if total > 1 + TOLERANCE:
-        raise InvalidBudget("weights", f"must sum to at most 1, got {float(total)}")
+        raise InvalidBudget.at("weights", f"must sum to at most 1, got {float(total)}")
     return Weights(*(float(data[key]) for key in _WEIGHTS))
 
 
 def _parse_shares(data: Any) -> Mapping[str, Mapping[str, float]]:
     if not isinstance(data, Mapping):
-        raise InvalidBudget("shares", f"must be a JSON object, got {type(data).__name__}")
+        raise InvalidBudget.at("shares", f"must be a JSON object, got {type(data).__name__}")
     if not data:
-        raise InvalidBudget("shares", "must name at least one intent")
+        raise InvalidBudget.at("shares", "must name at least one intent")
     parsed: dict[str, Mapping[str, float]] = {}
     for intent, per_slice in data.items():
         path = f"shares.{intent}"
         if not isinstance(intent, str) or not intent:
-            raise InvalidBudget(path, "intent names must be non-empty strings")
+            raise InvalidBudget.at(path, "intent names must be non-empty strings")
         if not isinstance(per_slice, Mapping):
-            raise InvalidBudget(path, f"must be a JSON object, got {type(per_slice).__name__}")
+            raise InvalidBudget.at(path, f"must be a JSON object, got {type(per_slice).__name__}")
         for slice_name, share in per_slice.items():
             if slice_name == TOOL_RESULTS:
-                raise InvalidBudget(f"{path}.{slice_name}", "tool results have no share; they use tool_reserve")
+                raise InvalidBudget.at(f"{path}.{slice_name}", "tool results have no share; they use tool_reserve")
             if slice_name not in DYNAMIC_SLICES:
-                raise InvalidBudget(
+                raise InvalidBudget.at(
                     f"{path}.{slice_name}", f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})"
                 )
             if not _is_number(share) or not 0 <= share <= 1:
-                raise InvalidBudget(f"{path}.{slice_name}", f"must be a number in [0, 1], got {share!r}")
+                raise InvalidBudget.at(f"{path}.{slice_name}", f"must be a number in [0, 1], got {share!r}")
         total = sum((Fraction(str(share)) for share in per_slice.values()), Fraction(0))
         if total > 1 + TOLERANCE:
-            raise InvalidBudget(path, f"shares must sum to at most 1, got {float(total)}")
+            raise InvalidBudget.at(path, f"shares must sum to at most 1, got {float(total)}")
         parsed[intent] = MappingProxyType({name: float(per_slice.get(name, 0.0)) for name in DYNAMIC_SLICES})
     return MappingProxyType(parsed)
 
 
 def _parse_overflow_order(data: Any) -> tuple[str, ...]:
     if not isinstance(data, (list, tuple)):
-        raise InvalidBudget("overflow_order", f"must be a JSON array, got {type(data).__name__}")
+        raise InvalidBudget.at("overflow_order", f"must be a JSON array, got {type(data).__name__}")
     seen: set[str] = set()
     for index, name in enumerate(data):
         path = f"overflow_order[{index}]"
         if name not in DYNAMIC_SLICES:
-            raise InvalidBudget(path, f"{name!r} is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
+            raise InvalidBudget.at(path, f"{name!r} is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
         if name in seen:
-            raise InvalidBudget(path, f"{name!r} is listed twice")
+            raise InvalidBudget.at(path, f"{name!r} is listed twice")
         seen.add(name)
     return tuple(data)
 
 
 def _parse_tier_limits(data: Any) -> Mapping[str, Mapping[str, int]]:
     if not isinstance(data, Mapping):
-        raise InvalidBudget("tier_limits", f"must be a JSON object, got {type(data).__name__}")
+        raise InvalidBudget.at("tier_limits", f"must be a JSON object, got {type(data).__name__}")
     parsed: dict[str, Mapping[str, int]] = {}
     for slice_name, limits in data.items():
         path = f"tier_limits.{slice_name}"
         if slice_name not in DYNAMIC_SLICES:
-            raise InvalidBudget(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
+            raise InvalidBudget.at(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
         if not isinstance(limits, Mapping):
-            raise InvalidBudget(path, f"must be a JSON object, got {type(limits).__name__}")
+            raise InvalidBudget.at(path, f"must be a JSON object, got {type(limits).__name__}")
         for tier in limits:
             if tier not in LIMITED_TIERS:
-                raise InvalidBudget(f"{path}.{tier}", f"is not a tier with a limit (known: {', '.join(LIMITED_TIERS)})")
+                raise InvalidBudget.at(f"{path}.{tier}", f"is not a tier with a limit (known: {', '.join(LIMITED_TIERS)})")
         parsed[slice_name] = MappingProxyType({tier: _token_count(limits, tier, 0, path) for tier in limits})
     return MappingProxyType(parsed)
 
 
 def _parse_candidate_limits(data: Any) -> Mapping[str, int]:
     if not isinstance(data, Mapping):
-        raise InvalidBudget("candidate_limits", f"must be a JSON object, got {type(data).__name__}")
+        raise InvalidBudget.at("candidate_limits", f"must be a JSON object, got {type(data).__name__}")
     parsed: dict[str, int] = {}
     for slice_name in data:
         path = f"candidate_limits.{slice_name}"
         if slice_name not in DYNAMIC_SLICES:
-            raise InvalidBudget(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
+            raise InvalidBudget.at(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
         parsed[slice_name] = _token_count(data, slice_name, 1, "candidate_limits")
         if parsed[slice_name] > MAX_CANDIDATE_LIMIT:
-            raise InvalidBudget(path, f"must be <= {MAX_CANDIDATE_LIMIT}, got {parsed[slice_name]}")
+            raise InvalidBudget.at(path, f"must be <= {MAX_CANDIDATE_LIMIT}, got {parsed[slice_name]}")
     return MappingProxyType(parsed)
 
 
@@ -266,28 +258,28 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
     reserves = {key: _token_count(data, key, 0)
                 for key in ("output_reserve", "tool_reserve", "request_overhead_reserve")}
     if sum(reserves.values()) >= usable:
-        raise InvalidBudget(
+        raise InvalidBudget.at(
             "usable_context",
             f"{usable} leaves nothing after the reserves ({' + '.join(map(str, reserves.values()))})",
         )
     max_rounds = _token_count(data, "max_rounds", 1)
     max_tool_result = _token_count(data, "max_tool_result_tokens", 0)
     if max_tool_result > reserves["tool_reserve"]:
-        raise InvalidBudget(
+        raise InvalidBudget.at(
             "max_tool_result_tokens", f"{max_tool_result} exceeds tool_reserve ({reserves['tool_reserve']})"
         )
     weights = _parse_weights(data["weights"])
     recency_days = data["recency_days"]
     if not _is_number(recency_days) or recency_days <= 0:
-        raise InvalidBudget("recency_days", f"must be a number > 0, got {recency_days!r}")
+        raise InvalidBudget.at("recency_days", f"must be a number > 0, got {recency_days!r}")
     shares = _parse_shares(data["shares"])
     overflow_order = _parse_overflow_order(data["overflow_order"])
     require = data.get("require_current_facts", True)
     if not isinstance(require, bool):
-        raise InvalidBudget("require_current_facts", f"must be true or false, got {require!r}")
+        raise InvalidBudget.at("require_current_facts", f"must be true or false, got {require!r}")
     reclaim = data.get("reclaim_unused", False)
     if not isinstance(reclaim, bool):
-        raise InvalidBudget("reclaim_unused", f"must be true or false, got {reclaim!r}")
+        raise InvalidBudget.at("reclaim_unused", f"must be true or false, got {reclaim!r}")
     return Budget(
         usable_context=usable,
         max_rounds=max_rounds,
@@ -308,7 +300,7 @@ def budget_problems(data: Any) -> list[InvalidBudget]:
     """Every problem of a context_budget content_json at once (parse_budget stops at the first): missing and
     unknown fields, each field on its own, then, when each is sound, the checks across fields. [] when it parses."""
     if not isinstance(data, Mapping):
-        return [InvalidBudget("$", f"must be a JSON object, got {type(data).__name__}")]
+        return [InvalidBudget.at("$", f"must be a JSON object, got {type(data).__name__}")]
     problems: list[InvalidBudget] = []
 
     def attempt(check: Any, *args: Any) -> None:
@@ -318,8 +310,8 @@ def budget_problems(data: Any) -> list[InvalidBudget]:
             problems.append(exc)
 
     known = (*_REQUIRED, *_OPTIONAL)
-    problems += [InvalidBudget(key, "is required") for key in _REQUIRED if key not in data]
-    problems += [InvalidBudget(str(key), f"is not a known field (known: {', '.join(known)})")
+    problems += [InvalidBudget.at(key, "is required") for key in _REQUIRED if key not in data]
+    problems += [InvalidBudget.at(str(key), f"is not a known field (known: {', '.join(known)})")
                  for key in data if key not in known]
     for key, minimum in (("usable_context", 1), ("output_reserve", 0), ("tool_reserve", 0),
                          ("request_overhead_reserve", 0), ("max_rounds", 1), ("max_tool_result_tokens", 0)):
@@ -331,10 +323,10 @@ def budget_problems(data: Any) -> list[InvalidBudget]:
         if key in data:
             attempt(parse, data[key])
     if "recency_days" in data and (not _is_number(data["recency_days"]) or data["recency_days"] <= 0):
-        problems.append(InvalidBudget("recency_days", f"must be a number > 0, got {data['recency_days']!r}"))
+        problems.append(InvalidBudget.at("recency_days", f"must be a number > 0, got {data['recency_days']!r}"))
     for key in ("require_current_facts", "reclaim_unused"):
         if key in data and not isinstance(data[key], bool):
-            problems.append(InvalidBudget(key, f"must be true or false, got {data[key]!r}"))
+            problems.append(InvalidBudget.at(key, f"must be true or false, got {data[key]!r}"))
     if not problems:
         attempt(parse_budget, data)
     return problems

@@ -15,7 +15,8 @@ from typing import Any
 
 from ctxasm.core import budget as budgets, render
 from ctxasm.core.fitting import SLICE_BUDGET, Candidate, Excluded, Seated, SliceFit, fit_slice
-from ctxasm.core.manifest import ref_key
+from ctxasm.core.manifest import Manifest
+from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import ENCODING_NAME, JOIN_MIN_CHARS, count_joined, count_tokens
 from ctxasm.errors import CtxasmError, InvalidBudget
 
@@ -52,13 +53,13 @@ class WindowSpec:
 @dataclass(frozen=True)
 class Window:
     request: dict[str, Any]
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def code_hash() -> str:
     """sha256 over the Python modules that decide what the request looks like; replay compares it."""
     digest = hashlib.sha256()
-    for module in ("compose.py", "render.py", "budget.py", "fitting.py", "tokens.py", "manifest.py"):
+    for module in ("compose.py", "render.py", "budget.py", "fitting.py", "tokens.py", "manifest.py", "refs.py"):
         digest.update(module.encode())
         digest.update((files("ctxasm.core") / module).read_bytes())
     return digest.hexdigest()
@@ -69,7 +70,7 @@ def _parse_budget(selection: Mapping[str, Any]) -> budgets.Budget:
     try:
         return budgets.parse_budget(selection["budget"]["content_json"])
     except InvalidBudget as exc:
-        raise InvalidBudget(f"{exc} (budget {ref[1]} version {ref[2]})") from None
+        raise InvalidBudget(f"{exc} (budget {ref[1]} version {ref[2]})", field=exc.field, problem=exc.problem) from None
 
 
 #: The order in which a window numbers its memories: the slices whose records carry ids, in layout order, then
@@ -83,9 +84,9 @@ def window_ids(selection: Mapping[str, Any]) -> dict[str, str]:
     rows; then a current fact an annotation names that is not a candidate. The numbering depends only on the
     selection, so a replay of the same selection numbers the same way."""
     candidates = sorted(selection["candidates"], key=lambda c: (
-        _NUMBERING_ORDER.get(c["slice"], len(_NUMBERING_ORDER)), c.get("selection_rank") or 0, ref_key(c["ref"])))
-    keys = [ref_key(c["ref"]) for c in candidates] + [ref_key(f["ref"]) for f in selection["fixed"]]
-    keys += [ref_key(note["current"]) for c in candidates for note in c.get("annotations", ()) if note.get("current")]
+        _NUMBERING_ORDER.get(c["slice"], len(_NUMBERING_ORDER)), c.get("selection_rank") or 0, Ref.of(c["ref"]).key))
+    keys = [Ref.of(c["ref"]).key for c in candidates] + [Ref.of(f["ref"]).key for f in selection["fixed"]]
+    keys += [Ref.of(note["current"]).key for c in candidates for note in c.get("annotations", ()) if note.get("current")]
     ids: dict[str, str] = {}
     for key in keys:
         ids.setdefault(key, render.window_id(len(ids) + 1))
@@ -94,7 +95,7 @@ def window_ids(selection: Mapping[str, Any]) -> dict[str, str]:
 
 def _annotations(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[render.Annotation, ...]:
     return tuple(
-        render.Annotation(ids[ref_key(note["current"])] if note.get("current") else None,
+        render.Annotation(ids[Ref.of(note["current"]).key] if note.get("current") else None,
                           note.get("current_content"))
         for note in candidate.get("annotations", ())
     )
@@ -130,7 +131,7 @@ def _group_key(candidate: Mapping[str, Any]) -> str:
 def _record_tiers(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> dict[str, str | None]:
     """Each tier as the line it would be in the memory context: a whole <memory> record, or, for a recalled
     turn, its line in the turn group."""
-    mid = ids[ref_key(candidate["ref"])]
+    mid = ids[Ref.of(candidate["ref"]).key]
     tiers = candidate["tiers"]
     if _is_grouped(candidate):
         return {"full": render.turn_line(mid, candidate.get("role"), tiers["full"]),
@@ -154,7 +155,7 @@ def _tail_message(role: str, text: str) -> dict[str, str]:
 
 def _tail_turn(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[str, str]:
     """(role, content) of a thread turn as the request carries it (render.tail_turn quotes other roles)."""
-    return render.tail_turn(ids[ref_key(candidate["ref"])], candidate["role"], candidate["tiers"]["full"])
+    return render.tail_turn(ids[Ref.of(candidate["ref"]).key], candidate["role"], candidate["tiers"]["full"])
 
 
 def _stored_costs(item: Mapping[str, Any], rendered: Mapping[str, str | None]) -> dict[str, int]:
@@ -185,7 +186,7 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
             role, content = _tail_turn(item, ids)
             message = render.serialize(_tail_message(role, content)) + ","
             by_slice["volatile_tail"].append(
-                Candidate(key=ref_key(item["ref"]), slice="volatile_tail", tiers={"full": content},
+                Candidate(key=Ref.of(item["ref"]).key, slice="volatile_tail", tiers={"full": content},
                           required=bool(item.get("required")), ref=item,
                           token_counts={"full": count_tokens(message)}))
             continue
@@ -197,7 +198,7 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
             heading = _group_key(item)
             groups = ((_TURN_SECTION, section_cost), (heading, _priced(render.turn_heading(_turn_date(item)))))
         by_slice[item["slice"]].append(
-            Candidate(key=ref_key(item["ref"]), slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
+            Candidate(key=Ref.of(item["ref"]).key, slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
                       ref=item, token_counts=priced, groups=groups))
     return by_slice
 
@@ -405,7 +406,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
     for item in fixed:
         is_tool = item["slice"] == "tools"
         tokens = count_tokens(render.serialize(next(definitions)) if is_tool else render.json_text(item["content"]))
-        memories.append({"id": ids[ref_key(item["ref"])], "ref": item["ref"], "type": item["type"],
+        memories.append({"id": ids[Ref.of(item["ref"]).key], "ref": item["ref"], "type": item["type"],
                          "status": "tool" if is_tool else "policy", "slice": item["slice"],
                          "tier": "full", "tokens": tokens, "origin": "query"})
     for seat in tail_seated:
@@ -429,7 +430,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
                "passed_on": state.passed_on, "reclaimed": state.reclaimed}
         for name, state in states.items()
     }
-    manifest = {
+    manifest = Manifest({
         "mode": selection["engine"],
         "scn": selection["snapshot"],
         "renderer_version": render.RENDERER_VERSION,
@@ -471,7 +472,7 @@ def compose(selection: Mapping[str, Any], spec: WindowSpec) -> Window:
         },
         "memories": memories,
         "excluded": excluded,
-    }
+    })
     return Window(request=request, manifest=manifest)
 
 
@@ -507,7 +508,7 @@ def _request_order(fixed: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]
 def _memory_entry(item: Mapping[str, Any], ids: Mapping[str, str], tier: str, tokens: int,
                   degraded_by: str | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "id": ids[ref_key(item["ref"])], "ref": item["ref"], "type": item["type"], "status": item["status"],
+        "id": ids[Ref.of(item["ref"]).key], "ref": item["ref"], "type": item["type"], "status": item["status"],
         "slice": item["slice"], "tier": tier, "tokens": tokens, "origin": "query", "scores": item["scores"],
     }
     if degraded_by:

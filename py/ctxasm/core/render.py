@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from ctxasm.core.refs import Ref
+
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-dc4f7745a3fd"
+RENDERER_VERSION = "renderer-fa39faf8113c"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -42,8 +44,7 @@ ID_DIGITS = 12
 def memory_id(ref: Sequence[Any]) -> str:
     """The stable id of a row version (the same in every window and tool result): how a tool result names
     the rows it read, and how a row is named where no window numbered it."""
-    kind, row_id, version = ref
-    digest = hashlib.sha256(f"{kind}:{row_id}:{version}".encode()).digest()
+    digest = hashlib.sha256(Ref.of(ref).key.encode()).digest()
     return f"M{int.from_bytes(digest[:8], 'big') % 10 ** ID_DIGITS:0{ID_DIGITS}d}"
 
 

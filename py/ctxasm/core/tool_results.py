@@ -16,6 +16,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from ctxasm.core import render
+from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 
 TOOL_RESULTS = "tool_results"
@@ -25,19 +26,22 @@ TOOL_RESULTS = "tool_results"
 class ToolItem:
     """One row a tool read, as it enters the window."""
 
-    ref: tuple[str, str, int]
+    ref: Ref
     type: str
     status: str
     text: str
     tier: str = "full"
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ref", Ref.of(self.ref))  # a [type, id, version] from JSON, or a tuple
+
     @property
     def memory_id(self) -> str:
         return render.memory_id(self.ref)
 
     def as_json(self) -> dict[str, Any]:
-        return {"id": self.memory_id, "ref": list(self.ref), "type": self.type, "status": self.status,
+        return {"id": self.memory_id, "ref": self.ref.as_json(), "type": self.type, "status": self.status,
                 "tier": self.tier, "text": self.text, **self.extra}
 
 
@@ -54,7 +58,7 @@ class ToolOutput:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ToolOutput:
-        items = tuple(ToolItem(ref=(i["ref"][0], i["ref"][1], int(i["ref"][2])), type=i["type"], status=i["status"],
+        items = tuple(ToolItem(ref=i["ref"], type=i["type"], status=i["status"],
                                text=i["text"], tier=i.get("tier", "full"),
                                extra={k: v for k, v in i.items()
                                       if k not in {"id", "ref", "type", "status", "tier", "text"}})

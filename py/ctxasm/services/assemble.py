@@ -12,7 +12,8 @@ from typing import Any
 
 from ctxasm import contract_constants
 from ctxasm.core.compose import Window, WindowSpec, compose
-from ctxasm.core.manifest import ref_key
+from ctxasm.core.manifest import Manifest, validate_manifest
+from ctxasm.core.refs import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import InvalidArgument, InvalidQuestion
@@ -22,7 +23,7 @@ from ctxasm.services import telemetry
 @dataclass(frozen=True)
 class AssembledWindow:
     request: dict[str, Any]
-    manifest: dict[str, Any]
+    manifest: Manifest
     manifest_id: str
 
     def as_json(self) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
     ranks after every scored one). The database applies the sigmoid."""
     candidates = [c for c in selection["candidates"] if c["slice"] != "volatile_tail"]
     logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
-    scores = {ref_key(c["ref"]): logit for c, logit in zip(candidates, logits)}
+    scores = {Ref.of(c["ref"]).key: logit for c, logit in zip(candidates, logits)}
     again = store.select_window(tenant_id, replace(
         scope, scores=scores, snapshot=selection["snapshot"], sources=selection["retrieval"]["items"]))
     again["scorer"] = reranker.name
@@ -100,6 +101,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
+        validate_manifest(window.manifest)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:
         store.rollback()  # a failed manifest write too: the connection goes back clean (issue 8, faults)

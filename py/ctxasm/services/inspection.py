@@ -13,11 +13,13 @@ from functools import cached_property
 from typing import Any
 
 from ctxasm.core import render
-from ctxasm.core.manifest import issued
+from ctxasm.core.manifest import Manifest, issued
+from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
-RefKey = tuple[str, str, int]
+#: A row version the inspector keys rows by (a Ref is a (type, id, version) tuple).
+RefKey = Ref
 
 #: The order of slices in the request: the developer message (guidelines, persona, the memory instructions, which
 #: are guideline rows charged to the guidelines slice), the tools, the thread's recent turns, the memory records of
@@ -46,13 +48,8 @@ class ManifestNotFound(CtxasmError):
 
 
 def ref_key(ref: Sequence[Any] | None) -> RefKey | None:
-    if not ref or len(ref) != 3:
-        return None
-    kind, row_id, version = ref
-    try:
-        return (str(kind), str(row_id), int(version))
-    except (TypeError, ValueError):
-        return None
+    """The Ref of a manifest's `[type, id, version]`, or None where it is missing or malformed."""
+    return Ref.maybe(ref)
 
 
 def ref_text(ref: Sequence[Any] | None) -> str:
@@ -336,7 +333,7 @@ def _states(store: MemoryStore, tenant_id: str, snapshot: str, keys: Sequence[Re
         return {}
     states: dict[RefKey, str] = {}
     for key in keys:
-        found = now.get(f"{key[0]}:{key[1]}:{key[2]}")
+        found = now.get(key.key)
         states[key] = "gone" if found is None else str(found[0])
     return states
 
@@ -381,9 +378,10 @@ def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, wit
     """The tenant's manifest `manifest_id` and its rows; ManifestNotFound (exit code 1) when the tenant has none
     of that id, which is also what another tenant's manifest looks like. With `with_request`, the literal
     request too, rebuilt by replay (one more selection at the recorded snapshot)."""
-    manifest = store.read_manifest(tenant_id, manifest_id)
-    if manifest is None:
+    recorded = store.read_manifest(tenant_id, manifest_id)
+    if recorded is None:
         raise ManifestNotFound(manifest_id, tenant_id)
+    manifest = Manifest.checked(recorded)
     rows: dict[RefKey, Mapping[str, Any]] = {}
     notes: list[str] = []
     states: dict[RefKey, str] = {}

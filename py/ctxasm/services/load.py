@@ -14,14 +14,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, relevance
 
+from ctxasm.core import schemas
 from ctxasm.engines.registry import OWNER, Engine, as_engine, connected_store
 from ctxasm.engines.store import MemoryStore
 from ctxasm.engines.tool_schemas import unbounded_strings
@@ -29,16 +27,12 @@ from ctxasm.errors import CtxasmError, ScenarioError, brief_message
 from ctxasm.progress import ProgressCallback, progress
 from ctxasm.services.upsert import instant
 
-SCHEMA_FILE = "scenario.schema.json"
 # Keys of a memory item that steer the loader rather than being columns of the row.
 LOADER_KEYS = ("type", "versions", "deleted_at")
 
 
-@lru_cache(maxsize=1)
 def validator() -> Draft202012Validator:
-    schema = json.loads((files("ctxasm") / "schemas" / SCHEMA_FILE).read_text())
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return schemas.validator(schemas.SCENARIO)
 
 
 def read_scenario(path: str | Path) -> dict[str, Any]:
@@ -56,7 +50,7 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
     errors = list(validator().iter_errors(document))
     if errors:
-        worst = _most_specific(errors)
+        worst = schemas.most_specific(errors)
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise ScenarioError(name, worst.json_path, brief_message(worst.message, worst.instance) + more)
     _check_identities(name, document)
@@ -136,13 +130,6 @@ def _check_tool_schemas(name: str, document: dict[str, Any]) -> None:
                     raise ScenarioError(name, f"$.tenants[{t}].memories[{m}]{where}.tool_schema",
                                         f"string {', '.join(unbounded[:5])} has no maxLength: every string a tool "
                                         "takes must be bounded")
-
-
-def _most_specific(errors: list[ValidationError]) -> ValidationError:
-    """The error that points closest to the fault. A field that fails inside the shared column schema also
-    makes its siblings 'unevaluated', which says nothing useful, so those rank last."""
-    return min(errors, key=lambda e: (e.validator == "unevaluatedProperties", -len(e.absolute_path),
-                                      relevance(e)))
 
 
 def _check_identities(name: str, document: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from ctxasm.core.render import memory_id as render_memory_id
 from ctxasm.core.tool_results import ToolItem, ToolOutput
@@ -32,10 +31,6 @@ class Caller:
     roles: tuple[str, ...] = ()
 
 
-def _ref(ref: Any) -> tuple[str, str, int]:
-    return (ref[0], ref[1], int(ref[2]))
-
-
 def _titled(title: str | None, text: str) -> str:
     return f"{title}: {text}" if title else text
 
@@ -46,7 +41,7 @@ def search(store: MemoryStore, caller: Caller, at: datetime, query: str, embed: 
     c = caller
     found = store.search_memory(c.tenant_id, c.user_id, c.agent_id, c.thread_id, at, query, embed(query), limit)
     store.rollback()
-    items = tuple(ToolItem(ref=_ref(i["ref"]), type=i["ref"][0], status="evidence",
+    items = tuple(ToolItem(ref=i["ref"], type=i["ref"][0], status="evidence",
                            text=_titled(i.get("title"), i["content"]), extra={"scores": i.get("scores", {})})
                   for i in found["items"])
     notes = () if items else ("no authorized memory matches the query",)
@@ -61,14 +56,14 @@ def lookup(store: MemoryStore, caller: Caller, at: datetime, subject: str, predi
     current = found.get("current")
     items: list[ToolItem] = []
     if current:
-        items.append(ToolItem(ref=_ref(current["ref"]), type="entity", status="current", text=current["content"],
+        items.append(ToolItem(ref=current["ref"], type="entity", status="current", text=current["content"],
                               extra={"content_json": current.get("content_json")}))
     for old in found.get("history", ()):
-        items.append(ToolItem(ref=_ref(old["ref"]), type="entity", status="historical", text=old["content"],
+        items.append(ToolItem(ref=old["ref"], type="entity", status="historical", text=old["content"],
                               extra={"content_json": old.get("content_json"), "was": old.get("status")}))
     notes = [] if current else [f"no current value for {subject} {predicate}"]
     if current and len(items) > 1:
-        notes.append(f"current value first ({render_memory_id(_ref(current['ref']))}); the others are history, "
+        notes.append(f"current value first ({render_memory_id(current['ref'])}); the others are history, "
                      "kept for explanation, not for answers")
     return ToolOutput("lookup_entity", tuple(items), tuple(notes))
 
@@ -79,7 +74,7 @@ def expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | 
         raise InvalidArgument("invalid_argument: expand: there is no current window for this caller yet")
     found = store.expand(caller.tenant_id, manifest_id, memory_id, at)
     store.rollback()
-    item = ToolItem(ref=_ref(found["ref"]), type=found["type"], status="expanded",
+    item = ToolItem(ref=found["ref"], type=found["type"], status="expanded",
                     text=_titled(found.get("title"), found["content"]))
     return ToolOutput("expand", (item,), (f"{memory_id} in full (shown as {found.get('tier_in_window')} "
                                           "in the window)",))

@@ -14,7 +14,8 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, code_hash, compose
-from ctxasm.core.manifest import dependencies, first_difference, ref_key
+from ctxasm.core.manifest import Manifest, dependencies, first_difference
+from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.services.assemble import parse_time
 
@@ -66,15 +67,16 @@ def replay_window(store: MemoryStore, tenant_id: str, manifest_id: str
 
 
 def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tuple[ReplayResult, Any]:
-    manifest = store.read_manifest(tenant_id, manifest_id)
-    if manifest is None:
+    recorded = store.read_manifest(tenant_id, manifest_id)
+    if recorded is None:
         return ReplayResult(UNAVAILABLE, manifest_id, f"no manifest {manifest_id} is visible to tenant {tenant_id}"), None
+    manifest = Manifest.checked(recorded)
     recorded_hash = manifest.get("request_hash")
 
     def unavailable(reason: str) -> tuple[ReplayResult, None]:
         return ReplayResult(UNAVAILABLE, manifest_id, reason, recorded_hash), None
 
-    if manifest.get("round"):
+    if manifest.round > 1:
         return _replay_round(store, tenant_id, manifest_id, manifest)
     running = store.selection_version()
     store.rollback()
@@ -91,7 +93,7 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
     notes = []
     states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
     for ref in dependencies(manifest):
-        key = ref_key(ref)
+        key = Ref.of(ref).key
         if key not in states:
             return unavailable(f"dependency {key} is gone: erased, purged or no longer authorized")
         status, status_then = states[key]
@@ -128,20 +130,20 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
 def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]) -> ReplayResult:
     """A tool round of the agent loop: its first window must replay, then the request is rebuilt from it, the
     recorded model turns and the stored tool results, and must hash to the recorded request."""
-    return _replay_round(store, tenant_id, manifest_id, manifest)[0]
+    return _replay_round(store, tenant_id, manifest_id, Manifest.checked(manifest))[0]
 
 
-def _replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]
+def _replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: Manifest
                   ) -> tuple[ReplayResult, dict[str, Any] | None]:
-    recorded_hash = manifest.get("request_hash")
-    first_id = manifest.get("first_manifest_id")
+    recorded_hash = manifest["request_hash"]
+    first_id = manifest.first_manifest_id
     first, request = replay_window(store, tenant_id, first_id)
     if request is None:
         return ReplayResult(first.status, manifest_id, f"its first window {first_id}: {first.reason}",
                             recorded_hash), None
-    entries = {m["ref"][1]: m for m in manifest["memories"] if m.get("slice") == "tool_results"}
+    entries = {Ref.of(m["ref"]).id: m for m in manifest.tool_results}
     messages = list(request["messages"])
-    for turn in manifest.get("turns", ()):
+    for turn in manifest.turns:
         messages.append(turn["assistant"])
         calls = [call["id"] for call in turn["assistant"]["tool_calls"]]
         for call_id, record_id in zip(calls, turn["tool_results"]):
@@ -159,7 +161,7 @@ def _replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest
     if rebuilt_hash == recorded_hash:
         return ReplayResult(MATCH, manifest_id, None, recorded_hash, rebuilt_hash,
                             (f"round {manifest['round']}: first window {first_id} replayed, then "
-                             f"{len(manifest.get('turns', ()))} model turn(s) and {len(entries)} stored tool result(s)",)
+                             f"{len(manifest.turns)} model turn(s) and {len(entries)} stored tool result(s)",)
                             ), rebuilt
     difference = first_difference(manifest.get("request_parts"), render.part_hashes(rebuilt))
     return ReplayResult(MISMATCH, manifest_id, f"request {difference or 'hash differs'}", recorded_hash,

@@ -38,6 +38,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from ctxasm import __version__
+from ctxasm.core.refs import Ref
 from ctxasm.errors import ConfigError
 
 TRACER_NAME = "ctxasm"
@@ -209,7 +210,7 @@ def window_events(span: Span, manifest: Mapping[str, Any]) -> None:
                                       "tokens": int(manifest.get("request_tokens") or 0)})
     if content_allowed():
         span.add_event("ctxasm.rows", {
-            "included": [":".join(str(p) for p in m.get("ref") or []) for m in memories],
+            "included": [Ref.of(m["ref"]).key for m in memories],
             "included_ids": [str(m.get("id")) for m in memories],
             "excluded": [f"{x.get('rule')} {':'.join(str(p) for p in x.get('ref') or [])}"
                          for x in manifest.get("excluded") or []]})

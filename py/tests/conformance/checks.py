@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from ctxasm.contract_constants import ADJACENT_MARGIN
+from ctxasm.core.refs import Ref
 
 FIXED_SLICES = ("guidelines", "persona", "tools")
 
 
 def key(ref: list[Any]) -> str:
-    return f"{ref[0]}:{ref[1]}:{ref[2]}"
+    return Ref.of(ref).key
 
 
 def refs_in(manifest: dict[str, Any], slice_name: str) -> list[list[Any]]:

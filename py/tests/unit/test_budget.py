@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from ctxasm import errors
-from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, InvalidBudget, UnknownIntent, allocate,
+from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, UnknownIntent, allocate,
                                 allowance_before_fixed, fit_order, overflow_receiver, parse_budget, pass_overflow)
+from ctxasm.errors import InvalidBudget
 
 # The companion's policy as the article prints it.
 ARTICLE: dict[str, Any] = {

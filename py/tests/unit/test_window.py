@@ -9,8 +9,8 @@ import pytest
 from ctxasm.core import render
 from ctxasm.core.budget import FixedSliceOverflow
 from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose, window_ids
-from ctxasm.core.manifest import ref_key
 from ctxasm.core.fitting import RequiredDoesNotFit
+from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
 
@@ -77,7 +77,7 @@ def test_window_ids_are_short_distinct_and_mapped_by_the_manifest():
     window = compose(chosen, SPEC)
     user = window.request["messages"][-1]["content"]
     for entry in window.manifest["memories"]:
-        assert entry["id"] == ids[ref_key(entry["ref"])]
+        assert entry["id"] == ids[Ref.of(entry["ref"]).key]
         if entry["slice"] in ("durable_facts", "evidence"):
             assert f'<memory id="{entry["id"]}" ' in user
     assert window_ids(copy.deepcopy(chosen)) == ids  # the same selection numbers the same way

@@ -1,0 +1,248 @@
+"""The JSON Schemas ctxasm validates documents against (package data under ctxasm/schemas; the manifest's and the
+budget's are links to contract/schemas), and the one error of a validation worth reporting.
+
+`jsonschema` reports where and why a document fails, but walks a manifest of a few hundred entries in about as
+long as the whole assembly takes. `checker` compiles a schema once into plain Python closures that only say
+valid or not (about ten times faster); a caller runs jsonschema for the message only when that says no. It knows
+the keywords our schemas use and refuses a schema with any other, so it cannot pass what it does not check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from importlib.resources import files
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import relevance
+
+MANIFEST = "manifest.schema.json"
+BUDGET = "budget.schema.json"
+SCENARIO = "scenario.schema.json"
+
+Check = Callable[[Any], bool]
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> Mapping[str, Any]:
+    return json.loads((files("ctxasm") / "schemas" / name).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    """The checked validator of schema file `name` (one of the names above)."""
+    Draft202012Validator.check_schema(schema(name))
+    return Draft202012Validator(schema(name))
+
+
+@lru_cache(maxsize=None)
+def checker(name: str) -> Check:
+    """A function that says whether a document is valid against schema file `name`, as jsonschema would."""
+    validator(name)  # the schema itself is checked first
+    return _Compiler(schema(name)).compile(schema(name))
+
+
+def most_specific(errors: list[ValidationError]) -> ValidationError:
+    """The error that points closest to the fault: the deepest path. A field that fails inside a shared schema
+    also makes its siblings 'unevaluated', which says nothing useful, so those rank last."""
+    return min(errors, key=lambda e: (e.validator == "unevaluatedProperties", -len(e.absolute_path),
+                                      relevance(e)))
+
+
+# -- the compiled checks ---------------------------------------------------------------------------------------
+
+#: Keywords that annotate and never fail.
+_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_TYPES: dict[str, Check] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": _is_number,
+    # JSON Schema's integer is any number with no fraction: 5000.0 is one.
+    "integer": lambda v: _is_number(v) and (isinstance(v, int) or v.is_integer()),
+}
+
+
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any]):
+        self.root = root
+        self.refs: dict[str, Check] = {}
+
+    def compile(self, node: Any) -> Check:
+        if node is True:
+            return lambda v: True
+        if node is False:
+            return lambda v: False
+        unknown = set(node) - _ANNOTATIONS - set(_KEYWORDS)
+        if unknown:
+            raise ValueError(f"schema keyword(s) the compiled check does not know: {', '.join(sorted(unknown))}")
+        checks = [check for key in node if key in _KEYWORDS and (check := _KEYWORDS[key](self, node)) is not None]
+        if len(checks) == 1:
+            return checks[0]
+        return lambda v: all(check(v) for check in checks)
+
+    def ref(self, target: str) -> Check:
+        if not target.startswith("#/$defs/"):
+            raise ValueError(f"only local $defs references are compiled, got {target!r}")
+        name = target[len("#/$defs/"):]
+        if name not in self.refs:
+            compiled: Check | None = None
+            self.refs[name] = lambda v: compiled(v)  # stands in while a definition that refers to itself compiles
+            compiled = self.compile(self.root["$defs"][name])
+            self.refs[name] = compiled
+        return self.refs[name]
+
+
+def _type(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
+    tests = [_TYPES[kind] for kind in kinds]
+    return lambda v: any(test(v) for test in tests)
+
+
+def _strings(values: list[Any], keyword: str) -> frozenset[str]:
+    if not all(isinstance(value, str) for value in values):
+        raise ValueError(f"the compiled check knows string {keyword} values only, got {values!r}")
+    return frozenset(values)
+
+
+def _enum(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    allowed = _strings(node["enum"], "enum")
+    return lambda v: isinstance(v, str) and v in allowed
+
+
+def _const(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    (wanted,) = _strings([node["const"]], "const")
+    return lambda v: isinstance(v, str) and v == wanted
+
+
+def _bound(test: Callable[[Any, Any], bool], keyword: str) -> Callable[[_Compiler, Mapping[str, Any]], Check]:
+    def build(c: _Compiler, node: Mapping[str, Any]) -> Check:
+        limit = node[keyword]
+        return lambda v: not _is_number(v) or test(v, limit)
+    return build
+
+
+def _length(test: Callable[[int, int], bool], keyword: str, kind: type) -> Callable[[_Compiler, Mapping[str, Any]], Check]:
+    def build(c: _Compiler, node: Mapping[str, Any]) -> Check:
+        limit = node[keyword]
+        return lambda v: not isinstance(v, kind) or test(len(v), limit)
+    return build
+
+
+def _pattern(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    search = re.compile(node["pattern"]).search
+    return lambda v: not isinstance(v, str) or search(v) is not None
+
+
+def _properties(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    checks = {key: c.compile(sub) for key, sub in node["properties"].items()}
+    return lambda v: not isinstance(v, dict) or all(check(v[key]) for key, check in checks.items() if key in v)
+
+
+def _required(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    keys = tuple(node["required"])
+    return lambda v: not isinstance(v, dict) or all(key in v for key in keys)
+
+
+def _additional(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    known = frozenset(node.get("properties", ()))
+    if "patternProperties" in node:
+        raise ValueError("the compiled check does not know patternProperties")
+    check = c.compile(node["additionalProperties"])
+    return lambda v: not isinstance(v, dict) or all(check(item) for key, item in v.items() if key not in known)
+
+
+def _property_names(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    check = c.compile(node["propertyNames"])
+    return lambda v: not isinstance(v, dict) or all(check(key) for key in v)
+
+
+def _dependent_required(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    rules = {key: tuple(needed) for key, needed in node["dependentRequired"].items()}
+    return lambda v: not isinstance(v, dict) or all(all(n in v for n in needed)
+                                                    for key, needed in rules.items() if key in v)
+
+
+def _prefix_items(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    checks = [c.compile(sub) for sub in node["prefixItems"]]
+    return lambda v: not isinstance(v, list) or all(check(item) for check, item in zip(checks, v))
+
+
+def _items(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    skip = len(node.get("prefixItems", ()))
+    check = c.compile(node["items"])
+    return lambda v: not isinstance(v, list) or all(check(item) for item in v[skip:])
+
+
+_UNIQUE = Draft202012Validator({"uniqueItems": True})  # equality as JSON Schema defines it (1 == 1.0, not True)
+
+
+def _unique(c: _Compiler, node: Mapping[str, Any]) -> Check | None:
+    if not node["uniqueItems"]:
+        return None
+    return lambda v: not isinstance(v, list) or _UNIQUE.is_valid(v)
+
+
+def _if(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    condition = c.compile(node["if"])
+    then = c.compile(node.get("then", True))
+    otherwise = c.compile(node.get("else", True))
+    return lambda v: then(v) if condition(v) else otherwise(v)
+
+
+def _any_of(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    checks = [c.compile(sub) for sub in node["anyOf"]]
+    return lambda v: any(check(v) for check in checks)
+
+
+def _all_of(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    checks = [c.compile(sub) for sub in node["allOf"]]
+    return lambda v: all(check(v) for check in checks)
+
+
+def _one_of(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    checks = [c.compile(sub) for sub in node["oneOf"]]
+    return lambda v: sum(1 for check in checks if check(v)) == 1
+
+
+_KEYWORDS: dict[str, Callable[[_Compiler, Mapping[str, Any]], Check | None]] = {
+    "type": _type,
+    "enum": _enum,
+    "const": _const,
+    "minimum": _bound(lambda v, limit: v >= limit, "minimum"),
+    "maximum": _bound(lambda v, limit: v <= limit, "maximum"),
+    "exclusiveMinimum": _bound(lambda v, limit: v > limit, "exclusiveMinimum"),
+    "exclusiveMaximum": _bound(lambda v, limit: v < limit, "exclusiveMaximum"),
+    "minLength": _length(lambda n, limit: n >= limit, "minLength", str),
+    "maxLength": _length(lambda n, limit: n <= limit, "maxLength", str),
+    "minItems": _length(lambda n, limit: n >= limit, "minItems", list),
+    "maxItems": _length(lambda n, limit: n <= limit, "maxItems", list),
+    "minProperties": _length(lambda n, limit: n >= limit, "minProperties", dict),
+    "pattern": _pattern,
+    "properties": _properties,
+    "required": _required,
+    "additionalProperties": _additional,
+    "propertyNames": _property_names,
+    "dependentRequired": _dependent_required,
+    "prefixItems": _prefix_items,
+    "items": _items,
+    "uniqueItems": _unique,
+    "if": _if,
+    "then": lambda c, node: None,  # compiled with "if"
+    "else": lambda c, node: None,
+    "anyOf": _any_of,
+    "allOf": _all_of,
+    "oneOf": _one_of,
+    "$ref": lambda c, node: c.ref(node["$ref"]),
+}
