@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-de9f15642427'::varchar
+    SELECT 'selection-8076d0c30d39'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -211,8 +211,9 @@ BEGIN
     FOR l_slice IN SELECT jsonb_object_keys(coalesce(l_budget.content_json -> 'candidate_limits', '{}')) LOOP
         IF NOT l_slice = ANY (co_dynamic_slices)
            OR jsonb_typeof(l_budget.content_json -> 'candidate_limits' -> l_slice) IS DISTINCT FROM 'number'
-           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice) !~ '^[0-9]{1,4}$'
-           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer NOT BETWEEN 1 AND 1000 THEN
+           -- A whole number, written with or without a zero fraction (5 or 5.0: JSON has one number type).
+           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice) !~ '^[0-9]{1,4}([.]0+)?$'
+           OR (l_budget.content_json -> 'candidate_limits' ->> l_slice)::numeric::integer NOT BETWEEN 1 AND 1000 THEN
             RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
                 'invalid_budget: guideline %s version %s: candidate_limits.%s must be a whole number 1..1000 '
                 'for one of the slices %s', l_budget.id, l_budget.version, l_slice,
@@ -227,7 +228,7 @@ BEGIN
                                                                'request_overhead_reserve']) AS f), 0));
     FOREACH l_slice IN ARRAY co_dynamic_slices LOOP
         l_limit := coalesce(
-            (l_budget.content_json -> 'candidate_limits' ->> l_slice)::integer,
+            (l_budget.content_json -> 'candidate_limits' ->> l_slice)::numeric::integer,
             least(co_max_candidates, greatest(co_min_candidates, ceil(
                 1.25 * l_available * coalesce(CASE WHEN jsonb_typeof(l_budget.content_json -> 'shares' -> in_intent
                                                                      -> l_slice) = 'number'

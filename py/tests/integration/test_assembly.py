@@ -144,6 +144,22 @@ def test_missing_and_invalid_budget(demo_target):
     assert manifest_count(demo_target) == before
 
 
+def test_a_candidate_limit_written_with_a_zero_fraction_is_the_whole_number(demo_target):
+    """JSON has one number type: 5.0 is 5 to the loader's check, so the database takes it as 5 too."""
+    with pgconn.connect(demo_target, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("acme")
+        current = connection.execute("SELECT content_json FROM ctxasm.guideline_memory WHERE id = "
+                                     "'context_context_budget' AND status = 'active'").fetchone()[0]
+        current["candidate_limits"] = {"evidence": 5.0}
+        store.supersede("guideline", "context_context_budget",
+                        {"content_json": current, "valid_from": "2026-09-01T00:00:00Z"})
+        store.commit()
+    window, _ = run(demo_target, jane())
+    evidence = [m for m in window.manifest["memories"] if m["slice"] == "evidence"]
+    assert 0 < len(evidence) <= 5
+
+
 def test_two_budgets_of_one_scope_in_effect_are_refused_naming_both(demo_target):
     """The loader refuses such a file; a row written by another path (here the write API directly) must not
     make the pick silent either. A narrower budget is no conflict: it wins."""
