@@ -48,14 +48,15 @@ CONTRACT = "docs/contract.md"
 ENGINE_INTERNAL: dict[str, dict[str, str]] = {
     "oracle": {
         "ctx_errors": "error constants and named exceptions (PRAGMA EXCEPTION_INIT); PostgreSQL raises SQLSTATE "
-                      "CXnnn directly",
+                      "CXnnn by name through ctxasm.error_code (both generated from contract/errors.toml)",
         "ctx_policy": "the VPD policy function for DBMS_RLS; PostgreSQL states the rule with CREATE POLICY",
         "ctx_row_binder": "CTX_MEMORY's JSON-to-column binder; PostgreSQL checks a record in ctxasm.check_record",
         "ctx_json": "readers of JSON_OBJECT_T values for CTX_ASSEMBLY; PostgreSQL has jsonb operators",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "
-                  "selection helpers); on Oracle these are private routines of the package bodies",
+                  "selection helpers, error codes); on Oracle these are private routines of the package bodies "
+                  "or the internal packages CTX_ERRORS, CTX_JSON and CTX_ROW_BINDER",
         "ctx_history": "row-version history triggers; Oracle uses Flashback Query instead",
     },
 }
