@@ -16,7 +16,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-230cfb95d4e9';
+   co_selection_version constant varchar2(30) := 'selection-27e84ca80868';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -1691,21 +1691,21 @@ create or replace package body ctx_assembly is
                if not (l_slice = co_facts and l_with_facts = 1) then
                   -- the thread's tail is shown as turns; retrieval recalls the rest of the history
                   l_retrieved := retrieved_items(
-                                     in_slice   => l_slice,
-                                     in_lexical => l_lexical,
-                                     in_vector  => nearest(
-                                                      in_tenant_id       => l_tenant_id,
-                                                      in_slice           => l_slice,
-                                                      in_user_id         => in_user_id,
-                                                      in_agent_id        => in_agent_id,
-                                                      in_thread_id       => in_thread_id,
-                                                      in_evaluation_time => in_evaluation_time,
-                                                      in_vector          => l_query_vector,
-                                                      in_depth           => l_depth
-                                                   ),
-                                     in_limit   => co_fused_factor * l_depth,
-                                     in_exclude => l_enumerated
-                                  );
+                     in_slice   => l_slice,
+                     in_lexical => l_lexical,
+                     in_vector  => nearest(
+                                      in_tenant_id       => l_tenant_id,
+                                      in_slice           => l_slice,
+                                      in_user_id         => in_user_id,
+                                      in_agent_id        => in_agent_id,
+                                      in_thread_id       => in_thread_id,
+                                      in_evaluation_time => in_evaluation_time,
+                                      in_vector          => l_query_vector,
+                                      in_depth           => l_depth
+                                   ),
+                     in_limit   => co_fused_factor * l_depth,
+                     in_exclude => l_enumerated
+                  );
                   l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);
                   if l_slice = co_history then
                      l_sources := ctx_json.array_union(

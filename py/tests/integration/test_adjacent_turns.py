@@ -30,8 +30,8 @@ def _sample() -> dict:
     conversation: dict = {"speaker_a": "Alex", "speaker_b": "Sam"}
     sessions = []
     for n in range(1, 9):
-        sessions.append([f"The {colour} kayak in shed {n} still needs a coat of paint on its hull, part {k}."
-                         for k in range(20) for colour in ("red",)])
+        sessions.append([f"The red kayak in shed {n} still needs a coat of paint on its hull, part {k}."
+                         for k in range(20)])
     sessions.append(["How was the lake trip?", ASKED, ANSWER, "Great, the kayak looks new now."])
     for n, texts in enumerate(sessions, start=1):
         conversation[f"session_{n}_date_time"] = f"10:00 am on {n} May, 2026"
