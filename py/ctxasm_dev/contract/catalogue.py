@@ -58,6 +58,16 @@ class Column:
     pg_default: str = ""
     check: str = ""  # a range the table checks, for docs (">= 0")
     ddl: str = "base"  # "catalogue": the generator writes its ALTER TABLE ... ADD
+    row: str = ""  # the memory-row slot the column fills; "" = it travels in the row's `extra` document
+
+
+@dataclass(frozen=True)
+class RowSlot:
+    """A column of the one memory-row shape (PostgreSQL ctxasm.memory_row, Oracle select_window's memory_rows)."""
+
+    name: str
+    pg: str
+    oracle: str
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,7 @@ class Catalogue:
     errors: tuple[ContractError, ...]
     retired: tuple[RetiredError, ...]
     shared_columns: tuple[Column, ...]
+    row_slots: tuple[RowSlot, ...]
     types: tuple[MemoryType, ...]
     constants: tuple[Constant, ...]
     steps: tuple[str, ...]
@@ -160,32 +171,48 @@ def _errors(data: dict) -> tuple[tuple[ContractError, ...], tuple[RetiredError, 
     return tuple(sorted(errors, key=lambda e: e.number)), tuple(retired)
 
 
-def _column(entry: dict, where: str) -> Column:
+def _column(entry: dict, where: str, slots: frozenset[str] = frozenset()) -> Column:
     name = _field(entry, "name", str, where)
     where = f"{where} column {name}"
     ddl = _field(entry, "ddl", str, where, "base")
     if ddl not in ("base", "catalogue"):
         raise CatalogueError(f"{where}: ddl must be 'base' or 'catalogue', got {ddl!r}")
+    row = _field(entry, "row", str, where, "")
+    if row and row not in slots:
+        raise CatalogueError(f"{where}: row {row!r} is not a row_slot; known: {', '.join(sorted(slots))}")
     return Column(name, _field(entry, "pg", str, where), _field(entry, "oracle", str, where),
                   _field(entry, "nullable", bool, where), _field(entry, "json", bool, where, False),
                   _field(entry, "note", str, where, ""), _field(entry, "pg_default", str, where, ""),
-                  _field(entry, "check", str, where, ""), ddl)
+                  _field(entry, "check", str, where, ""), ddl, row)
 
 
-def _types(data: dict) -> tuple[tuple[Column, ...], tuple[MemoryType, ...]]:
+def _row_slots(data: dict) -> tuple[RowSlot, ...]:
+    slots = []
+    for i, entry in enumerate(data.get("row_slot", [])):
+        name = _name(entry, f"{TYPES_FILE}: row_slot[{i}]")
+        where = f"{TYPES_FILE}: row_slot {name}"
+        slots.append(RowSlot(name, _field(entry, "pg", str, where), _field(entry, "oracle", str, where)))
+    _unique([s.name for s in slots], "row_slot", TYPES_FILE)
+    return tuple(slots)
+
+
+def _types(data: dict) -> tuple[tuple[Column, ...], tuple[RowSlot, ...], tuple[MemoryType, ...]]:
     shared = tuple(_column(c, f"{TYPES_FILE}: shared_column[{i}]") for i, c in enumerate(data.get("shared_column", [])))
+    slots = _row_slots(data)
+    slot_names = frozenset(s.name for s in slots)
     types = []
     for i, entry in enumerate(data.get("type", [])):
         name = _name(entry, f"{TYPES_FILE}: type[{i}]")
         where = f"{TYPES_FILE}: type {name}"
-        columns = tuple(_column(c, where) for c in _field(entry, "columns", list, where))
+        columns = tuple(_column(c, where, slot_names) for c in _field(entry, "columns", list, where))
         _unique([c.name for c in columns], f"column of {name}", TYPES_FILE)
+        _unique([c.row for c in columns if c.row], f"row slot filled by {name}", TYPES_FILE)
         types.append(MemoryType(name, _name(entry, where, "table"), _field(entry, "slice", str, where),
                                 _field(entry, "authority", int, where), _field(entry, "searchable", bool, where),
                                 _field(entry, "embedded", bool, where), columns))
     _unique([t.name for t in types], "memory type", TYPES_FILE)
     _unique([t.table for t in types], "table", TYPES_FILE)
-    return shared, tuple(types)
+    return shared, slots, tuple(types)
 
 
 def _constants(data: dict) -> tuple[Constant, ...]:
@@ -228,6 +255,6 @@ def _read(repo: Path, relative: str) -> dict:
 def load(repo: Path) -> Catalogue:
     """The catalogue of the repository at `repo`, checked."""
     errors, retired = _errors(_read(repo, ERRORS_FILE))
-    shared, types = _types(_read(repo, TYPES_FILE))
+    shared, slots, types = _types(_read(repo, TYPES_FILE))
     steps, versions = _selection(_read(repo, SELECTION_FILE))
-    return Catalogue(errors, retired, shared, types, _constants(_read(repo, CONSTANTS_FILE)), steps, versions)
+    return Catalogue(errors, retired, shared, slots, types, _constants(_read(repo, CONSTANTS_FILE)), steps, versions)
