@@ -246,7 +246,7 @@ class PostgresStore:
             self.connection.commit()
 
     def rollback(self) -> None:
-        if self.connection.closed:  # the server dropped it: nothing is left to roll back (issue 8, faults)
+        if self.connection.closed:  # the server dropped it: nothing is left to roll back
             return
         with self._errors():
             self.connection.rollback()

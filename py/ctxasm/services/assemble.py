@@ -104,7 +104,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
         validate_manifest(window.manifest)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:
-        store.rollback()  # a failed manifest write too: the connection goes back clean (issue 8, faults)
+        store.rollback()  # a failed manifest write too: the connection goes back clean for the next call
         raise
     return AssembledWindow(window.request, window.manifest, manifest_id)
 
