@@ -68,6 +68,23 @@ def test_splitter_reads_changesets_and_statements(tmp_path: Path) -> None:
     assert len(plsql) == 1 and plsql[0].text.startswith("begin") and plsql[0].line == 10
 
 
+def test_a_changeset_keeps_the_path_its_own_line_or_its_file_header_names(tmp_path: Path) -> None:
+    path = tmp_path / "db" / "x.sql"
+    path.parent.mkdir()
+    path.write_text(
+        "--liquibase formatted sql logicalFilePath:db/old/x.sql\n\n"
+        "--changeset ctxasm:a-1 dbms:postgresql\nSELECT 1;\n\n"
+        "--changeset ctxasm:a-2 dbms:postgresql logicalFilePath:db/old/folded.sql\nSELECT 2;\n",
+        encoding="utf-8")
+    changelog = formatted_sql.read_changelog(path)
+    assert [changelog.identity_path(tmp_path, c) for c in changelog.changesets] == ["db/old/x.sql",
+                                                                                     "db/old/folded.sql"]
+    path.write_text("--liquibase formatted sql\n\n--changeset ctxasm:a-1 dbms:postgresql\nSELECT 1;\n",
+                    encoding="utf-8")
+    changelog = formatted_sql.read_changelog(path)
+    assert changelog.identity_path(tmp_path, changelog.changesets[0]) == "db/x.sql"
+
+
 # --- oracle_parse ---------------------------------------------------------------------------------------
 
 
@@ -512,6 +529,9 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
     # selection code changed and the version kept: replay would rebuild old windows with new rules
     ("db/postgresql/internal/ctx_rules.sql", "(coalesce(in_similarity, 0) - 0.35)",
      "(coalesce(in_similarity, 0) - 0.36)", ["db/postgresql/api/ctx_assembly.sql"]),
+    # the Oracle selection version digests the internal packages select_window calls
+    (RETRIEVAL_BODY, "co_rrf_k            constant pls_integer := 60;",
+     "co_rrf_k            constant pls_integer := 61;", [ASSEMBLY_BODY]),
     # a generated region of a hand-written package edited by hand (the version follows it)
     (RULES_BODY, "when 'workflow' then 2", "when 'workflow' then 1", [RULES_BODY]),
     # the renderer changed and its version kept
