@@ -17,6 +17,8 @@ BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
 BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
 JSON_BODY = "db/oracle/internal/ctx_json.body.sql"
 ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
+RULES_BODY = "db/oracle/internal/ctx_rules.body.sql"
+RETRIEVAL_BODY = "db/oracle/internal/ctx_retrieval.body.sql"
 PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 
 
@@ -64,6 +66,23 @@ def test_splitter_reads_changesets_and_statements(tmp_path: Path) -> None:
     plsql, problems = formatted_sql.statements_of(changelog.changesets[1])
     assert problems == []
     assert len(plsql) == 1 and plsql[0].text.startswith("begin") and plsql[0].line == 10
+
+
+def test_a_changeset_keeps_the_path_its_own_line_or_its_file_header_names(tmp_path: Path) -> None:
+    path = tmp_path / "db" / "x.sql"
+    path.parent.mkdir()
+    path.write_text(
+        "--liquibase formatted sql logicalFilePath:db/old/x.sql\n\n"
+        "--changeset ctxasm:a-1 dbms:postgresql\nSELECT 1;\n\n"
+        "--changeset ctxasm:a-2 dbms:postgresql logicalFilePath:db/old/folded.sql\nSELECT 2;\n",
+        encoding="utf-8")
+    changelog = formatted_sql.read_changelog(path)
+    assert [changelog.identity_path(tmp_path, c) for c in changelog.changesets] == ["db/old/x.sql",
+                                                                                     "db/old/folded.sql"]
+    path.write_text("--liquibase formatted sql\n\n--changeset ctxasm:a-1 dbms:postgresql\nSELECT 1;\n",
+                    encoding="utf-8")
+    changelog = formatted_sql.read_changelog(path)
+    assert changelog.identity_path(tmp_path, changelog.changesets[0]) == "db/x.sql"
 
 
 # --- oracle_parse ---------------------------------------------------------------------------------------
@@ -312,8 +331,8 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
     resolver = plsql_resolver.Resolver(REPO)
     resolver.load()
     kinds = {(unit.kind, unit.package) for unit in resolver.units}
-    for package in ("ctx_errors", "ctx_row_binder", "ctx_json", "ctx_session", "ctx_admin", "ctx_memory",
-                    "ctx_assembly", "ctx_tools",
+    for package in ("ctx_errors", "ctx_row_binder", "ctx_json", "ctx_rules", "ctx_retrieval", "ctx_sources",
+                    "ctx_session", "ctx_admin", "ctx_memory", "ctx_assembly", "ctx_tools",
                     "test_ctx_memory", "test_ctx_assembly"):
         assert ("spec", package) in kinds and ("body", package) in kinds, package
     assert sum(1 for unit in resolver.units if unit.kind == "block") >= 14
@@ -344,7 +363,7 @@ def test_oracle_names_passes_on_the_repository(capsys) -> None:
 )
 def test_oracle_api_fails_on_a_call_oracle_would_reject(repo_copy: Path, capsys, old: str, new: str,
                                                         expected: str) -> None:
-    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, JSON_BODY, ASSEMBLY_BODY)
+    path = next(repo_copy / name for name in (MEMORY_BODY, BINDER_BODY, JSON_BODY, ASSEMBLY_BODY, RETRIEVAL_BODY)
                 if old in (repo_copy / name).read_text(encoding="utf-8"))
     _edit(path, old, new)
     line = _line_of(path, new)
@@ -499,7 +518,7 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
 @pytest.mark.parametrize("path, old, new, stale", [
     # a catalogue edit without regeneration: every file that carries the error is named
     ("contract/errors.toml", 'message = "the tenant claim was refused"', 'message = "the claim was refused"',
-     ["db/oracle/internal/ctx_errors.spec.sql", "db/postgresql/internal/ctxasm_errors.sql",
+     ["db/oracle/internal/ctx_errors.spec.sql", "db/postgresql/internal/ctx_errors.sql",
       "py/ctxasm/error_codes.py"]),
     # a hand edit of a generated file
     ("db/oracle/internal/ctx_errors.body.sql", "when co_invalid_claim then 'invalid_claim'",
@@ -510,9 +529,11 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
     # selection code changed and the version kept: replay would rebuild old windows with new rules
     ("db/postgresql/internal/ctx_rules.sql", "(coalesce(in_similarity, 0) - 0.35)",
      "(coalesce(in_similarity, 0) - 0.36)", ["db/postgresql/api/ctx_assembly.sql"]),
+    # the Oracle selection version digests the internal packages select_window calls
+    (RETRIEVAL_BODY, "co_rrf_k            constant pls_integer := 60;",
+     "co_rrf_k            constant pls_integer := 61;", [ASSEMBLY_BODY]),
     # a generated region of a hand-written package edited by hand (the version follows it)
-    ("db/oracle/api/ctx_assembly.body.sql", "when 'workflow' then 2", "when 'workflow' then 1",
-     ["db/oracle/api/ctx_assembly.body.sql"]),
+    (RULES_BODY, "when 'workflow' then 2", "when 'workflow' then 1", [RULES_BODY]),
     # the renderer changed and its version kept
     ("py/ctxasm/core/render.py", "from xml.sax.saxutils import escape, quoteattr",
      "from xml.sax.saxutils import quoteattr, escape", ["py/ctxasm/core/render.py"]),

@@ -2,29 +2,28 @@
 
 --changeset ctxasm:ora-pkg-0060-ctx-assembly-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_assembly is
-   -- The twin of db/postgresql/api/ctx_assembly.sql and of the engine-internal functions it calls
-   -- (internal/ctx_rules.sql, internal/ctx_retrieval.sql, internal/sources.sql); the private
-   -- routines below carry the PostgreSQL names (lexical_hits stands for lexical_candidates, nearest for the
-   -- vector half of retrieve). docs/oracle-assembly.md maps each step. Every statement is static, every value a
-   -- bind, every table named in the code, with two exceptions: VECTOR_EMBEDDING and PREDICTION name their model
-   -- in the SQL text, so those calls are dynamic (question_embedding, reranker_scores) and the package compiles
-   -- and runs without the models.
+   -- The twin of db/postgresql/api/ctx_assembly.sql: its public routines in the same order, select_window's
+   -- steps under the same names. The engine-internal functions they call live where PostgreSQL keeps theirs,
+   -- one package per file of the same name: CTX_RULES (internal/ctx_rules.sql: scope level, hybrid logit, claim
+   -- key, authority), CTX_RETRIEVAL (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql);
+   -- JSON values are read, and timestamps and vector text written and checked, through CTX_JSON (what
+   -- PostgreSQL's jsonb operators and text casts give). docs/oracle-assembly.md maps each step. Every statement
+   -- is static, every value a bind, every table named in the code, with one exception here: PREDICTION names
+   -- its model in the SQL text, so that call is dynamic (reranker_scores) and the package compiles and runs
+   -- without the model.
    -- Every read names the tenant. The live tables are read as they are; only a replay (in_snapshot) reads the
    -- rows AS OF the recorded SCN, through the second branch of each table in select_window and in the budget
    -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
-   -- JSON values are read through CTX_JSON (what PostgreSQL's jsonb operators give).
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-27e84ca80868';
+   co_selection_version constant varchar2(30) := 'selection-7a6190fc21ec';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
    -- the in-database ONNX cross-encoder (a regression model: PREDICTION gives the raw logit) and its scorer name
    co_reranker_model    constant varchar2(30) := 'BGE_RERANKER';
    co_reranker_scorer   constant varchar2(64) := 'bge-reranker:oracle:BGE_RERANKER';
-   -- the in-database embedding model used when the caller gives no query embedding (all-MiniLM-L6-v2)
-   co_embedding_model   constant varchar2(30) := 'MINILM';
    co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
    -- characters; bounds the work one call can ask for
    co_max_question      constant pls_integer := 8000;
@@ -35,21 +34,13 @@ create or replace package body ctx_assembly is
    co_hash_length      constant pls_integer := 64;
    co_case_sensitive   constant varchar2(1) := 'c';
    co_dimensions       constant pls_integer := 384;
-   -- vector text: '[x,y,...]', each number plain or with an exponent (as PostgreSQL's vector input reads it)
-   co_vector_pattern   constant varchar2(300) :=
-      '^\[[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?'
-      || '([[:space:]]*,[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)*[[:space:]]*\]$';
-   co_comma            constant varchar2(1) := ',';
 
    -- scoring
-   co_score_places       constant pls_integer := 6;
+   co_score_places       constant pls_integer := ctx_rules.co_score_places;
    co_seconds_per_day    constant number := 86400;
    co_default_confidence constant number := 0.5;
 
    -- the slices
-   co_guidelines constant varchar2(32) := 'guidelines';
-   co_persona    constant varchar2(32) := 'persona';
-   co_tools      constant varchar2(32) := 'tools';
    co_facts      constant varchar2(32) := 'durable_facts';
    co_evidence   constant varchar2(32) := 'evidence';
    co_history    constant varchar2(32) := 'recalled_history';
@@ -69,35 +60,13 @@ create or replace package body ctx_assembly is
    co_fused_factor     constant pls_integer := 2;
    -- durable facts are enumerated while the scope holds at most this many row versions of them
    co_facts_enumerated constant pls_integer := 100;
-   -- reciprocal rank fusion: 1 / (k + rank) per retriever, a missing rank adding 0
-   co_rrf_k            constant pls_integer := 60;
    -- how far below its thread neighbour's relevance a recalled turn may fall (logits; PostgreSQL the same)
    co_adjacent_margin  constant number := 2.5;
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
    co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
-   co_method_lexical   constant varchar2(40) := 'lexical-oracle-text';
-   co_method_hybrid    constant varchar2(40) := 'hybrid-oracle-text-hnsw-rrf-60';
-   -- The lexical probe: the question's words, the rarest first (by the documents they match in the slice's
-   -- CONTEXT indexes, all tenants: the postings Oracle Text reads), while their matches stay within this many.
-   co_probe_postings   constant pls_integer := 20000;
-   co_probe_words      constant pls_integer := 12;
-   -- Oracle Text: each word escaped in braces, joined with ACCUM, so a row matching more words scores higher
-   co_text_open        constant varchar2(1) := '{';
-   co_text_close       constant varchar2(1) := '}';
-   co_text_accum       constant varchar2(7) := ' ACCUM ';
-   co_max_word_length  constant pls_integer := 64;
-   -- the question's words: runs of ASCII letters and digits, lower-cased, at least 3 long (an explicit list, no
-   -- range: a bracket range follows NLS_SORT in Oracle)
-   co_word_pattern     constant varchar2(50) := '[0123456789abcdefghijklmnopqrstuvwxyz]+';
-   co_min_word_length  constant pls_integer := 3;
-   -- the CONTEXT indexes of the searchable tables (CTX_QUERY.COUNT_HITS names them)
-   co_chunk_text_index        constant varchar2(128) := 'KNOWLEDGE_BASE_CHUNK_TEXT_IX';
-   co_document_text_index     constant varchar2(128) := 'KNOWLEDGE_BASE_DOCUMENT_TEXT_IX';
-   co_entity_text_index       constant varchar2(128) := 'ENTITY_MEMORY_TEXT_IX';
-   co_workflow_text_index     constant varchar2(128) := 'WORKFLOW_MEMORY_TEXT_IX';
-   co_conversation_text_index constant varchar2(128) := 'CONVERSATION_MEMORY_TEXT_IX';
-   co_summary_text_index      constant varchar2(128) := 'SUMMARIZATION_MEMORY_TEXT_IX';
+   co_method_lexical   constant varchar2(40) := ctx_retrieval.co_method_lexical;
+   co_method_hybrid    constant varchar2(40) := ctx_retrieval.co_method_hybrid;
 
    -- the manifest rows
    co_conversation     constant varchar2(30) := 'conversation';
@@ -111,13 +80,6 @@ create or replace package body ctx_assembly is
    co_id_length        constant pls_integer := 128;
    co_scope_length     constant pls_integer := 64;
 
-   type t_word_tab is table of varchar2(32767);
-   type t_term_rec is record (
-      word varchar2(200),
-      hits number
-   );
-   type t_term_tab is table of t_term_rec;
-
    e_invalid_scn exception;
    pragma exception_init(e_invalid_scn, -8181);
    e_snapshot_not_found exception;
@@ -127,169 +89,10 @@ create or replace package body ctx_assembly is
    e_json_syntax exception;
    pragma exception_init(e_json_syntax, -40441);
 
-   -- ------------------------------------------------------------------------------------------------------
-   -- the selection helpers (declared in the spec only so that SQL can call them), and small pieces
-
    function selection_version return varchar2 deterministic is
    begin
       return co_selection_version;
    end selection_version;
-
-   function scope_level(
-      in_user_id   in conversation_memory.user_id%type,
-      in_agent_id  in conversation_memory.agent_id%type,
-      in_thread_id in conversation_memory.thread_id%type
-   ) return number deterministic is
-   begin
-      return case
-                when in_thread_id is not null then 3
-                when in_user_id is not null then 2
-                when in_agent_id is not null then 1
-                else 0
-             end;
-   end scope_level;
-
-   function hybrid_logit(in_similarity in number, in_text_score in number, in_best_text_score in number)
-      return number deterministic is
-      co_similarity_weight constant number := 12;
-      co_similarity_center constant number := 0.35;
-      co_text_weight       constant number := 1.5;
-      co_smallest_best     constant number := 1e-9;
-   begin
-      return round(
-                co_similarity_weight * (coalesce(in_similarity, 0) - co_similarity_center)
-                + co_text_weight * coalesce(in_text_score, 0) / greatest(coalesce(in_best_text_score, 0), co_smallest_best),
-                co_score_places
-             );
-   end hybrid_logit;
-
-   function is_listed(in_words in t_word_tab, in_word in varchar2) return boolean is
-   begin
-      for i in 1 .. in_words.count loop
-         if in_words(i) = in_word then
-            return true;
-         end if;
-      end loop;
-      return false;
-   end is_listed;
-
-   -- The question's distinct words, in order of first occurrence, at most co_probe_words: runs of ASCII letters
-   -- and digits, lower-cased, 3 to 64 characters (Oracle Text's longest token). Oracle Text's lexer and stoplist
-   -- decide what each matches; a stopword matches nothing.
-   function question_words(in_question in clob) return t_word_tab is
-      l_question clob;
-      l_words    t_word_tab := t_word_tab();
-      l_word     varchar2(32767);
-      l_start    integer;
-      l_end      integer;
-   begin
-      l_question := lower(in_question);
-      l_start := regexp_instr(l_question, co_word_pattern, 1);
-      while l_start > 0 and l_words.count < co_probe_words loop
-         l_end := regexp_instr(l_question, co_word_pattern, l_start, 1, 1);
-         l_word := substr(l_question, l_start, l_end - l_start);
-         if length(l_word) between co_min_word_length and co_max_word_length
-            and not is_listed(in_words => l_words, in_word => l_word)
-         then
-            l_words.extend();
-            l_words(l_words.last) := l_word;
-         end if;
-         l_start := regexp_instr(l_question, co_word_pattern, l_end);
-      end loop;
-      return l_words;
-   end question_words;
-
-   function claim_key(
-      in_subject      in entity_memory.subject%type,
-      in_predicate    in entity_memory.predicate%type,
-      in_content_json in clob
-   ) return clob deterministic is
-      co_empty_conditions constant varchar2(2) := '{}';
-      co_separator        constant varchar2(1) := '|';
-      l_element   json_element_t;
-      l_content   json_object_t;
-      l_claim     json_object_t;
-      l_subject   varchar2(32767);
-      l_predicate varchar2(32767);
-   begin
-      -- content_json arrives as json_serialize text: an object starts with '{' (scalars are not parsed)
-      if in_content_json is not null and to_char(substr(in_content_json, 1, 1)) = '{' then
-         l_element := json_element_t.parse(in_content_json);
-         l_content := treat(l_element as json_object_t);
-      end if;
-      if in_subject is not null then
-         -- PostgreSQL's || gives NULL when a part is NULL; Oracle's would drop the part
-         if in_predicate is null then
-            return null;
-         end if;
-         return in_subject || co_separator || in_predicate || co_separator
-                || coalesce(
-                      case when l_content is not null then ctx_json.canonical_member(in_object => l_content, in_key => 'conditions') end,
-                      to_clob(co_empty_conditions)
-                   );
-      end if;
-      if l_content is not null then
-         l_element := l_content.get('claim');
-      else
-         l_element := null;
-      end if;
-      if l_element is null or not l_element.is_object() then
-         return null;
-      end if;
-      l_claim := treat(l_element as json_object_t);
-      l_subject := ctx_json.member_text(in_object => l_claim, in_key => 'subject');
-      l_predicate := ctx_json.member_text(in_object => l_claim, in_key => 'predicate');
-      if l_subject is null or l_predicate is null then
-         return null;
-      end if;
-      return l_subject || co_separator || l_predicate || co_separator
-             || coalesce(ctx_json.canonical_member(in_object => l_claim, in_key => 'conditions'), to_clob(co_empty_conditions));
-   end claim_key;
-
-   function authority(in_memory_type in varchar2) return number deterministic is
-   begin
-      -- generated: authority from contract/memory_types.toml; edit the catalogue, then regenerate
-      return case in_memory_type
-                when 'entity' then 1
-                when 'workflow' then 2
-                when 'kb_document' then 3
-                when 'kb_chunk' then 3
-                when 'summary' then 4
-                when 'conversation' then 5
-                else 9
-             end;
-      -- end generated: authority
-   end authority;
-
-   function iso_utc(in_timestamp in timestamp with time zone) return varchar2 deterministic is
-      co_utc_offset constant varchar2(6) := '+00:00';
-      l_utc      timestamp(6);
-      l_fraction varchar2(9);
-   begin
-      if in_timestamp is null then
-         return null;
-      end if;
-      l_utc := sys_extract_utc(in_timestamp);
-      l_fraction := rtrim(to_char(l_utc, 'FF6'), '0');
-      return to_char(l_utc, 'YYYY-MM-DD"T"HH24:MI:SS')
-             || case when l_fraction is not null then '.' || l_fraction end
-             || co_utc_offset;
-   end iso_utc;
-
-   -- the PostgreSQL text of a timestamptz in a UTC session, for messages: 2026-01-01 00:00:00+00
-   function message_time(in_timestamp in timestamp with time zone) return varchar2 is
-      l_iso varchar2(40);
-   begin
-      l_iso := iso_utc(in_timestamp => in_timestamp);
-      return replace(substr(l_iso, 1, length(l_iso) - 3), 'T', ' ');
-   end message_time;
-
-   function is_vector_text(in_text in clob, in_dimensions in pls_integer) return boolean is
-   begin
-      return in_text is not null
-             and regexp_like(in_text, co_vector_pattern)
-             and regexp_count(in_text, co_comma) = in_dimensions - 1;
-   end is_vector_text;
 
    -- ------------------------------------------------------------------------------------------------------
    -- select_window: the arguments and the budget step
@@ -396,7 +199,7 @@ create or replace package body ctx_assembly is
       l_value     json_element_t;
       l_number    number;
       l_available number;
-      l_slices    t_word_tab := t_word_tab(co_facts, co_evidence, co_history, co_tail);
+      l_slices    ctx_json.t_text_tab := ctx_json.t_text_tab(co_facts, co_evidence, co_history, co_tail);
       l_slice     varchar2(32);
       l_limits    json_object_t := json_object_t();
    begin
@@ -414,7 +217,7 @@ create or replace package body ctx_assembly is
             l_key := l_keys(i);
             l_value := l_given.get(l_key);
             l_number := case when l_value.is_number() then l_given.get_number(l_key) end;
-            if not is_listed(in_words => l_slices, in_word => l_key)
+            if not ctx_json.is_listed(in_list => l_slices, in_text => l_key)
                or l_number is null or l_number <> trunc(l_number) or l_number not between 1 and co_max_limit
             then
                ctx_errors.raise_error(
@@ -459,27 +262,6 @@ create or replace package body ctx_assembly is
    -- ------------------------------------------------------------------------------------------------------
    -- the in-database models (dynamic SQL: the package compiles and runs without them)
 
-   -- The question's embedding as vector text, computed by the in-database ONNX model MINILM; NULL when the
-   -- schema has no such model.
-   function question_embedding(in_question in clob) return clob is
-      l_models pls_integer;
-      l_sql    varchar2(400);
-      l_vector clob;
-   begin
-      select count(*)
-        into l_models
-        from user_mining_models m
-       where m.model_name = co_embedding_model;
-      if l_models = 0 then
-         return null;
-      end if;
-      l_sql := 'select from_vector(vector_embedding('
-               || sys.dbms_assert.simple_sql_name(str => co_embedding_model)
-               || ' using :b_question as data) returning clob) from dual';
-      execute immediate l_sql into l_vector using in_question;
-      return l_vector;
-   end question_embedding;
-
    -- 1 when the owner's schema has the ONNX cross-encoder BGE_RERANKER, else 0 (looked up once per call)
    function reranker_present return pls_integer is
       l_models pls_integer;
@@ -515,894 +297,6 @@ create or replace package body ctx_assembly is
       execute immediate l_sql into l_scores using in_question, in_window;
       return l_scores;
    end reranker_scores;
-
-   -- ------------------------------------------------------------------------------------------------------
-   -- retrieval (PostgreSQL: internal/ctx_retrieval.sql), on the live tables of one tenant
-
-   -- The lexical probe of one slice (PostgreSQL: ctxasm.probe_query): the question's words, each escaped in
-   -- braces (a word holds no operator character, and the braces escape reserved words), the rarest first by
-   -- the documents it matches in the slice's two CONTEXT indexes (CTX_QUERY.COUNT_HITS estimates over all
-   -- tenants: the postings Oracle Text reads for the word), kept while their matches stay within
-   -- co_probe_postings, and always the rarest word that matches anything; joined with ACCUM. A word that
-   -- matches nothing (a stopword, say) is left out. NULL: nothing to look up.
-   function text_probe(in_slice in varchar2, in_words in t_word_tab) return varchar2 is
-      l_first_index  varchar2(128);
-      l_second_index varchar2(128);
-      l_terms        t_term_tab := t_term_tab();
-      r_term         t_term_rec;
-      r_before       t_term_rec;
-      l_pos          pls_integer;
-      l_running      number := 0;
-      l_query        varchar2(32767);
-   begin
-      l_first_index := case in_slice
-                          when co_evidence then co_chunk_text_index
-                          when co_history then co_conversation_text_index
-                          else co_entity_text_index
-                       end;
-      l_second_index := case in_slice
-                           when co_evidence then co_document_text_index
-                           when co_history then co_summary_text_index
-                           else co_workflow_text_index
-                        end;
-      for i in 1 .. in_words.count loop
-         r_term.word := co_text_open || in_words(i) || co_text_close;
-         r_term.hits := ctxsys.ctx_query.count_hits(index_name => l_first_index, text_query => r_term.word,
-                                                    exact => false)
-                        + ctxsys.ctx_query.count_hits(index_name => l_second_index, text_query => r_term.word,
-                                                      exact => false);
-         if r_term.hits > 0 then
-            -- kept in order: fewest matches first, then the word
-            l_terms.extend();
-            l_pos := l_terms.count;
-            loop
-               exit when l_pos = 1;
-               r_before := l_terms(l_pos - 1);
-               exit when r_before.hits < r_term.hits or (r_before.hits = r_term.hits and r_before.word <= r_term.word);
-               l_terms(l_pos) := r_before;
-               l_pos := l_pos - 1;
-            end loop;
-            l_terms(l_pos) := r_term;
-         end if;
-      end loop;
-      for i in 1 .. l_terms.count loop
-         r_term := l_terms(i);
-         l_running := l_running + r_term.hits;
-         exit when i > 1 and l_running > co_probe_postings;
-         l_query := case when l_query is not null then l_query || co_text_accum end || r_term.word;
-      end loop;
-      return l_query;
-   end text_probe;
-
-   -- The best in_depth rows of one slice by Oracle Text SCORE (0..100) of the probe (PostgreSQL:
-   -- ctxasm.lexical_candidates with BM25), in scope and in effect at the evaluation time, as
-   -- [{"t", "i", "v", "s"}] ordered by score desc, type, id, version; NULL when the probe is NULL or nothing
-   -- matches. The tenant predicate is applied inside each CONTEXT index (FILTER BY tenant_id); recalled history
-   -- is the user's messages in any thread and the summaries in scope.
-   function lexical_hits(
-      in_tenant_id       in ctx_tenant.tenant_id%type,
-      in_slice           in varchar2,
-      in_user_id         in conversation_memory.user_id%type,
-      in_agent_id        in conversation_memory.agent_id%type,
-      in_thread_id       in conversation_memory.thread_id%type,
-      in_evaluation_time in timestamp with time zone,
-      in_probe           in varchar2,
-      in_depth           in pls_integer
-   ) return clob is
-      l_hits clob;
-   begin
-      if in_probe is null then
-         return null;
-      end if;
-      if in_slice = co_evidence then
-         select json_arrayagg(
-                   json_object('t' value h.memory_type, 'i' value h.id, 'v' value h.version, 's' value h.text_score
-                               returning clob) format json
-                   order by h.text_score desc, h.memory_type, h.id, h.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select u.memory_type, u.id, u.version, u.text_score
-                     from (
-                             select cast('kb_chunk' as varchar2(32)) as memory_type, c.id, c.version, c.text_score
-                               from (
-                                       select r.id, r.version, score(1) as text_score
-                                         from knowledge_base_chunk r
-                                        where contains(r.content, in_probe, 1) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(1) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) c
-                             union all
-                             select 'kb_document', d.id, d.version, d.text_score
-                               from (
-                                       select r.id, r.version, score(2) as text_score
-                                         from knowledge_base_document r
-                                        where contains(r.content, in_probe, 2) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(2) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) d
-                          ) u
-                    order by u.text_score desc, u.memory_type, u.id, u.version
-                    fetch first in_depth rows only
-                ) h;
-      elsif in_slice = co_history then
-         select json_arrayagg(
-                   json_object('t' value h.memory_type, 'i' value h.id, 'v' value h.version, 's' value h.text_score
-                               returning clob) format json
-                   order by h.text_score desc, h.memory_type, h.id, h.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select u.memory_type, u.id, u.version, u.text_score
-                     from (
-                             select cast('conversation' as varchar2(32)) as memory_type, c.id, c.version, c.text_score
-                               from (
-                                       select r.id, r.version, score(3) as text_score
-                                         from conversation_memory r
-                                        where contains(r.content, in_probe, 3) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.user_id = in_user_id
-                                          and r.event_type = 'message'
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                        order by score(3) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) c
-                             union all
-                             select 'summary', s.id, s.version, s.text_score
-                               from (
-                                       select r.id, r.version, score(4) as text_score
-                                         from summarization_memory r
-                                        where contains(r.content, in_probe, 4) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(4) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) s
-                          ) u
-                    order by u.text_score desc, u.memory_type, u.id, u.version
-                    fetch first in_depth rows only
-                ) h;
-      else
-         select json_arrayagg(
-                   json_object('t' value h.memory_type, 'i' value h.id, 'v' value h.version, 's' value h.text_score
-                               returning clob) format json
-                   order by h.text_score desc, h.memory_type, h.id, h.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select u.memory_type, u.id, u.version, u.text_score
-                     from (
-                             select cast('entity' as varchar2(32)) as memory_type, e.id, e.version, e.text_score
-                               from (
-                                       select r.id, r.version, score(5) as text_score
-                                         from entity_memory r
-                                        where contains(r.content, in_probe, 5) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(5) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) e
-                             union all
-                             select 'workflow', w.id, w.version, w.text_score
-                               from (
-                                       select r.id, r.version, score(6) as text_score
-                                         from workflow_memory r
-                                        where contains(r.content, in_probe, 6) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(6) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) w
-                          ) u
-                    order by u.text_score desc, u.memory_type, u.id, u.version
-                    fetch first in_depth rows only
-                ) h;
-      end if;
-      return l_hits;
-   end lexical_hits;
-
-   -- The in_depth rows of one slice nearest to the query vector (VECTOR_DISTANCE, COSINE), in scope and in
-   -- effect, as [{"t", "i", "v", "d"}] ordered by distance, type, id, version; NULL without a vector or a hit.
-   -- FETCH APPROX lets the optimizer use each table's HNSW index; every query names the tenant, which the
-   -- optimizer applies as a pre-filter or in-filter of the index scan, so a small tenant next to a large one
-   -- still gets its nearest rows (PostgreSQL: the tenant's own partition of the index). The documents have no
-   -- embedding: evidence is searched in its chunks. The query vector's dimensions are a literal of the SQL
-   -- (384, as every embedding column).
-   function nearest(
-      in_tenant_id       in ctx_tenant.tenant_id%type,
-      in_slice           in varchar2,
-      in_user_id         in conversation_memory.user_id%type,
-      in_agent_id        in conversation_memory.agent_id%type,
-      in_thread_id       in conversation_memory.thread_id%type,
-      in_evaluation_time in timestamp with time zone,
-      in_vector          in clob,
-      in_depth           in pls_integer
-   ) return clob is
-      l_hits clob;
-   begin
-      if in_vector is null then
-         return null;
-      end if;
-      if in_slice = co_evidence then
-         select json_arrayagg(
-                   json_object('t' value n.memory_type, 'i' value n.id, 'v' value n.version, 'd' value n.distance
-                               returning clob) format json
-                   order by n.distance, n.memory_type, n.id, n.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select cast('kb_chunk' as varchar2(32)) as memory_type, c.id, c.version,
-                          round(cast(c.distance as number), co_score_places) as distance
-                     from (
-                             select r.id, r.version,
-                                    vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine) as distance
-                               from knowledge_base_chunk r
-                              where r.tenant_id = in_tenant_id
-                                and r.embedding is not null
-                                and r.status <> 'erased'
-                                and r.deleted_at is null
-                                and r.valid_from <= in_evaluation_time
-                                and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                and (r.agent_id is null or r.agent_id = in_agent_id)
-                                and (r.user_id is null or r.user_id = in_user_id)
-                                and (r.thread_id is null or r.thread_id = in_thread_id)
-                              order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                              fetch approx first in_depth rows only
-                          ) c
-                ) n;
-      elsif in_slice = co_history then
-         select json_arrayagg(
-                   json_object('t' value n.memory_type, 'i' value n.id, 'v' value n.version, 'd' value n.distance
-                               returning clob) format json
-                   order by n.distance, n.memory_type, n.id, n.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
-                     from (
-                             select cast('conversation' as varchar2(32)) as memory_type, c.id, c.version, c.distance
-                               from (
-                                       select r.id, r.version,
-                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                                 as distance
-                                         from conversation_memory r
-                                        where r.tenant_id = in_tenant_id
-                                          and r.user_id = in_user_id
-                                          and r.event_type = 'message'
-                                          and r.embedding is not null
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                        fetch approx first in_depth rows only
-                                    ) c
-                             union all
-                             select 'summary', s.id, s.version, s.distance
-                               from (
-                                       select r.id, r.version,
-                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                                 as distance
-                                         from summarization_memory r
-                                        where r.tenant_id = in_tenant_id
-                                          and r.embedding is not null
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                        fetch approx first in_depth rows only
-                                    ) s
-                          ) u
-                    order by u.distance, u.memory_type, u.id, u.version
-                    fetch first in_depth rows only
-                ) n;
-      else
-         select json_arrayagg(
-                   json_object('t' value n.memory_type, 'i' value n.id, 'v' value n.version, 'd' value n.distance
-                               returning clob) format json
-                   order by n.distance, n.memory_type, n.id, n.version
-                   returning clob
-                )
-           into l_hits
-           from (
-                   select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
-                     from (
-                             select cast('entity' as varchar2(32)) as memory_type, e.id, e.version, e.distance
-                               from (
-                                       select r.id, r.version,
-                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                                 as distance
-                                         from entity_memory r
-                                        where r.tenant_id = in_tenant_id
-                                          and r.embedding is not null
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                        fetch approx first in_depth rows only
-                                    ) e
-                             union all
-                             select 'workflow', w.id, w.version, w.distance
-                               from (
-                                       select r.id, r.version,
-                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                                 as distance
-                                         from workflow_memory r
-                                        where r.tenant_id = in_tenant_id
-                                          and r.embedding is not null
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                                        fetch approx first in_depth rows only
-                                    ) w
-                          ) u
-                    order by u.distance, u.memory_type, u.id, u.version
-                    fetch first in_depth rows only
-                ) n;
-      end if;
-      return l_hits;
-   end nearest;
-
-   -- One slice's retrieval items (PostgreSQL: ctxasm.retrieve): the two rank lists (ranks are positions in
-   -- each list) fused by reciprocal rank, round(1/(60 + lexical_rank) + 1/(60 + vector_rank), 6) with a
-   -- missing rank adding 0, the best in_limit kept (fused desc, type, id, version), then those in_exclude
-   -- names (the thread's tail) removed: [{"ref", "origin": "retrieval", "slice", "lexical_rank",
-   -- "vector_rank", "lexical_score", "vector_distance", "fused"}], '[]' when nothing was found.
-   function retrieved_items(
-      in_slice   in varchar2,
-      in_lexical in clob,
-      in_vector  in clob,
-      in_limit   in pls_integer,
-      in_exclude in clob
-   ) return clob is
-      l_items clob;
-   begin
-      if in_lexical is null and in_vector is null then
-         return to_clob(ctx_json.co_empty_array);
-      end if;
-      select json_arrayagg(
-                json_object(
-                   'ref' value json_array(f.memory_type, f.id, f.version),
-                   'origin' value 'retrieval',
-                   'slice' value in_slice,
-                   'lexical_rank' value f.lexical_rank,
-                   'vector_rank' value f.vector_rank,
-                   'lexical_score' value f.lexical_score,
-                   'vector_distance' value f.vector_distance,
-                   'fused' value f.fused
-                   null on null returning clob
-                ) format json
-                order by f.fused desc, f.memory_type, f.id, f.version
-                returning clob
-             )
-        into l_items
-        from (
-                select r.memory_type, r.id, r.version, r.lexical_rank, r.vector_rank, r.lexical_score,
-                       r.vector_distance,
-                       round(
-                          nvl(1 / (co_rrf_k + r.lexical_rank), 0) + nvl(1 / (co_rrf_k + r.vector_rank), 0),
-                          co_score_places
-                       ) as fused
-                  from (
-                          select u.memory_type, u.id, u.version,
-                                 max(u.lexical_rank) as lexical_rank,
-                                 max(u.vector_rank) as vector_rank,
-                                 max(u.lexical_score) as lexical_score,
-                                 max(u.vector_distance) as vector_distance
-                            from (
-                                    select l.hit_type as memory_type, l.hit_id as id, l.hit_version as version,
-                                           row_number() over (
-                                              order by l.hit_score desc, l.hit_type, l.hit_id, l.hit_version
-                                           ) as lexical_rank,
-                                           cast(null as number) as vector_rank,
-                                           l.hit_score as lexical_score,
-                                           cast(null as number) as vector_distance
-                                      from json_table(coalesce(in_lexical, to_clob(ctx_json.co_empty_array)), '$[*]'
-                                              columns (
-                                                 hit_type    varchar2(32)  path '$.t',
-                                                 hit_id      varchar2(128) path '$.i',
-                                                 hit_version number        path '$.v',
-                                                 hit_score   number        path '$.s'
-                                              )
-                                           ) l
-                                    union all
-                                    select v.hit_type, v.hit_id, v.hit_version, null,
-                                           row_number() over (
-                                              order by v.hit_distance, v.hit_type, v.hit_id, v.hit_version
-                                           ),
-                                           null, v.hit_distance
-                                      from json_table(coalesce(in_vector, to_clob(ctx_json.co_empty_array)), '$[*]'
-                                              columns (
-                                                 hit_type     varchar2(32)  path '$.t',
-                                                 hit_id       varchar2(128) path '$.i',
-                                                 hit_version  number        path '$.v',
-                                                 hit_distance number        path '$.d'
-                                              )
-                                           ) v
-                                 ) u
-                           group by u.memory_type, u.id, u.version
-                       ) r
-                 order by fused desc, r.memory_type, r.id, r.version
-                 fetch first in_limit rows only
-             ) f
-       where not exists (
-                select 1
-                  from json_table(coalesce(in_exclude, to_clob(ctx_json.co_empty_array)), '$[*]'
-                          columns (
-                             x_type    varchar2(32)  path '$.ref[0]',
-                             x_id      varchar2(128) path '$.ref[1]',
-                             x_version number        path '$.ref[2]'
-                          )
-                       ) x
-                 where x.x_type = f.memory_type
-                   and x.x_id = f.id
-                   and x.x_version = f.version
-             );
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end retrieved_items;
-
-   -- The turns next to the best recalled turns (PostgreSQL: ctxasm.adjacent_turns and select_window's adjacent
-   -- step): of in_retrieved's conversation items, the in_limit best by fused score, the message turns just
-   -- before and just after each in its thread, in scope and in effect, that neither in_retrieved nor in_exclude
-   -- holds: [{"ref", "origin": "adjacent", "slice": "recalled_history", "next_to"}], '[]' when none.
-   -- A conversation answers where it was asked: the turn that matches a question is often the one before the
-   -- answer. Reads by (tenant, thread, turn_index).
-   function adjacent_items(
-      in_tenant_id       in varchar2,
-      in_user_id         in varchar2,
-      in_agent_id        in varchar2,
-      in_evaluation_time in timestamp with time zone,
-      in_retrieved       in clob,
-      in_limit           in pls_integer,
-      in_exclude         in clob
-   ) return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_object(
-                   'ref' value json_array('conversation', n.id, n.version),
-                   'origin' value 'adjacent',
-                   'slice' value co_history,
-                   'next_to' value n.next_to
-                   returning clob
-                ) format json
-                order by n.id
-                returning clob
-             )
-        into l_items
-        from (
-                select r.id, r.version, min(a.id) as next_to
-                  from (
-                          select h.id
-                            from json_table(coalesce(in_retrieved, to_clob(ctx_json.co_empty_array)), '$[*]'
-                                    columns (
-                                       item_type varchar2(32)  path '$.ref[0]',
-                                       id        varchar2(128) path '$.ref[1]',
-                                       fused     number        path '$.fused'
-                                    )
-                                 ) h
-                           where h.item_type = 'conversation'
-                           order by h.fused desc, h.id
-                           fetch first in_limit rows only
-                       ) t
-                  join conversation_memory a
-                    on a.tenant_id = in_tenant_id
-                   and a.id = t.id
-                  join conversation_memory r
-                    on r.tenant_id = a.tenant_id
-                   and r.thread_id = a.thread_id
-                   and r.turn_index in (a.turn_index - 1, a.turn_index + 1)
-                 where r.user_id = in_user_id
-                   and r.event_type = 'message'
-                   and r.status <> 'erased'
-                   and r.deleted_at is null
-                   and r.valid_from <= in_evaluation_time
-                   and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                   and (r.agent_id is null or r.agent_id = in_agent_id)
-                   and not exists (
-                          select 1
-                            from json_table(coalesce(in_retrieved, to_clob(ctx_json.co_empty_array)), '$[*]'
-                                    columns (
-                                       x_type varchar2(32)  path '$.ref[0]',
-                                       x_id   varchar2(128) path '$.ref[1]'
-                                    )
-                                 ) x
-                           where x.x_type = 'conversation'
-                             and x.x_id = r.id
-                       )
-                   and not exists (
-                          select 1
-                            from json_table(coalesce(in_exclude, to_clob(ctx_json.co_empty_array)), '$[*]'
-                                    columns (
-                                       x_type    varchar2(32)  path '$.ref[0]',
-                                       x_id      varchar2(128) path '$.ref[1]',
-                                       x_version number        path '$.ref[2]'
-                                    )
-                                 ) x
-                           where x.x_type = 'conversation'
-                             and x.x_id = r.id
-                             and x.x_version = r.version
-                       )
-                 group by r.id, r.version
-             ) n;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end adjacent_items;
-
-   function retrieve_for_question(
-      in_slice           in varchar2,
-      in_user_id         in conversation_memory.user_id%type,
-      in_agent_id        in conversation_memory.agent_id%type,
-      in_thread_id       in conversation_memory.thread_id%type,
-      in_evaluation_time in timestamp with time zone,
-      in_question        in clob,
-      in_query_embedding in clob,
-      in_depth           in pls_integer,
-      in_limit           in pls_integer
-   ) return clob is
-      l_tenant_id    ctx_tenant.tenant_id%type;
-      l_query_vector clob;
-      l_items        clob;
-      l_result       clob;
-   begin
-      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
-      -- the caller's query vector, else the in-database model's (if the schema has MINILM), else none
-      if in_query_embedding is not null then
-         l_query_vector := in_query_embedding;
-      else
-         l_query_vector := question_embedding(in_question => in_question);
-      end if;
-      l_items := retrieved_items(
-         in_slice   => in_slice,
-         in_lexical => lexical_hits(
-                          in_tenant_id       => l_tenant_id,
-                          in_slice           => in_slice,
-                          in_user_id         => in_user_id,
-                          in_agent_id        => in_agent_id,
-                          in_thread_id       => in_thread_id,
-                          in_evaluation_time => in_evaluation_time,
-                          in_probe           => text_probe(in_slice => in_slice,
-                                                           in_words => question_words(in_question => in_question)),
-                          in_depth           => in_depth
-                       ),
-         in_vector  => nearest(
-                          in_tenant_id       => l_tenant_id,
-                          in_slice           => in_slice,
-                          in_user_id         => in_user_id,
-                          in_agent_id        => in_agent_id,
-                          in_thread_id       => in_thread_id,
-                          in_evaluation_time => in_evaluation_time,
-                          in_vector          => l_query_vector,
-                          in_depth           => in_depth
-                       ),
-         in_limit   => in_limit,
-         in_exclude => null
-      );
-      select json_object(
-                'method' value case when l_query_vector is null then co_method_lexical else co_method_hybrid end,
-                'items' value l_items format json
-                returning clob
-             )
-        into l_result
-        from dual;
-      return l_result;
-   end retrieve_for_question;
-
-   -- ------------------------------------------------------------------------------------------------------
-   -- the candidate sources (PostgreSQL: internal/sources.sql), on the live tables of one tenant
-
-   -- Whether the durable facts in scope are few enough (at most in_limit row versions) to enumerate them
-   -- all; beyond that they are retrieved like evidence. Reads at most in_limit + 1 rows (scope indexes).
-   function facts_enumerable(
-      in_tenant_id in ctx_tenant.tenant_id%type,
-      in_user_id   in conversation_memory.user_id%type,
-      in_agent_id  in conversation_memory.agent_id%type,
-      in_thread_id in conversation_memory.thread_id%type,
-      in_limit     in pls_integer
-   ) return boolean is
-      l_count pls_integer;
-   begin
-      select count(*)
-        into l_count
-        from (
-                select f.one
-                  from (
-                          select 1 as one
-                            from entity_memory e
-                           where e.tenant_id = in_tenant_id
-                             and (e.user_id is null or e.user_id = in_user_id)
-                             and (e.agent_id is null or e.agent_id = in_agent_id)
-                             and (e.thread_id is null or e.thread_id = in_thread_id)
-                          union all
-                          select 1
-                            from workflow_memory w
-                           where w.tenant_id = in_tenant_id
-                             and (w.user_id is null or w.user_id = in_user_id)
-                             and (w.agent_id is null or w.agent_id = in_agent_id)
-                             and (w.thread_id is null or w.thread_id = in_thread_id)
-                       ) f
-                 fetch first in_limit + 1 rows only
-             ) counted;
-      return l_count <= in_limit;
-   end facts_enumerable;
-
-   -- The sources a window enumerates rather than retrieves: every version in scope of the guidelines, persona
-   -- and tools (small by nature; the lifecycle step decides), the thread's latest in_tail_limit messages by
-   -- turn index, and, when in_with_facts is 1, every version of the durable facts in scope. A JSON array of
-   -- source items {"ref", "origin", "slice"}.
-   function enumerated_sources(
-      in_tenant_id  in ctx_tenant.tenant_id%type,
-      in_user_id    in conversation_memory.user_id%type,
-      in_agent_id   in conversation_memory.agent_id%type,
-      in_thread_id  in conversation_memory.thread_id%type,
-      in_tail_limit in pls_integer,
-      in_with_facts in pls_integer
-   ) return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_object(
-                   'ref' value json_array(s.memory_type, s.id, s.version),
-                   'origin' value s.origin,
-                   'slice' value s.slice
-                   null on null returning clob
-                ) format json
-                returning clob
-             )
-        into l_items
-        from (
-                select cast('guideline' as varchar2(32)) as memory_type, g.id, g.version,
-                       cast('scope' as varchar2(16)) as origin, cast(co_guidelines as varchar2(32)) as slice
-                  from guideline_memory g
-                 where g.tenant_id = in_tenant_id
-                   and (g.user_id is null or g.user_id = in_user_id)
-                   and (g.agent_id is null or g.agent_id = in_agent_id)
-                   and (g.thread_id is null or g.thread_id = in_thread_id)
-                union all
-                select 'persona', p.id, p.version, 'scope', co_persona
-                  from persona_memory p
-                 where p.tenant_id = in_tenant_id
-                   and (p.user_id is null or p.user_id = in_user_id)
-                   and (p.agent_id is null or p.agent_id = in_agent_id)
-                   and (p.thread_id is null or p.thread_id = in_thread_id)
-                union all
-                select 'toolbox', t.id, t.version, 'scope', co_tools
-                  from toolbox_memory t
-                 where t.tenant_id = in_tenant_id
-                   and (t.user_id is null or t.user_id = in_user_id)
-                   and (t.agent_id is null or t.agent_id = in_agent_id)
-                   and (t.thread_id is null or t.thread_id = in_thread_id)
-                union all
-                select 'conversation', c.id, c.version, 'tail', co_tail
-                  from (
-                          select r.id, r.version
-                            from conversation_memory r
-                           where r.tenant_id = in_tenant_id
-                             and r.thread_id = in_thread_id
-                             and r.event_type = 'message'
-                             and (r.user_id is null or r.user_id = in_user_id)
-                             and (r.agent_id is null or r.agent_id = in_agent_id)
-                           order by r.turn_index desc nulls last, r.valid_from desc, r.id desc
-                           fetch first in_tail_limit rows only
-                       ) c
-                union all
-                select 'entity', e.id, e.version, 'scope', co_facts
-                  from entity_memory e
-                 where in_with_facts = 1
-                   and e.tenant_id = in_tenant_id
-                   and (e.user_id is null or e.user_id = in_user_id)
-                   and (e.agent_id is null or e.agent_id = in_agent_id)
-                   and (e.thread_id is null or e.thread_id = in_thread_id)
-                union all
-                select 'workflow', w.id, w.version, 'scope', co_facts
-                  from workflow_memory w
-                 where in_with_facts = 1
-                   and w.tenant_id = in_tenant_id
-                   and (w.user_id is null or w.user_id = in_user_id)
-                   and (w.agent_id is null or w.agent_id = in_agent_id)
-                   and (w.thread_id is null or w.thread_id = in_thread_id)
-             ) s;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end enumerated_sources;
-
-   -- What history depends on: the rows the recalled summaries and turns among in_sources cite (their
-   -- source_refs; origin cited, no slice), and, for a cited row that makes a claim, every active canonical fact
-   -- of that claim in scope (origin claim), so the conflict step can name the claim's current winner whatever
-   -- its row id. Every read by primary key or by the claim index, led by the tenant.
-   function claim_sources(
-      in_tenant_id in ctx_tenant.tenant_id%type,
-      in_user_id   in conversation_memory.user_id%type,
-      in_agent_id  in conversation_memory.agent_id%type,
-      in_thread_id in conversation_memory.thread_id%type,
-      in_sources   in clob
-   ) return clob is
-      l_items clob;
-   begin
-      with
-      history as (
-         select h.memory_type, h.id, h.version
-           from json_table(in_sources, '$[*]'
-                   columns (
-                      memory_type varchar2(32)  path '$.ref[0]',
-                      id          varchar2(128) path '$.ref[1]',
-                      version     number        path '$.ref[2]'
-                   )
-                ) h
-          where h.memory_type in ('summary', 'conversation')
-      ),
-      -- the citations of the history rows, read from their two tables by primary key
-      citing as (
-         select json_serialize(m.source_refs returning clob) as source_refs
-           from history h
-           join summarization_memory m
-             on m.tenant_id = in_tenant_id
-            and m.id = h.id
-            and m.version = h.version
-          where h.memory_type = 'summary'
-         union all
-         select json_serialize(c.source_refs returning clob)
-           from history h
-           join conversation_memory c
-             on c.tenant_id = in_tenant_id
-            and c.id = h.id
-            and c.version = h.version
-          where h.memory_type = 'conversation'
-      ),
-      cited as (
-         select distinct j.ref_type as memory_type, j.ref_id as id,
-                case when regexp_like(j.ref_version, co_version_pattern) then to_number(j.ref_version) end as version
-           from citing x,
-                json_table(x.source_refs, '$[*]'
-                   columns (
-                      ref_type    varchar2(32)  path '$.type',
-                      ref_id      varchar2(128) path '$.id',
-                      ref_version varchar2(40)  path '$.version'
-                   )
-                ) j
-          where j.ref_type is not null
-            and j.ref_id is not null
-            and regexp_like(j.ref_version, co_version_pattern)
-      ),
-      -- the cited rows that exist, with the claim each makes (columns of a fact, content_json.claim of the rest)
-      cited_rows as (
-         select c.memory_type, c.id, c.version, t.subject, t.predicate
-           from cited c
-           join entity_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'entity'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join guideline_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'guideline'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join persona_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'persona'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join toolbox_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'toolbox'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join workflow_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'workflow'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join knowledge_base_document t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'kb_document'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join knowledge_base_chunk t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'kb_chunk'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join conversation_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'conversation'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
-           from cited c
-           join summarization_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'summary'
-      ),
-      sources_found as (
-         select r.memory_type, r.id, r.version, cast('cited' as varchar2(16)) as origin,
-                cast(null as varchar2(32)) as slice
-           from cited_rows r
-         union
-         select 'entity', e.id, e.version, 'claim', co_facts
-           from cited_rows r
-           join entity_memory e
-             on e.tenant_id = in_tenant_id
-            and e.subject = r.subject
-            and e.predicate = r.predicate
-          where (e.user_id is null or e.user_id = in_user_id)
-            and (e.agent_id is null or e.agent_id = in_agent_id)
-            and (e.thread_id is null or e.thread_id = in_thread_id)
-            and e.status = 'active'
-      )
-      select json_arrayagg(
-                json_object(
-                   'ref' value json_array(f.memory_type, f.id, f.version),
-                   'origin' value f.origin,
-                   'slice' value f.slice
-                   null on null returning clob
-                ) format json
-                returning clob
-             )
-        into l_items
-        from sources_found f;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end claim_sources;
 
    -- ------------------------------------------------------------------------------------------------------
    -- select_window
@@ -1455,9 +349,9 @@ create or replace package body ctx_assembly is
       l_limit_evidence pls_integer;
       l_limit_history  pls_integer;
       l_limit_tail     pls_integer;
-      l_words          t_word_tab;
+      l_words          ctx_json.t_text_tab;
       l_with_facts     pls_integer;
-      l_slices         t_word_tab := t_word_tab(co_evidence, co_history, co_facts);
+      l_slices         ctx_json.t_text_tab := ctx_json.t_text_tab(co_evidence, co_history, co_facts);
       l_slice          varchar2(32);
       l_depth          pls_integer;
       l_enumerated     clob;
@@ -1484,7 +378,7 @@ create or replace package body ctx_assembly is
       end if;
       l_sources := source_items(in_sources => in_sources);
       l_scores := score_rows(in_scores => in_scores);
-      if in_query_embedding is not null and not is_vector_text(in_text => in_query_embedding, in_dimensions => co_dimensions)
+      if in_query_embedding is not null and not ctx_json.is_vector_text(in_text => in_query_embedding, in_dimensions => co_dimensions)
       then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
@@ -1523,7 +417,7 @@ create or replace package body ctx_assembly is
       if in_query_embedding is not null then
          l_query_vector := in_query_embedding;
       elsif in_sources is null then
-         l_query_vector := question_embedding(in_question => in_question);
+         l_query_vector := ctx_retrieval.question_embedding(in_question => in_question);
       end if;
 
       begin
@@ -1558,7 +452,7 @@ create or replace package body ctx_assembly is
                   and g.deleted_at is null
                   and g.valid_from <= in_evaluation_time
                   and (g.valid_until is null or g.valid_until > in_evaluation_time)
-                order by ctx_assembly.scope_level(in_user_id => g.user_id, in_agent_id => g.agent_id,
+                order by ctx_rules.scope_level(in_user_id => g.user_id, in_agent_id => g.agent_id,
                                                   in_thread_id => g.thread_id) desc,
                          g.valid_from desc,
                          g.id
@@ -1596,7 +490,7 @@ create or replace package body ctx_assembly is
             ctx_errors.raise_error(
                in_code   => ctx_errors.co_budget_missing,
                in_detail => 'no context_budget guideline is in effect for agent ' || ctx_errors.quoted(in_text => in_agent_id)
-                            || ' at ' || message_time(in_timestamp => in_evaluation_time)
+                            || ' at ' || ctx_json.message_time(in_timestamp => in_evaluation_time)
             );
          end if;
          -- The database checks only the budget fields it uses itself; the Python layer validates the rest.
@@ -1651,15 +545,15 @@ create or replace package body ctx_assembly is
          -- what retrieval finds for each retrieved slice, then what the recalled history cites and the claims of
          -- those citations. Replay: exactly the sources the manifest recorded.
          if in_sources is null then
-            l_words := question_words(in_question => in_question);
+            l_words := ctx_retrieval.question_words(in_question => in_question);
             l_with_facts := case
-                               when facts_enumerable(
+                               when ctx_sources.facts_enumerable(
                                        in_tenant_id => l_tenant_id, in_user_id => in_user_id, in_agent_id => in_agent_id,
                                        in_thread_id => in_thread_id, in_limit => co_facts_enumerated)
                                then 1
                                else 0
                             end;
-            l_enumerated := enumerated_sources(
+            l_enumerated := ctx_sources.enumerated_sources(
                in_tenant_id  => l_tenant_id,
                in_user_id    => in_user_id,
                in_agent_id   => in_agent_id,
@@ -1676,24 +570,24 @@ create or replace package body ctx_assembly is
                                else l_limit_facts end
                );
                -- Enumerated facts are not retrieved, but their text scores come from the same lexical query.
-               l_lexical := lexical_hits(
+               l_lexical := ctx_retrieval.lexical_hits(
                   in_tenant_id       => l_tenant_id,
                   in_slice           => l_slice,
                   in_user_id         => in_user_id,
                   in_agent_id        => in_agent_id,
                   in_thread_id       => in_thread_id,
                   in_evaluation_time => in_evaluation_time,
-                  in_probe           => text_probe(in_slice => l_slice, in_words => l_words),
+                  in_probe           => ctx_retrieval.text_probe(in_slice => l_slice, in_words => l_words),
                   in_depth           => case when l_slice = co_facts and l_with_facts = 1 then co_facts_enumerated
                                              else l_depth end
                );
                l_text_scores := ctx_json.array_union(in_first => l_text_scores, in_second => l_lexical);
                if not (l_slice = co_facts and l_with_facts = 1) then
                   -- the thread's tail is shown as turns; retrieval recalls the rest of the history
-                  l_retrieved := retrieved_items(
+                  l_retrieved := ctx_retrieval.retrieved_items(
                      in_slice   => l_slice,
                      in_lexical => l_lexical,
-                     in_vector  => nearest(
+                     in_vector  => ctx_retrieval.nearest(
                                       in_tenant_id       => l_tenant_id,
                                       in_slice           => l_slice,
                                       in_user_id         => in_user_id,
@@ -1710,7 +604,7 @@ create or replace package body ctx_assembly is
                   if l_slice = co_history then
                      l_sources := ctx_json.array_union(
                         in_first  => l_sources,
-                        in_second => adjacent_items(
+                        in_second => ctx_retrieval.adjacent_items(
                                         in_tenant_id       => l_tenant_id,
                                         in_user_id         => in_user_id,
                                         in_agent_id        => in_agent_id,
@@ -1725,7 +619,7 @@ create or replace package body ctx_assembly is
             end loop;
             l_sources := ctx_json.array_union(
                in_first  => l_sources,
-               in_second => claim_sources(
+               in_second => ctx_sources.claim_sources(
                                in_tenant_id => l_tenant_id,
                                in_user_id   => in_user_id,
                                in_agent_id  => in_agent_id,
@@ -2000,7 +894,7 @@ create or replace package body ctx_assembly is
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, t.collection, null, null, t.title, null, null, null,
                       json_object('source_uri' value t.source_uri,
-                                  'published_at' value ctx_assembly.iso_utc(in_timestamp => t.published_at)
+                                  'published_at' value ctx_json.iso_utc(in_timestamp => t.published_at)
                                   null on null returning clob),
                       t.content_tokens,
                       null,
@@ -2018,7 +912,7 @@ create or replace package body ctx_assembly is
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, t.collection, null, null, t.title, null, null, null,
                       json_object('source_uri' value t.source_uri,
-                                  'published_at' value ctx_assembly.iso_utc(in_timestamp => t.published_at)
+                                  'published_at' value ctx_json.iso_utc(in_timestamp => t.published_at)
                                   null on null returning clob),
                       t.content_tokens,
                       null,
@@ -2111,8 +1005,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, t.summary_key, null, null, null, null, null, null,
-                      json_object('period_start' value ctx_assembly.iso_utc(in_timestamp => t.period_start),
-                                  'period_end' value ctx_assembly.iso_utc(in_timestamp => t.period_end)
+                      json_object('period_start' value ctx_json.iso_utc(in_timestamp => t.period_start),
+                                  'period_end' value ctx_json.iso_utc(in_timestamp => t.period_end)
                                   null on null returning clob),
                       t.content_tokens,
                       case
@@ -2132,8 +1026,8 @@ create or replace package body ctx_assembly is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, t.summary_key, null, null, null, null, null, null,
-                      json_object('period_start' value ctx_assembly.iso_utc(in_timestamp => t.period_start),
-                                  'period_end' value ctx_assembly.iso_utc(in_timestamp => t.period_end)
+                      json_object('period_start' value ctx_json.iso_utc(in_timestamp => t.period_start),
+                                  'period_end' value ctx_json.iso_utc(in_timestamp => t.period_end)
                                   null on null returning clob),
                       t.content_tokens,
                       case
@@ -2211,9 +1105,9 @@ create or replace package body ctx_assembly is
             -- memory. Checked again here because replay takes its source list from the caller.
             step_scope as (
                select r.*,
-                      ctx_assembly.scope_level(in_user_id => r.user_id, in_agent_id => r.agent_id,
+                      ctx_rules.scope_level(in_user_id => r.user_id, in_agent_id => r.agent_id,
                                                in_thread_id => r.thread_id) as scope_level,
-                      ctx_assembly.authority(in_memory_type => r.memory_type) as authority_rank,
+                      ctx_rules.authority(in_memory_type => r.memory_type) as authority_rank,
                       case r.memory_type
                          when 'guideline' then 'guidelines'
                          when 'persona' then 'persona'
@@ -2249,7 +1143,7 @@ create or replace package body ctx_assembly is
                          when s.valid_until is not null and s.valid_until <= in_evaluation_time then
                             case when s.status = 'superseded' then 'superseded' else 'expired' end
                       end as lifecycle_reason,
-                      ctx_assembly.claim_key(
+                      ctx_rules.claim_key(
                          in_subject      => s.subject,
                          in_predicate    => s.predicate,
                          in_content_json => s.content_json
@@ -2442,7 +1336,7 @@ create or replace package body ctx_assembly is
                          when l_scores is not null then sc.score_logit
                          when l_use_sources = 1 then g.source_logit
                          when g.slice in ('durable_facts', 'evidence', 'recalled_history') then
-                            ctx_assembly.hybrid_logit(
+                            ctx_rules.hybrid_logit(
                                in_similarity      => g.similarity_raw,
                                in_text_score      => g.bm25_raw,
                                in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
@@ -2662,7 +1556,7 @@ create or replace package body ctx_assembly is
                          'turn_index' value t.turn_index,
                          'thread_id' value t.thread_id,
                          'title' value coalesce(t.title, t.subject, t.key_name),
-                         'valid_from' value ctx_assembly.iso_utc(in_timestamp => t.valid_from),
+                         'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
                          -- the figures the candidate was scored by, and its retrieval ranks when it was retrieved
                          'scores' value json_object(
                             'rerank_logit' value t.logit,
@@ -2848,7 +1742,7 @@ create or replace package body ctx_assembly is
                       'engine' value co_engine,
                       'snapshot' value coalesce(in_snapshot, to_char(l_read_scn)),
                       'tenant_id' value l_tenant_id,
-                      'evaluation_time' value ctx_assembly.iso_utc(in_timestamp => in_evaluation_time),
+                      'evaluation_time' value ctx_json.iso_utc(in_timestamp => in_evaluation_time),
                       'selection_version' value co_selection_version,
                       'scorer' value l_scorer,
                       'budget' value json_object(
@@ -3173,5 +2067,36 @@ create or replace package body ctx_assembly is
       when no_data_found then
          return null;
    end latest_manifest_id;
+
+   -- ------------------------------------------------------------------------------------------------------
+   -- retrieval for one slice (CTX_TOOLS.search_memory): the scope checked here, the work done by CTX_RETRIEVAL
+
+   function retrieve_for_question(
+      in_slice           in varchar2,
+      in_user_id         in conversation_memory.user_id%type,
+      in_agent_id        in conversation_memory.agent_id%type,
+      in_thread_id       in conversation_memory.thread_id%type,
+      in_evaluation_time in timestamp with time zone,
+      in_question        in clob,
+      in_query_embedding in clob,
+      in_depth           in pls_integer,
+      in_limit           in pls_integer
+   ) return clob is
+      l_tenant_id ctx_tenant.tenant_id%type;
+   begin
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
+      return ctx_retrieval.retrieve_for_question(
+         in_tenant_id       => l_tenant_id,
+         in_slice           => in_slice,
+         in_user_id         => in_user_id,
+         in_agent_id        => in_agent_id,
+         in_thread_id       => in_thread_id,
+         in_evaluation_time => in_evaluation_time,
+         in_question        => in_question,
+         in_query_embedding => in_query_embedding,
+         in_depth           => in_depth,
+         in_limit           => in_limit
+      );
+   end retrieve_for_question;
 end ctx_assembly;
 /

@@ -5,8 +5,9 @@ create or replace package ctx_assembly authid definer is
    /**
     * The assembler's database half (docs/assembly.md): select_window makes the selection for one context
     * window, record_manifest records what the window used. The Oracle twin of the PostgreSQL schema
-    * ctx_assembly (db/postgresql/api/ctx_assembly.sql, with the engine-internal functions of
-    * internal/ctx_rules.sql, internal/ctx_retrieval.sql and internal/sources.sql);
+    * ctx_assembly (db/postgresql/api/ctx_assembly.sql); the engine-internal functions it calls are in the
+    * packages named as PostgreSQL's files: CTX_RULES (internal/ctx_rules.sql), CTX_RETRIEVAL
+    * (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql) and CTX_JSON;
     * docs/oracle-assembly.md maps the two step by step. Granted to CTXASM_APP. Definer's rights: the package
     * reads and writes as the owner, and the VPD policy <TABLE>_TENANT keeps every row it touches inside the
     * session's tenant; every read also names the tenant itself. Nothing here commits: the caller ends the
@@ -145,7 +146,9 @@ create or replace package ctx_assembly authid definer is
     * in_depth by VECTOR_DISTANCE to the query vector (in_query_embedding, else the model MINILM's if the
     * schema has it, else none), on the live tables, in scope and in effect at the evaluation time, fused by
     * reciprocal rank (k = 60), the best in_limit kept. Engine-internal (PostgreSQL:
-    * ctxasm.retrieve_for_question). Reads what select_window's retrieval reads; writes nothing.
+    * ctxasm.retrieve_for_question): checks the scope against the session's claim, then
+    * CTX_RETRIEVAL.retrieve_for_question does the work. Reads what select_window's retrieval reads; writes
+    * nothing.
     * @param in_slice evidence, recalled_history or durable_facts
     * @return a CLOB holding {"method": "lexical-oracle-text" | "hybrid-oracle-text-hnsw-rrf-60",
     *         "items": [{"ref": [type, id, version], "origin": "retrieval", "slice", "lexical_rank",
@@ -165,65 +168,5 @@ create or replace package ctx_assembly authid definer is
       in_depth           in pls_integer,
       in_limit           in pls_integer
    ) return clob;
-
-   /**
-    * Whether in_text is vector text '[x, y, ...]' of in_dimensions numbers, each plain or with an exponent
-    * (as PostgreSQL's vector input accepts them). Engine-internal; CTX_TOOLS checks its argument with it too.
-    */
-   -- contract:internal
-   function is_vector_text(in_text in clob, in_dimensions in pls_integer) return boolean;
-
-   /*
-    * The selection helpers. Engine-internal (PostgreSQL keeps them in schema ctxasm): they are declared here
-    * only because the SQL of select_window calls them, and SQL cannot call a routine that is private to a
-    * package body (PLS-00231). Pure functions: they read no table and write nothing.
-    */
-
-   /**
-    * How narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user within
-    * an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread, 2 user,
-    * 1 agent, 0 the whole tenant. Narrower wins a key or a claim.
-    */
-   -- contract:internal
-   function scope_level(
-      in_user_id   in conversation_memory.user_id%type,
-      in_agent_id  in conversation_memory.agent_id%type,
-      in_thread_id in conversation_memory.thread_id%type
-   ) return number deterministic;
-
-   /**
-    * The hybrid scorer hybrid-calibrated-2: round(12 (similarity - 0.35) + 1.5 text_score / best_text_score,
-    * 6), a NULL similarity or text score counting 0 (PostgreSQL: ctxasm.hybrid_logit, with BM25 where Oracle
-    * has the Oracle Text SCORE).
-    */
-   -- contract:internal
-   function hybrid_logit(in_similarity in number, in_text_score in number, in_best_text_score in number)
-      return number deterministic;
-
-   /**
-    * The claim identity 'subject|predicate|conditions' (conditions as canonical JSON text, '{}' when absent):
-    * from the columns for entity rows, from content_json.claim for derived rows; NULL for a row that makes
-    * no claim. Compared only with other claim keys of this engine.
-    */
-   -- contract:internal
-   function claim_key(
-      in_subject      in entity_memory.subject%type,
-      in_predicate    in entity_memory.predicate%type,
-      in_content_json in clob
-   ) return clob deterministic;
-
-   /**
-    * Which copy of a duplicate is kept (lower wins): entity 1, workflow 2, kb_chunk and kb_document 3,
-    * summary 4, conversation 5, anything else 9.
-    */
-   -- contract:internal
-   function authority(in_memory_type in varchar2) return number deterministic;
-
-   /**
-    * A timestamp as ISO 8601 in UTC, fractional seconds without trailing zeros, offset '+00:00'
-    * (the text PostgreSQL gives a timestamptz in JSON in a UTC session).
-    */
-   -- contract:internal
-   function iso_utc(in_timestamp in timestamp with time zone) return varchar2 deterministic;
 end ctx_assembly;
 /

@@ -124,7 +124,7 @@ create or replace package body ctx_tools is
          );
       end if;
       if in_query_embedding is not null
-         and not ctx_assembly.is_vector_text(in_text => in_query_embedding, in_dimensions => co_dimensions)
+         and not ctx_json.is_vector_text(in_text => in_query_embedding, in_dimensions => co_dimensions)
       then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
@@ -282,7 +282,7 @@ create or replace package body ctx_tools is
                              'content' value v.content,
                              'content_json' value v.content_json format json,
                              'confidence' value v.confidence,
-                             'valid_from' value ctx_assembly.iso_utc(in_timestamp => v.valid_from)
+                             'valid_from' value ctx_json.iso_utc(in_timestamp => v.valid_from)
                              null on null returning clob
                           )
                      from ranked v
@@ -296,8 +296,8 @@ create or replace package body ctx_tools is
                                  'content' value h.content,
                                  'content_json' value h.content_json format json,
                                  'status' value h.retired,
-                                 'valid_from' value ctx_assembly.iso_utc(in_timestamp => h.valid_from),
-                                 'valid_to' value ctx_assembly.iso_utc(in_timestamp => h.valid_to)
+                                 'valid_from' value ctx_json.iso_utc(in_timestamp => h.valid_from),
+                                 'valid_to' value ctx_json.iso_utc(in_timestamp => h.valid_to)
                                  null on null returning clob
                               ) format json
                               order by h.valid_from desc, h.version desc, h.id

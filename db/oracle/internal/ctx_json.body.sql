@@ -3,6 +3,10 @@
 --changeset ctxasm:ora-pkg-ctx-json-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_json is
    co_separator constant varchar2(1) := ',';
+   -- vector text: '[x,y,...]', each number plain or with an exponent (as PostgreSQL's vector input reads it)
+   co_vector_pattern   constant varchar2(300) :=
+      '^\[[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?'
+      || '([[:space:]]*,[[:space:]]*[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?)*[[:space:]]*\]$';
 
    -- PostgreSQL's ->> of one member: a string unquoted, another value as JSON text, NULL for null or absent
    function member_text(in_object in json_object_t, in_key in varchar2) return varchar2 is
@@ -152,6 +156,45 @@ create or replace package body ctx_json is
       end if;
       return l_value.to_string();
    end element_text;
+
+   function is_listed(in_list in t_text_tab, in_text in varchar2) return boolean is
+   begin
+      for i in 1 .. in_list.count loop
+         if in_list(i) = in_text then
+            return true;
+         end if;
+      end loop;
+      return false;
+   end is_listed;
+
+   function iso_utc(in_timestamp in timestamp with time zone) return varchar2 deterministic is
+      co_utc_offset constant varchar2(6) := '+00:00';
+      l_utc      timestamp(6);
+      l_fraction varchar2(9);
+   begin
+      if in_timestamp is null then
+         return null;
+      end if;
+      l_utc := sys_extract_utc(in_timestamp);
+      l_fraction := rtrim(to_char(l_utc, 'FF6'), '0');
+      return to_char(l_utc, 'YYYY-MM-DD"T"HH24:MI:SS')
+             || case when l_fraction is not null then '.' || l_fraction end
+             || co_utc_offset;
+   end iso_utc;
+
+   function message_time(in_timestamp in timestamp with time zone) return varchar2 is
+      l_iso varchar2(40);
+   begin
+      l_iso := iso_utc(in_timestamp => in_timestamp);
+      return replace(substr(l_iso, 1, length(l_iso) - 3), 'T', ' ');
+   end message_time;
+
+   function is_vector_text(in_text in clob, in_dimensions in pls_integer) return boolean is
+   begin
+      return in_text is not null
+             and regexp_like(in_text, co_vector_pattern)
+             and regexp_count(in_text, co_separator) = in_dimensions - 1;
+   end is_vector_text;
 
 end ctx_json;
 /

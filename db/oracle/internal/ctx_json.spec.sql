@@ -4,15 +4,18 @@
 create or replace package ctx_json authid definer is
    /**
     * Small readers of JSON_OBJECT_T / JSON_ARRAY_T values that give what PostgreSQL's jsonb operators give
-    * (->> of a member or an element, a member as a number or an object, keys in jsonb's order), for CTX_ASSEMBLY.
-    * Engine-internal: PostgreSQL has these as operators; never granted to CTXASM_APP. Pure functions: they read
-    * no table and write nothing.
+    * (->> of a member or an element, a member as a number or an object, keys in jsonb's order), and the small
+    * format helpers of the assembly packages and CTX_TOOLS: timestamps as PostgreSQL writes them, vector text,
+    * a list of texts. Engine-internal: PostgreSQL has these as operators and casts; never granted to
+    * CTXASM_APP. Pure functions: they read no table and write nothing.
     */
 
    -- the empty JSON array, as CTX_ASSEMBLY writes its lists
    co_empty_array constant varchar2(2) := '[]';
 
    type t_key_tab is table of varchar2(32767);
+   -- a list of texts (a question's words, slice names)
+   type t_text_tab is table of varchar2(32767);
 
    /** PostgreSQL's ->> of one member: a string unquoted, another value as JSON text, NULL for null or absent. */
    function member_text(in_object in json_object_t, in_key in varchar2) return varchar2;
@@ -46,5 +49,23 @@ create or replace package ctx_json authid definer is
 
    /** PostgreSQL's ->> of one element of an array: a string unquoted, another value as JSON text. */
    function element_text(in_ref in json_array_t, in_index in pls_integer) return varchar2;
+
+   /** Whether in_list holds in_text (a NULL in_text is never held). */
+   function is_listed(in_list in t_text_tab, in_text in varchar2) return boolean;
+
+   /**
+    * A timestamp as ISO 8601 in UTC, fractional seconds without trailing zeros, offset '+00:00'
+    * (the text PostgreSQL gives a timestamptz in JSON in a UTC session).
+    */
+   function iso_utc(in_timestamp in timestamp with time zone) return varchar2 deterministic;
+
+   /** A timestamp as PostgreSQL writes a timestamptz in a UTC session, for messages: 2026-01-01 00:00:00+00. */
+   function message_time(in_timestamp in timestamp with time zone) return varchar2;
+
+   /**
+    * Whether in_text is vector text '[x, y, ...]' of in_dimensions numbers, each plain or with an exponent
+    * (as PostgreSQL's vector input accepts them): how CTX_ASSEMBLY and CTX_TOOLS check a query embedding.
+    */
+   function is_vector_text(in_text in clob, in_dimensions in pls_integer) return boolean;
 end ctx_json;
 /

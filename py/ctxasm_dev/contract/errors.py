@@ -134,7 +134,7 @@ def postgresql(catalogue: Catalogue) -> str:
     cases = [f"        WHEN {_sql_text(e.name):<{width}} THEN '{e.sqlstate}'" for e in errors]
     messages = [f"        WHEN {_sql_text(e.name):<{width}} THEN {_sql_text(e.message)}" for e in errors]
     return "\n".join([
-        "--liquibase formatted sql",
+        liquibase_header("pg_errors"),
         f"-- {HEADER}",
         "",
         "--changeset ctxasm:pg-errors-error-code dbms:postgresql runOnChange:true splitStatements:false",

@@ -62,7 +62,7 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
     return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
             ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
             ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
-            ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
+            ("ora_rules_body", "authority", types.oracle_authority(catalogue))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:

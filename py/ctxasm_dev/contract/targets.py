@@ -12,7 +12,7 @@ TARGETS: dict[str, str] = {
     # errors
     "ora_errors_spec": "db/oracle/internal/ctx_errors.spec.sql",
     "ora_errors_body": "db/oracle/internal/ctx_errors.body.sql",
-    "pg_errors": "db/postgresql/internal/ctxasm_errors.sql",
+    "pg_errors": "db/postgresql/internal/ctx_errors.sql",
     "py_error_codes": "py/ctxasm/error_codes.py",
     # memory types
     "py_memory_types": "py/ctxasm/memory_types.py",
@@ -25,13 +25,20 @@ TARGETS: dict[str, str] = {
     "pg_tools": "db/postgresql/api/ctx_tools.sql",
     "pg_selection_helpers": "db/postgresql/internal/ctx_rules.sql",
     "pg_retrieval": "db/postgresql/internal/ctx_retrieval.sql",
-    "pg_sources": "db/postgresql/internal/sources.sql",
+    "pg_sources": "db/postgresql/internal/ctx_sources.sql",
     "ora_assembly_spec": "db/oracle/api/ctx_assembly.spec.sql",
     "ora_assembly_body": "db/oracle/api/ctx_assembly.body.sql",
     "ora_tools_body": "db/oracle/api/ctx_tools.body.sql",
+    "ora_rules_spec": "db/oracle/internal/ctx_rules.spec.sql",
+    "ora_rules_body": "db/oracle/internal/ctx_rules.body.sql",
+    "ora_retrieval_spec": "db/oracle/internal/ctx_retrieval.spec.sql",
+    "ora_retrieval_body": "db/oracle/internal/ctx_retrieval.body.sql",
+    "ora_sources_spec": "db/oracle/internal/ctx_sources.spec.sql",
+    "ora_sources_body": "db/oracle/internal/ctx_sources.body.sql",
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
     # versions
     "py_render": "py/ctxasm/core/render.py",
+    "ora_json_spec": "db/oracle/internal/ctx_json.spec.sql",
     "ora_json_body": "db/oracle/internal/ctx_json.body.sql",
 }
 
@@ -40,6 +47,7 @@ TARGETS: dict[str, str] = {
 LOGICAL_PATHS: dict[str, str] = {
     "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
     "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
+    "pg_errors": "db/postgresql/internal/ctxasm_errors.sql",
 }
 
 

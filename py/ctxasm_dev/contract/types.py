@@ -191,6 +191,6 @@ def pg_authority(catalogue: Catalogue) -> str:
 
 
 def oracle_authority(catalogue: Catalogue) -> str:
-    """CTX_ASSEMBLY.authority's CASE, the twin of ctxasm.authority."""
+    """CTX_RULES.authority's CASE, the twin of ctxasm.authority."""
     cases = [f"                when '{t.name}' then {t.authority}" for t in _by_authority(catalogue)]
     return "\n".join(["      return case in_memory_type", *cases, f"                else {NO_AUTHORITY}", "             end;"])

@@ -51,12 +51,20 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
                       "CXnnn by name through ctxasm.error_code (both generated from contract/errors.toml)",
         "ctx_policy": "the VPD policy function for DBMS_RLS; PostgreSQL states the rule with CREATE POLICY",
         "ctx_row_binder": "CTX_MEMORY's JSON-to-column binder; PostgreSQL checks a record in ctxasm.check_record",
-        "ctx_json": "readers of JSON_OBJECT_T values for CTX_ASSEMBLY; PostgreSQL has jsonb operators",
+        "ctx_json": "readers of JSON_OBJECT_T values, timestamps and vector text as PostgreSQL writes them; "
+                    "PostgreSQL has jsonb operators and text casts",
+        "ctx_rules": "the selection rules of CTX_ASSEMBLY; PostgreSQL: functions of schema ctxasm in the file of the "
+                     "same name, internal/ctx_rules.sql",
+        "ctx_retrieval": "retrieval for CTX_ASSEMBLY; PostgreSQL: functions of schema ctxasm in the file of the same "
+                         "name, internal/ctx_retrieval.sql",
+        "ctx_sources": "the enumerated and cited sources of a window; PostgreSQL: functions of schema ctxasm in the "
+                       "file of the same name, internal/ctx_sources.sql",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "
                   "selection helpers, error codes); on Oracle these are private routines of the package bodies "
-                  "or the internal packages CTX_ERRORS, CTX_JSON and CTX_ROW_BINDER",
+                  "or the internal packages CTX_ERRORS, CTX_JSON, CTX_ROW_BINDER, CTX_RULES, CTX_RETRIEVAL and "
+                  "CTX_SOURCES",
         "ctx_history": "row-version history triggers; Oracle uses Flashback Query instead",
     },
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 HEADER = "--liquibase formatted sql"
 # A file moved from where its changesets were first deployed keeps their identity (id, author, file path) with
 # `logicalFilePath:<old path>` on its header line; Liquibase records and renders that path instead of the file's.
+# A changeset moved into another file names its first file the same way on its own --changeset line.
 _LOGICAL_FILE_PATH = re.compile(r"\blogicalFilePath:(\S+)", re.IGNORECASE)
 _CHANGESET = re.compile(r"^--\s*changeset\s+(?P<author>\"[^\"]+\"|[^:\s]+):(?P<id>\S+)(?P<attrs>.*)$",
                         re.IGNORECASE)
@@ -59,9 +60,11 @@ class ChangelogFile:
     changesets: list[Changeset]
     logical_path: str | None = None    # the header's logicalFilePath, if any
 
-    def identity_path(self, repo: Path) -> str:
-        """The file path Liquibase records for this file's changesets: the logical one, else the real one."""
-        return self.logical_path or self.path.relative_to(repo).as_posix()
+    def identity_path(self, repo: Path, changeset: Changeset | None = None) -> str:
+        """The file path Liquibase records for a changeset of this file: the changeset's own logicalFilePath,
+        else the header's, else the real path."""
+        own = changeset.attributes.get("logicalfilepath") if changeset else None
+        return own or self.logical_path or self.path.relative_to(repo).as_posix()
 
 
 def read_changelog(path: Path) -> ChangelogFile:

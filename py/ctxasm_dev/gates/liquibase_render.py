@@ -120,7 +120,7 @@ def check(repo: Path, changelog: str = MASTER_CHANGELOG) -> list[str]:
         changelog_file = read_changelog(path)
         for changeset in changelog_file.changesets:
             code = strip_sql_comments("\n".join(line for _, line in changeset.body_lines)).split("\n")
-            expected[(changelog_file.identity_path(repo), changeset.id)] = [line.strip() for line in code if line.strip() and line.strip() != "/"]
+            expected[(changelog_file.identity_path(repo, changeset), changeset.id)] = [line.strip() for line in code if line.strip() and line.strip() != "/"]
     if not expected:
         return [f"{changelog}: no Oracle changesets found in the folders it includes under {repo}"]
     result = render(repo, changelog)

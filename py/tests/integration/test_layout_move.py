@@ -1,9 +1,13 @@
-"""Moving the database sources into db/postgresql and db/oracle must not re-run a deployed changeset.
+"""Moving database sources between files must not re-run a deployed changeset.
 
-A database deployed from the layout before the move (db/schema, db/packages, db/security, the numbered files,
-read back from git) is brought up to date from this checkout: Liquibase must find every changeset it ran
-already under the same identity (id, author, file path; the moved files name their old path with
-logicalFilePath). Only runAlways changesets run again, and runOnChange ones whose text changed since.
+Two moves are checked. The layout move put the sources into db/postgresql and db/oracle (from db/schema,
+db/packages, db/security, the numbered files). The move to one file name per package on both engines renamed
+internal/ctxasm_errors.sql and internal/sources.sql to ctx_errors.sql and ctx_sources.sql and folded
+api/ctx_memory_erase.sql into api/ctx_memory.sql. For each, a database deployed from the tree before the move
+(read back from git) is brought up to date from this checkout: Liquibase must find every changeset it ran
+already under the same identity (id, author, file path; a moved file names its old path with logicalFilePath on
+its header line, a changeset folded into another file on its own --changeset line). Only runAlways changesets
+run again, and runOnChange ones whose text changed since.
 """
 
 from __future__ import annotations
@@ -21,25 +25,31 @@ from ctxasm_dev.gates.formatted_sql import read_changelog
 from ..conftest import REPO
 
 DATABASE = "ctxasm_layout_move"
-# A file the move created: the commit before the one that added it holds the earlier layout.
-MOVED_FILE = "db/postgresql/api/ctx_assembly.sql"
+# Each move by a file it created or removed: the tree before the commit that first added (A) or last deleted (D)
+# it holds the earlier layout, recognised by a path that only it has.
+MOVES = [
+    pytest.param("db/postgresql/api/ctx_assembly.sql", "A", "db/packages/postgresql", id="layout"),
+    pytest.param("db/postgresql/api/ctx_memory_erase.sql", "D", "db/postgresql/api/ctx_memory_erase.sql",
+                 id="file-per-package"),
+]
 
 
 def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True)
 
 
-def _layout_before_the_move(into: Path) -> str:
-    added = _git("log", "--no-renames", "--diff-filter=A", "--format=%H", "--", MOVED_FILE)
-    commits = added.stdout.decode().split()
-    if added.returncode != 0 or not commits:
-        pytest.skip(f"no git history of {MOVED_FILE} in {REPO} (not a git checkout?)")
-    before = f"{commits[-1]}^"
+def _layout_before_the_move(into: Path, moved_file: str, change: str, earlier_only: str) -> str:
+    found = _git("log", "--no-renames", f"--diff-filter={change}", "--format=%H", "--", moved_file)
+    commits = found.stdout.decode().split()
+    if found.returncode != 0 or not commits:
+        pytest.skip(f"no git history of {moved_file} in {REPO} (not a git checkout?)")
+    # the first commit that added the file, or the last that deleted it
+    before = f"{commits[-1] if change == 'A' else commits[0]}^"
     archive = _git("archive", "--format=tar", before, "db", "liquibase")
     assert archive.returncode == 0, archive.stderr.decode()
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
         tar.extractall(into, filter="data")
-    assert (into / "db" / "packages" / "postgresql").is_dir(), f"{before} is not the earlier layout"
+    assert (into / earlier_only).exists(), f"{before} is not the earlier layout"
     return before
 
 
@@ -50,24 +60,25 @@ def _postgres_changesets(root: Path) -> dict[tuple[str, str], dict[str, str]]:
         changelog = read_changelog(path)
         for changeset in changelog.changesets:
             if "postgresql" in changeset.dbms:
-                found[(changelog.identity_path(root), changeset.id)] = changeset.attributes
+                found[(changelog.identity_path(root, changeset), changeset.id)] = changeset.attributes
     return found
 
 
 def _body(root: Path, key: tuple[str, str]) -> list[str]:
     for path in (root / "db").rglob("*.sql"):
         changelog = read_changelog(path)
-        if changelog.identity_path(root) == key[0]:
-            for changeset in changelog.changesets:
-                if changeset.id == key[1]:
-                    return [line for _, line in changeset.body_lines]
+        for changeset in changelog.changesets:
+            if (changelog.identity_path(root, changeset), changeset.id) == key:
+                return [line for _, line in changeset.body_lines]
     return []
 
 
-def test_the_moved_layout_reruns_no_deployed_changeset(pg_target, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("moved_file", "change", "earlier_only"), MOVES)
+def test_the_moved_layout_reruns_no_deployed_changeset(pg_target, tmp_path, monkeypatch, moved_file, change,
+                                                       earlier_only):
     old_root = tmp_path / "before"
     old_root.mkdir()
-    _layout_before_the_move(old_root)
+    _layout_before_the_move(old_root, moved_file, change, earlier_only)
     old = _postgres_changesets(old_root)
     new = _postgres_changesets(REPO)
     assert set(old) <= set(new), f"changesets no longer in the changelog: {sorted(set(old) - set(new))}"

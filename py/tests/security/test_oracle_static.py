@@ -88,6 +88,19 @@ def test_the_application_user_ends_with_no_table_privilege():
     assert set(TABLES) <= set(re.findall(r"revoke\s+select\s+on\s+(\w+)\s+from\s+ctxasm_app", grants))
 
 
+def test_the_application_user_may_execute_the_contract_packages_only():
+    """The internal packages (CTX_RULES, CTX_RETRIEVAL, CTX_SOURCES, CTX_JSON, ...) read every tenant's rows with
+    the owner's rights and trust the tenant they are given: granted to nobody, called only by the owner's packages."""
+    granted = set(re.findall(r"\bgrant\s+execute\s+on\s+(\w+)\s+to\s+ctxasm_app", code(ORACLE / "security" / "grants.sql")))
+    assert granted == {"ctx_session", "ctx_memory", "ctx_assembly", "ctx_tools"}
+    internal = sorted(ORACLE.glob("internal/*.spec.sql"))
+    assert {"ctx_rules.spec.sql", "ctx_retrieval.spec.sql", "ctx_sources.spec.sql", "ctx_json.spec.sql"} <= \
+        {path.name for path in internal}
+    for path in internal:
+        assert re.search(r"create or replace package \w+ authid definer is", code(path)), path.name
+        assert path.name.removesuffix(".spec.sql") not in granted
+
+
 def test_routines_with_a_scope_check_it_against_the_claim():
     tools = code(ORACLE / "api" / "ctx_tools.body.sql")
     for name in ("active_tools", "search_memory", "lookup_entity"):

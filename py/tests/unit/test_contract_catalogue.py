@@ -55,7 +55,7 @@ def test_a_new_error_is_one_catalogue_edit(copy: Path) -> None:
         (copy / "db/oracle/internal/ctx_errors.spec.sql").read_text().replace("  ", " ").replace("  ", " ")
     assert "pragma exception_init(e_window_too_large, -20120);" in \
         (copy / "db/oracle/internal/ctx_errors.spec.sql").read_text()
-    assert "THEN 'CX120'" in (copy / "db/postgresql/internal/ctxasm_errors.sql").read_text()
+    assert "THEN 'CX120'" in (copy / "db/postgresql/internal/ctx_errors.sql").read_text()
     assert "| `window_too_large` | -20120 | CX120 | a test |" in (copy / "docs/contract.md").read_text()
     assert "'WindowTooLarge'" in (copy / "py/ctxasm/error_codes.py").read_text()
     assert generate.stale(copy) == []

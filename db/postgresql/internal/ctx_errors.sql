@@ -1,4 +1,4 @@
---liquibase formatted sql
+--liquibase formatted sql logicalFilePath:db/postgresql/internal/ctxasm_errors.sql
 -- generated from contract/errors.toml; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)
 
 --changeset ctxasm:pg-errors-error-code dbms:postgresql runOnChange:true splitStatements:false

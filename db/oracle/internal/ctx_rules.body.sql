@@ -1,0 +1,97 @@
+--liquibase formatted sql
+
+--changeset ctxasm:ora-pkg-ctx-rules-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body ctx_rules is
+   -- PostgreSQL: db/postgresql/internal/ctx_rules.sql, in the same order.
+
+   function scope_level(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return number deterministic is
+   begin
+      return case
+                when in_thread_id is not null then 3
+                when in_user_id is not null then 2
+                when in_agent_id is not null then 1
+                else 0
+             end;
+   end scope_level;
+
+   function hybrid_logit(in_similarity in number, in_text_score in number, in_best_text_score in number)
+      return number deterministic is
+      co_similarity_weight constant number := 12;
+      co_similarity_center constant number := 0.35;
+      co_text_weight       constant number := 1.5;
+      co_smallest_best     constant number := 1e-9;
+   begin
+      return round(
+                co_similarity_weight * (coalesce(in_similarity, 0) - co_similarity_center)
+                + co_text_weight * coalesce(in_text_score, 0) / greatest(coalesce(in_best_text_score, 0), co_smallest_best),
+                co_score_places
+             );
+   end hybrid_logit;
+
+   function claim_key(
+      in_subject      in entity_memory.subject%type,
+      in_predicate    in entity_memory.predicate%type,
+      in_content_json in clob
+   ) return clob deterministic is
+      co_empty_conditions constant varchar2(2) := '{}';
+      co_separator        constant varchar2(1) := '|';
+      l_element   json_element_t;
+      l_content   json_object_t;
+      l_claim     json_object_t;
+      l_subject   varchar2(32767);
+      l_predicate varchar2(32767);
+   begin
+      -- content_json arrives as json_serialize text: an object starts with '{' (scalars are not parsed)
+      if in_content_json is not null and to_char(substr(in_content_json, 1, 1)) = '{' then
+         l_element := json_element_t.parse(in_content_json);
+         l_content := treat(l_element as json_object_t);
+      end if;
+      if in_subject is not null then
+         -- PostgreSQL's || gives NULL when a part is NULL; Oracle's would drop the part
+         if in_predicate is null then
+            return null;
+         end if;
+         return in_subject || co_separator || in_predicate || co_separator
+                || coalesce(
+                      case when l_content is not null then ctx_json.canonical_member(in_object => l_content, in_key => 'conditions') end,
+                      to_clob(co_empty_conditions)
+                   );
+      end if;
+      if l_content is not null then
+         l_element := l_content.get('claim');
+      else
+         l_element := null;
+      end if;
+      if l_element is null or not l_element.is_object() then
+         return null;
+      end if;
+      l_claim := treat(l_element as json_object_t);
+      l_subject := ctx_json.member_text(in_object => l_claim, in_key => 'subject');
+      l_predicate := ctx_json.member_text(in_object => l_claim, in_key => 'predicate');
+      if l_subject is null or l_predicate is null then
+         return null;
+      end if;
+      return l_subject || co_separator || l_predicate || co_separator
+             || coalesce(ctx_json.canonical_member(in_object => l_claim, in_key => 'conditions'), to_clob(co_empty_conditions));
+   end claim_key;
+
+   function authority(in_memory_type in varchar2) return number deterministic is
+   begin
+      -- generated: authority from contract/memory_types.toml; edit the catalogue, then regenerate
+      return case in_memory_type
+                when 'entity' then 1
+                when 'workflow' then 2
+                when 'kb_document' then 3
+                when 'kb_chunk' then 3
+                when 'summary' then 4
+                when 'conversation' then 5
+                else 9
+             end;
+      -- end generated: authority
+   end authority;
+end ctx_rules;
+/

@@ -1,0 +1,53 @@
+--liquibase formatted sql
+
+--changeset ctxasm:ora-pkg-ctx-rules-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package ctx_rules authid definer is
+   /**
+    * The selection rules CTX_ASSEMBLY.select_window applies row by row (docs/assembly.md): how narrow a scope
+    * is, the hybrid scorer, a row's claim identity and which copy of a duplicate is kept. The twin of
+    * PostgreSQL's db/postgresql/internal/ctx_rules.sql (schema ctxasm), function for function. Engine-internal
+    * and never granted to CTXASM_APP: declared in a spec only because the SQL of select_window calls them, and
+    * SQL cannot call a routine that is private to a package body (PLS-00231). Pure functions: they read no
+    * table and write nothing.
+    */
+
+   -- scores and logits are rounded to this many places (PostgreSQL: round(..., 6))
+   co_score_places constant pls_integer := 6;
+
+   /**
+    * How narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user within
+    * an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread, 2 user,
+    * 1 agent, 0 the whole tenant. Narrower wins a key or a claim.
+    */
+   function scope_level(
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type
+   ) return number deterministic;
+
+   /**
+    * The hybrid scorer hybrid-calibrated-2: round(12 (similarity - 0.35) + 1.5 text_score / best_text_score,
+    * 6), a NULL similarity or text score counting 0 (PostgreSQL: ctxasm.hybrid_logit, with BM25 where Oracle
+    * has the Oracle Text SCORE).
+    */
+   function hybrid_logit(in_similarity in number, in_text_score in number, in_best_text_score in number)
+      return number deterministic;
+
+   /**
+    * The claim identity 'subject|predicate|conditions' (conditions as canonical JSON text, '{}' when absent):
+    * from the columns for entity rows, from content_json.claim for derived rows; NULL for a row that makes
+    * no claim. Compared only with other claim keys of this engine.
+    */
+   function claim_key(
+      in_subject      in entity_memory.subject%type,
+      in_predicate    in entity_memory.predicate%type,
+      in_content_json in clob
+   ) return clob deterministic;
+
+   /**
+    * Which copy of a duplicate is kept (lower wins): entity 1, workflow 2, kb_chunk and kb_document 3,
+    * summary 4, conversation 5, anything else 9.
+    */
+   function authority(in_memory_type in varchar2) return number deterministic;
+end ctx_rules;
+/

@@ -1,0 +1,56 @@
+--liquibase formatted sql
+
+--changeset ctxasm:ora-pkg-ctx-sources-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package ctx_sources authid definer is
+   /**
+    * The candidate sources of one window (docs/assembly.md, step sources). Selection never reads "every row in
+    * scope": it reads a bounded list of sources, each a [type, id, version] reference with where it came from,
+    * then the rows those name by primary key. These functions make the parts of that list that are not
+    * retrieved: what a window enumerates, and what recalled history cites. The twin of PostgreSQL's
+    * db/postgresql/internal/ctx_sources.sql (schema ctxasm). Engine-internal, for CTX_ASSEMBLY.select_window;
+    * never granted to CTXASM_APP. Definer's rights: they read the live memory tables as the owner, every read
+    * led by the tenant the caller passes (the session's, which the caller checked); they write nothing.
+    */
+
+   /**
+    * Whether the durable facts in scope are few enough (at most in_limit row versions) to enumerate them
+    * all; beyond that they are retrieved like evidence. Reads at most in_limit + 1 rows (scope indexes).
+    */
+   function facts_enumerable(
+      in_tenant_id in ctx_tenant.tenant_id%type,
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type,
+      in_limit     in pls_integer
+   ) return boolean;
+
+   /**
+    * The sources a window enumerates rather than retrieves: every version in scope of the guidelines, persona
+    * and tools (small by nature; the lifecycle step decides), the thread's latest in_tail_limit messages by
+    * turn index, and, when in_with_facts is 1, every version of the durable facts in scope. A JSON array of
+    * source items {"ref", "origin", "slice"}.
+    */
+   function enumerated_sources(
+      in_tenant_id  in ctx_tenant.tenant_id%type,
+      in_user_id    in conversation_memory.user_id%type,
+      in_agent_id   in conversation_memory.agent_id%type,
+      in_thread_id  in conversation_memory.thread_id%type,
+      in_tail_limit in pls_integer,
+      in_with_facts in pls_integer
+   ) return clob;
+
+   /**
+    * What history depends on: the rows the recalled summaries and turns among in_sources cite (their
+    * source_refs; origin cited, no slice), and, for a cited row that makes a claim, every active canonical fact
+    * of that claim in scope (origin claim), so the conflict step can name the claim's current winner whatever
+    * its row id. Every read by primary key or by the claim index, led by the tenant.
+    */
+   function claim_sources(
+      in_tenant_id in ctx_tenant.tenant_id%type,
+      in_user_id   in conversation_memory.user_id%type,
+      in_agent_id  in conversation_memory.agent_id%type,
+      in_thread_id in conversation_memory.thread_id%type,
+      in_sources   in clob
+   ) return clob;
+end ctx_sources;
+/
