@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from ctxasm_dev.contract import constants, errors, types, versions
+from ctxasm_dev.contract import constants, errors, types, unions, versions
 from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
 from ctxasm_dev.contract.targets import target
 
@@ -85,6 +85,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("py_memory_types", types.python(catalogue))
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
+    files.put("pg_memory_row", unions.pg_memory_row(catalogue))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))

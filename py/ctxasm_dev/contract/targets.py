@@ -17,6 +17,7 @@ TARGETS: dict[str, str] = {
     # memory types
     "py_memory_types": "py/ctxasm/memory_types.py",
     "pg_catalogue_columns": "db/postgresql/schema/catalogue/catalogue_columns.sql",
+    "pg_memory_row": "db/postgresql/schema/memory_row.sql",
     "ora_catalogue_columns": "db/oracle/schema/catalogue/catalogue_columns.sql",
     "docs_contract": "docs/contract.md",
     # constants (generated values inside hand-written packages) and their Python module
@@ -40,6 +41,7 @@ TARGETS: dict[str, str] = {
 LOGICAL_PATHS: dict[str, str] = {
     "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
     "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
+    "pg_memory_row": "db/schema/postgresql/0090_memory_row.sql",
 }
 
 
