@@ -62,6 +62,9 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
     return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
             ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
             ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
+            ("pg_sources", "source rows", unions.pg_source_rows(catalogue)),
+            ("pg_retrieval", "slice types", unions.pg_slice_types(catalogue)),
+            ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
             ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
 
 

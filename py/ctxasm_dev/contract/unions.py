@@ -253,3 +253,60 @@ def pg_memory_row(catalogue: Catalogue) -> str:
     blocks += [_union(types), _history(catalogue, types), _memory_rows(catalogue), _COMPRESSIONS.splitlines(),
                _search_row(catalogue)]
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
+
+
+def _packed(items: list[str], first: str, indent: str, width: int = 116) -> list[str]:
+    """items comma-separated, as many a line as fit in width, the first line after `first`."""
+    lines, line = [], first
+    for i, item in enumerate(items):
+        text = item if i == len(items) - 1 else item + ","
+        if line.strip() and line != first and len(line) + 1 + len(text) > width:
+            lines.append(line)
+            line = indent + text
+        else:
+            line += (" " if line != first else "") + text
+    return lines + [line]
+
+
+def pg_source_rows(catalogue: Catalogue) -> str:
+    """ctxasm.source_rows' branches: one per type on its own view, then the history's row built column by column."""
+    lines = []
+    for t in renderable(catalogue):
+        lines += [
+            f"    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_{t.name} AS r",
+            f"        ON f.memory_type = '{t.name}' AND r.tenant_id = in_tenant_id AND r.id = f.id",
+            "       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, "
+            "in_snapshot))",
+            "    UNION ALL",
+        ]
+    names = [f"h.{name}" for name in pg_row_names(catalogue)]
+    names[-1] += ")::ctxasm.memory_row,"
+    row = _packed(names, "    SELECT ROW(", " " * 15)
+    return "\n".join(lines + row)
+
+
+def searchable_by_slice(catalogue: Catalogue) -> dict[str, tuple[MemoryType, ...]]:
+    """The searchable types of each slice, the slices in catalogue order; within a slice the embedded types come
+    first (the rows both retrievers read: a knowledge-base document's vectors are its chunks'), then catalogue
+    order. Retrieval reads a slice's tables in this order."""
+    out: dict[str, list[MemoryType]] = {}
+    for t in renderable(catalogue):
+        if t.searchable:
+            out.setdefault(t.slice, []).append(t)
+    return {s: tuple(sorted(types, key=lambda t: not t.embedded)) for s, types in out.items()}
+
+
+def pg_slice_types(catalogue: Catalogue) -> str:
+    """ctxasm.slice_types' CASE: the memory types retrieval searches for a slice."""
+    cases = [f"WHEN '{s}' THEN ARRAY[{', '.join(repr(t.name) for t in types)}]::varchar[]"
+             for s, types in searchable_by_slice(catalogue).items()]
+    lines = [f"    SELECT CASE in_slice {cases[0]}", *(f"                         {case}" for case in cases[1:])]
+    lines[-1] += " END"
+    return "\n".join(lines)
+
+
+def pg_searchable_tables(catalogue: Catalogue) -> str:
+    """ctxasm.question_terms' VALUES: each searchable type with its table."""
+    pairs = [f"('{t.name}', '{t.table}')" for types in searchable_by_slice(catalogue).values() for t in types]
+    first = pairs[0].replace("',", "'::varchar,").replace("')", "'::varchar)")
+    return "\n".join(_packed([first, *pairs[1:]], "        VALUES ", " " * 15))
