@@ -367,7 +367,14 @@ FROM ctxasm.summarization_memory;
 --changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false
 --comment: every renderable memory row in one shape, for the assembler; RLS of the tables applies (invoker). Its
 --comment: branches are the per-type views above, whose columns are this view's (sqlfluff AM04 cannot see that).
-CREATE OR REPLACE VIEW ctxasm.memory_row WITH (security_invoker = TRUE) AS
+--comment: The view names its columns: PostgreSQL expands SELECT * when the view is made, so a column the
+--comment: catalogue adds must change this text for the view to be made again (runOnChange) and carry it.
+CREATE OR REPLACE VIEW ctxasm.memory_row (
+    memory_type, table_name, tenant_id, id, version, user_id, agent_id, thread_id, status, valid_from,
+    valid_until, deleted_at, content, content_json, source_refs, confidence, key_name, subject, predicate,
+    title, turn_index, role, event_type, extra, created_xid, content_tokens, embedding, search_text, text_key,
+    pointer_text
+) WITH (security_invoker = TRUE) AS
 SELECT * FROM ctxasm.memory_row_guideline  -- noqa: AM04
 UNION ALL
 SELECT * FROM ctxasm.memory_row_persona
