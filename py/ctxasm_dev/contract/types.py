@@ -11,8 +11,11 @@ def python(catalogue: Catalogue) -> str:
     rows = []
     for t in catalogue.types:
         columns = ", ".join(repr(c.name) for c in t.columns)
+        filled = [(c.row, c.name) for c in t.columns if c.row]
+        row = ", ".join(repr(pair) for pair in filled)
         rows.append(f"    MemoryType({t.name!r}, {t.table!r}, {t.slice!r}, {t.authority}, {t.searchable}, {t.embedded},\n"
-                    f"               ({columns}{',' if len(t.columns) == 1 else ''})),")
+                    f"               ({columns}{',' if len(t.columns) == 1 else ''}),\n"
+                    f"               ({row}{',' if len(filled) == 1 else ''})),")
     shared = ", ".join(repr(name.strip()) for c in catalogue.shared_columns for name in c.name.split(","))
     return "\n".join([
         f'"""The memory types and their tables: {HEADER}."""',
@@ -33,11 +36,26 @@ def python(catalogue: Catalogue) -> str:
         "    embedded: bool",
         "    #: the type-specific columns, in table order",
         "    columns: tuple[str, ...]",
+        "    #: (memory-row slot, column) for each column that fills a slot of the memory-row shape, in column order",
+        "    row: tuple[tuple[str, str], ...]",
+        "",
+        "    @property",
+        "    def extra(self) -> tuple[str, ...]:",
+        '        """The columns that fill no slot: they travel in the memory row\'s `extra` document, in column order."""',
+        "        filled = {column for _, column in self.row}",
+        "        return tuple(column for column in self.columns if column not in filled)",
+        "",
+        "    def slot(self, name: str) -> str | None:",
+        '        """The column that fills the memory-row slot `name`, or None (the row holds NULL there)."""',
+        "        return dict(self.row).get(name)",
         "",
         "",
         "MEMORY_TYPES: tuple[MemoryType, ...] = (",
         *rows,
         ")",
+        "",
+        "#: the slots of the one memory-row shape, in order (a type's row names the column filling each)",
+        f"ROW_SLOTS: tuple[str, ...] = ({', '.join(repr(slot.name) for slot in catalogue.row_slots)})",
         "",
         "#: the columns every memory table has",
         f"SHARED_COLUMNS: tuple[str, ...] = ({shared})",
