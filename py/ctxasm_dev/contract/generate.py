@@ -89,6 +89,8 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
     files.put("pg_memory_row", unions.pg_memory_row(catalogue))
+    files.put("pg_memory_type_registry", types.pg_registry(catalogue))
+    files.put("py_scenario_schema", types.scenario_schema(files.read("py_scenario_schema"), catalogue))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))

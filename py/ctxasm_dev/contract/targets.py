@@ -18,6 +18,8 @@ TARGETS: dict[str, str] = {
     "py_memory_types": "py/ctxasm/memory_types.py",
     "pg_catalogue_columns": "db/postgresql/schema/catalogue/catalogue_columns.sql",
     "pg_memory_row": "db/postgresql/schema/memory_row.sql",
+    "pg_memory_type_registry": "db/postgresql/schema/catalogue/memory_type_registry.sql",
+    "py_scenario_schema": "py/ctxasm/schemas/scenario.schema.json",
     "ora_catalogue_columns": "db/oracle/schema/catalogue/catalogue_columns.sql",
     "docs_contract": "docs/contract.md",
     # constants (generated values inside hand-written packages) and their Python module

@@ -212,3 +212,29 @@ def oracle_authority(catalogue: Catalogue) -> str:
     """CTX_ASSEMBLY.authority's CASE, the twin of ctxasm.authority."""
     cases = [f"                when '{t.name}' then {t.authority}" for t in _by_authority(catalogue)]
     return "\n".join(["      return case in_memory_type", *cases, f"                else {NO_AUTHORITY}", "             end;"])
+
+
+def scenario_schema(text: str, catalogue: Catalogue) -> str:
+    """py/ctxasm/schemas/scenario.schema.json with its memory-type enum from the catalogue (the rest of the
+    schema, each type's own properties among it, is hand-written); the file's layout is json.dumps(indent=1)."""
+    import json
+
+    schema = json.loads(text)
+    schema["$defs"]["memory"]["properties"]["type"]["enum"] = [t.name for t in catalogue.types]
+    return json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
+
+
+def pg_registry(catalogue: Catalogue) -> str:
+    """The changeset that keeps ctxasm.memory_type (the registry every generic routine loops over) as the catalogue
+    has it. row_history.sql created the table with its first rows in a changeset that never runs again; this one
+    runs again whenever its text, that is the catalogue's list of types, changes."""
+    values = [f"    ('{t.name}', '{t.table}', {i})" for i, t in enumerate(catalogue.types, 1)]
+    return "\n".join([
+        "--liquibase formatted sql", f"-- {HEADER}", "",
+        "--changeset ctxasm:pg-0096-memory-type-registry dbms:postgresql runOnChange:true",
+        "--comment: every memory type of the catalogue with its table and its place in the catalogue's order",
+        "INSERT INTO ctxasm.memory_type (memory_type, table_name, ordinal) VALUES",
+        ",\n".join(values),
+        "ON CONFLICT (memory_type) DO UPDATE SET table_name = excluded.table_name, ordinal = excluded.ordinal;",
+        "--rollback SELECT 1;",
+    ]) + "\n"
