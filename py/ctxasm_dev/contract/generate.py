@@ -65,6 +65,7 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
             ("pg_sources", "source rows", unions.pg_source_rows(catalogue)),
             ("pg_retrieval", "slice types", unions.pg_slice_types(catalogue)),
             ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
+            ("pg_assembly", "slice of type", unions.pg_slice_of_type(catalogue)),
             ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
 
 

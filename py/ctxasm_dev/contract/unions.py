@@ -259,11 +259,11 @@ def pg_memory_row(catalogue: Catalogue) -> str:
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
-def _packed(items: list[str], first: str, indent: str, width: int = 116) -> list[str]:
-    """items comma-separated, as many a line as fit in width, the first line after `first`."""
+def _packed(items: list[str], first: str, indent: str, width: int = 116, separator: str = ",") -> list[str]:
+    """items separated, as many a line as fit in width, the first line after `first`."""
     lines, line = [], first
     for i, item in enumerate(items):
-        text = item if i == len(items) - 1 else item + ","
+        text = item if i == len(items) - 1 else item + separator
         if line.strip() and line != first and len(line) + 1 + len(text) > width:
             lines.append(line)
             line = indent + text
@@ -314,3 +314,9 @@ def pg_searchable_tables(catalogue: Catalogue) -> str:
     pairs = [f"('{t.name}', '{t.table}')" for types in searchable_by_slice(catalogue).values() for t in types]
     first = pairs[0].replace("',", "'::varchar,").replace("')", "'::varchar)")
     return "\n".join(_packed([first, *pairs[1:]], "        VALUES ", " " * 15))
+
+
+def pg_slice_of_type(catalogue: Catalogue) -> str:
+    """step_scope's CASE arms: the slice a type's rows compete for (the thread's tail is decided before)."""
+    arms = [f"WHEN '{t.name}' THEN '{t.slice}'" for t in renderable(catalogue)]
+    return "\n".join(_packed(arms, " " * 19, " " * 19, width=116, separator=""))
