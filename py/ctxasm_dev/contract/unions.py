@@ -48,6 +48,9 @@ def added_shared_columns(catalogue: Catalogue) -> tuple[Column, ...]:
 _PG_NOT_LEADING = ("created_at", "created_xid", "content_tokens")
 #: slots the PostgreSQL shape carries after content_tokens rather than with the other slots
 _PG_LATE_SLOTS = ("embedding",)
+#: the slots of the deployed views, in order: a slot added or moved would change their columns in the middle
+_PG_DEPLOYED_SLOTS = ("confidence", "key_name", "subject", "predicate", "title", "turn_index", "role", "event_type",
+                      "embedding")
 #: the derived columns of a searchable table: (name, type of its NULL, kept in the history tables)
 _PG_SEARCH_COLUMNS = (("search_text", "tsvector", False), ("text_key", "char(32)", True),
                       ("pointer_text", "text", True))
@@ -59,6 +62,24 @@ _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight"
 def _shared_names(catalogue: Catalogue) -> list[str]:
     names = [n.strip() for c in catalogue.shared_columns if c.ddl == "base" for n in c.name.split(",")]
     return [n for n in names if n not in _PG_NOT_LEADING]
+
+
+def _listed(items: list[str], indent: str) -> list[str]:
+    """One item a line, comma-separated."""
+    return [f"{indent}{item}," for item in items[:-1]] + [f"{indent}{items[-1]}"]
+
+
+def _packed(items: list[str], first: str, indent: str, width: int = 116, separator: str = ",") -> list[str]:
+    """items separated, as many a line as fit in width, the first line after `first`."""
+    lines, line = [], first
+    for i, item in enumerate(items):
+        text = item if i == len(items) - 1 else item + separator
+        if line.strip() and line != first and len(line) + 1 + len(text) > width:
+            lines.append(line)
+            line = indent + text
+        else:
+            line += (" " if line != first else "") + text
+    return lines + [line]
 
 
 def _column(expression: str | None, name: str, null_type: str) -> str:
@@ -75,16 +96,7 @@ def _extra(memory_type: MemoryType, indent: str) -> list[str]:
     line = f"{indent}jsonb_build_object({', '.join(pairs)}) AS extra,"
     if len(line) <= _WIDTH:
         return [line]
-    inner, lines = indent * 2, []
-    current = ""
-    for pair in pairs:
-        candidate = f"{current} {pair}," if current else f"{pair},"
-        if current and len(inner) + len(candidate) > _WIDTH - 20:
-            lines.append(inner + current)
-            current = f"{pair},"
-        else:
-            current = candidate
-    lines.append(inner + current[:-1])
+    lines = _packed(pairs, indent * 2, indent * 2, width=100)
     return [f"{indent}jsonb_build_object(", *lines, f"{indent}) AS extra,"]
 
 
@@ -191,9 +203,6 @@ def _memory_rows(catalogue: Catalogue) -> list[str]:
     ]
 
 
-def _listed(items: list[str], indent: str) -> list[str]:
-    """One item a line, comma-separated."""
-    return [f"{indent}{item}," for item in items[:-1]] + [f"{indent}{items[-1]}"]
 
 
 #: not per type: the persisted compressions as of a snapshot, kept in this file where it was first deployed
@@ -252,6 +261,12 @@ def pg_memory_row(catalogue: Catalogue) -> str:
     types = renderable(catalogue)
     if not types:
         raise CatalogueError(f"{TYPES_FILE}: no memory type has a slice, so there is no memory row")
+    slots = tuple(s.name for s in catalogue.row_slots)
+    if slots != _PG_DEPLOYED_SLOTS:
+        raise CatalogueError(
+            f"{TYPES_FILE}: row_slot: the PostgreSQL memory-row views are deployed with the slots "
+            f"{', '.join(_PG_DEPLOYED_SLOTS)}, in that order, and CREATE OR REPLACE VIEW adds columns only at the "
+            f"end; got {', '.join(slots)}. A column every row carries is a shared_column with ddl = \"catalogue\"")
     blocks = [[liquibase_header("pg_memory_row"), f"-- {HEADER}"]]
     blocks += [_per_type_view(catalogue, t, len(types) - 1) for t in types]
     blocks += [_union(catalogue, types), _history(catalogue, types), _memory_rows(catalogue), _COMPRESSIONS.splitlines(),
@@ -259,17 +274,6 @@ def pg_memory_row(catalogue: Catalogue) -> str:
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
-def _packed(items: list[str], first: str, indent: str, width: int = 116, separator: str = ",") -> list[str]:
-    """items separated, as many a line as fit in width, the first line after `first`."""
-    lines, line = [], first
-    for i, item in enumerate(items):
-        text = item if i == len(items) - 1 else item + separator
-        if line.strip() and line != first and len(line) + 1 + len(text) > width:
-            lines.append(line)
-            line = indent + text
-        else:
-            line += (" " if line != first else "") + text
-    return lines + [line]
 
 
 def pg_source_rows(catalogue: Catalogue) -> str:
