@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-8076d0c30d39'::varchar
+    SELECT 'selection-7f5e67183813'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -314,14 +314,16 @@ BEGIN
         SELECT (x.memory).*, x.origin, x.source,
                ctxasm.scope_level((x.memory).user_id, (x.memory).agent_id, (x.memory).thread_id) AS scope_level,
                ctxasm.authority((x.memory).memory_type) AS authority,
-               CASE (x.memory).memory_type
+               -- The thread's tail (conversation turns only) has its own slice; every other row competes for
+               -- its type's.
+               CASE WHEN x.origin = 'tail' THEN 'volatile_tail' ELSE CASE (x.memory).memory_type
+                   -- generated: slice of type from contract/memory_types.toml; edit the catalogue, then regenerate
                    WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
                    WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
                    WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
-                   WHEN 'summary' THEN 'recalled_history'
-                   WHEN 'conversation' THEN CASE WHEN x.origin = 'tail' THEN 'volatile_tail'
-                                                 ELSE 'recalled_history' END
-               END AS slice
+                   WHEN 'conversation' THEN 'recalled_history' WHEN 'summary' THEN 'recalled_history'
+                   -- end generated: slice of type
+               END END AS slice
           FROM ctxasm.source_rows(l_tenant, l_snapshot, l_sources) AS x
          WHERE ((x.memory).user_id IS NULL OR (x.memory).user_id = in_user_id)
            AND ((x.memory).agent_id IS NULL OR (x.memory).agent_id = in_agent_id)

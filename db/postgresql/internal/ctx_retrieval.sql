@@ -10,9 +10,11 @@ DROP FUNCTION IF EXISTS ctxasm.retrieve_evidence(varchar, varchar, varchar, time
 --comment: the memory types retrieval searches for a slice
 CREATE OR REPLACE FUNCTION ctxasm.slice_types(in_slice varchar) RETURNS varchar[]
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE in_slice WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']::varchar[]
-                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']::varchar[]
-                         WHEN 'durable_facts' THEN ARRAY['entity', 'workflow']::varchar[] END
+    -- generated: slice types from contract/memory_types.toml; edit the catalogue, then regenerate
+    SELECT CASE in_slice WHEN 'durable_facts' THEN ARRAY['entity', 'workflow']::varchar[]
+                         WHEN 'evidence' THEN ARRAY['kb_chunk', 'kb_document']::varchar[]
+                         WHEN 'recalled_history' THEN ARRAY['conversation', 'summary']::varchar[] END
+    -- end generated: slice types
 $$;
 --rollback DROP FUNCTION ctxasm.slice_types(varchar);
 
@@ -32,10 +34,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
         SELECT DISTINCT w.lexeme FROM unnest(tsvector_to_array(to_tsvector('english', in_question))) AS w(lexeme)
     ),
     searchable (memory_type, table_name) AS (
-        VALUES ('kb_chunk'::varchar, 'knowledge_base_chunk'::varchar),
-               ('kb_document', 'knowledge_base_document'), ('entity', 'entity_memory'),
-               ('workflow', 'workflow_memory'), ('conversation', 'conversation_memory'),
-               ('summary', 'summarization_memory')
+        -- generated: searchable tables from contract/memory_types.toml; edit the catalogue, then regenerate
+        VALUES ('entity'::varchar, 'entity_memory'::varchar), ('workflow', 'workflow_memory'),
+               ('kb_chunk', 'knowledge_base_chunk'), ('kb_document', 'knowledge_base_document'),
+               ('conversation', 'conversation_memory'), ('summary', 'summarization_memory')
+        -- end generated: searchable tables
     ),
     partitions AS (
         SELECT t.memory_type, ctxasm.tenant_partition(in_tenant_id, t.table_name) AS partition FROM searchable AS t

@@ -43,6 +43,7 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
     )
     -- One branch per type, each on its own type's view (ctxasm.memory_row_<type>, not the union with a type
     -- filter, which would lock every tenant's partitions), so each reference probes its table's primary key.
+    -- generated: source rows from contract/memory_types.toml; edit the catalogue, then regenerate
     SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_guideline AS r
         ON f.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
        AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
@@ -84,6 +85,7 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
                h.confidence, h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type,
                h.extra, h.created_xid, h.content_tokens, h.embedding, h.search_text, h.text_key,
                h.pointer_text)::ctxasm.memory_row,
+    -- end generated: source rows
            f.origin, f.item
       FROM refs AS f
       JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version

@@ -1,4 +1,5 @@
 --liquibase formatted sql logicalFilePath:db/schema/postgresql/0090_memory_row.sql
+-- generated from contract/memory_types.toml; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)
 
 --changeset ctxasm:pg-0090-memory-row-guideline dbms:postgresql runOnChange:true splitStatements:false
 --comment: the guideline rows in the shape of ctxasm.memory_row. A read of one type goes here, not through the union
@@ -366,7 +367,14 @@ FROM ctxasm.summarization_memory;
 --changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false
 --comment: every renderable memory row in one shape, for the assembler; RLS of the tables applies (invoker). Its
 --comment: branches are the per-type views above, whose columns are this view's (sqlfluff AM04 cannot see that).
-CREATE OR REPLACE VIEW ctxasm.memory_row WITH (security_invoker = TRUE) AS
+--comment: The view names its columns: PostgreSQL expands SELECT * when the view is made, so a column the
+--comment: catalogue adds must change this text for the view to be made again (runOnChange) and carry it.
+CREATE OR REPLACE VIEW ctxasm.memory_row (
+    memory_type, table_name, tenant_id, id, version, user_id, agent_id, thread_id, status, valid_from,
+    valid_until, deleted_at, content, content_json, source_refs, confidence, key_name, subject, predicate,
+    title, turn_index, role, event_type, extra, created_xid, content_tokens, embedding, search_text, text_key,
+    pointer_text
+) WITH (security_invoker = TRUE) AS
 SELECT * FROM ctxasm.memory_row_guideline  -- noqa: AM04
 UNION ALL
 SELECT * FROM ctxasm.memory_row_persona
@@ -768,8 +776,8 @@ $$;
 --comment: that names the tenant reads that tenant's partition of each table (RLS of the tables applies)
 CREATE OR REPLACE VIEW ctxasm.search_row WITH (security_invoker = TRUE) AS
 SELECT
-    'kb_chunk'::varchar AS memory_type,
-    'evidence'::varchar AS slice,
+    'entity'::varchar AS memory_type,
+    'durable_facts'::varchar AS slice,
     tenant_id,
     id,
     version,
@@ -781,42 +789,6 @@ SELECT
     valid_until,
     deleted_at,
     NULL::varchar AS event_type,
-    search_text,
-    embedding
-FROM ctxasm.knowledge_base_chunk
-UNION ALL
-SELECT
-    'kb_document'::varchar,
-    'evidence'::varchar,
-    tenant_id,
-    id,
-    version,
-    user_id,
-    agent_id,
-    thread_id,
-    status,
-    valid_from,
-    valid_until,
-    deleted_at,
-    NULL::varchar,
-    search_text,
-    NULL::vector
-FROM ctxasm.knowledge_base_document
-UNION ALL
-SELECT
-    'entity'::varchar,
-    'durable_facts'::varchar,
-    tenant_id,
-    id,
-    version,
-    user_id,
-    agent_id,
-    thread_id,
-    status,
-    valid_from,
-    valid_until,
-    deleted_at,
-    NULL::varchar,
     search_text,
     embedding
 FROM ctxasm.entity_memory
@@ -838,6 +810,42 @@ SELECT
     search_text,
     embedding
 FROM ctxasm.workflow_memory
+UNION ALL
+SELECT
+    'kb_document'::varchar,
+    'evidence'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    NULL::vector
+FROM ctxasm.knowledge_base_document
+UNION ALL
+SELECT
+    'kb_chunk'::varchar,
+    'evidence'::varchar,
+    tenant_id,
+    id,
+    version,
+    user_id,
+    agent_id,
+    thread_id,
+    status,
+    valid_from,
+    valid_until,
+    deleted_at,
+    NULL::varchar,
+    search_text,
+    embedding
+FROM ctxasm.knowledge_base_chunk
 UNION ALL
 SELECT
     'conversation'::varchar,

@@ -20,36 +20,31 @@ from typing import Any
 
 from ctxasm.core.compose import WindowSpec, compose
 from ctxasm.engines.postgres import PostgresStore, SET_TENANT
+from ctxasm.memory_types import MEMORY_TYPES, MemoryType
 from ctxasm_dev.timing import phase
 
-#: per memory type: its table and the expressions of the columns the baseline reads that differ by table
-#: (key_name, confidence, subject, title, turn_index, role, event_type, extra), after the _COMMON ones
+#: the memory-row slots the baseline reads, in this order, after the _COMMON columns; then `extra`
+_SLOTS = ("key_name", "confidence", "subject", "title", "turn_index", "role", "event_type")
+
+
+def _extra(memory_type: MemoryType) -> str:
+    if not memory_type.extra:
+        return "NULL"
+    return f"jsonb_build_object({', '.join(f'{column!r}, {column}' for column in memory_type.extra)})"
+
+
+#: per memory type (every type with a slice, contract/memory_types.toml): its table and the expressions of the
+#: _SLOTS and `extra` columns, which differ by table
 _TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "guideline": ("guideline_memory", ("guideline_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
-    "persona": ("persona_memory", ("persona_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
-    "toolbox": ("toolbox_memory", ("tool_name", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
-                                   "jsonb_build_object('tool_schema', tool_schema, 'usage_notes', usage_notes, "
-                                   "'tool_handler', tool_handler, 'access_policy', access_policy)")),
-    "entity": ("entity_memory", ("NULL", "confidence", "subject", "NULL", "NULL", "NULL", "NULL", "NULL")),
-    "workflow": ("workflow_memory", ("workflow_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL")),
-    "kb_document": ("knowledge_base_document",
-                    ("collection", "NULL", "NULL", "title", "NULL", "NULL", "NULL",
-                     "jsonb_build_object('source_uri', source_uri, 'published_at', published_at)")),
-    "kb_chunk": ("knowledge_base_chunk", ("document_id", "NULL", "NULL", "title", "chunk_index", "NULL", "NULL",
-                                          "jsonb_build_object('document_version', document_version)")),
-    "conversation": ("conversation_memory", ("NULL", "NULL", "NULL", "NULL", "turn_index", "role", "event_type",
-                                             "NULL")),
-    "summary": ("summarization_memory", ("summary_key", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
-                                         "jsonb_build_object('period_start', period_start, 'period_end', period_end)")),
-}
+    t.name: (t.table, (*(t.slot(slot) or "NULL" for slot in _SLOTS), _extra(t))) for t in MEMORY_TYPES if t.slice}
+#: the slice of each type whose rows always compete for the same one (a conversation turn's depends on its thread)
+_SLICES = {t.name: t.slice for t in MEMORY_TYPES if t.slice and t.name != "conversation"}
+_STATUS = {"entity": "current", "workflow": "current", "summary": "historical", "conversation": "unverified"}
+#: which copy of a duplicate is kept, lowest first, for the types that compete
+_AUTHORITY = {t.name: t.authority for t in MEMORY_TYPES if t.searchable}
 _COMMON = ("id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, "
            "content_json")
 _WORD = re.compile(r"[^\W_]+")
-_SLICES = {"guideline": "guidelines", "persona": "persona", "toolbox": "tools", "entity": "durable_facts",
-           "workflow": "durable_facts", "kb_document": "evidence", "kb_chunk": "evidence",
-           "summary": "recalled_history"}
-_STATUS = {"entity": "current", "workflow": "current", "summary": "historical", "conversation": "unverified"}
-_AUTHORITY = {"entity": 1, "workflow": 2, "kb_document": 3, "kb_chunk": 3, "summary": 4, "conversation": 5}
 
 
 class NaiveAssembler:

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from ctxasm_dev.contract import constants, errors, types, versions
+from ctxasm_dev.contract import constants, errors, types, unions, versions
 from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
 from ctxasm_dev.contract.targets import target
 
@@ -62,6 +62,10 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
     return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
             ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
             ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
+            ("pg_sources", "source rows", unions.pg_source_rows(catalogue)),
+            ("pg_retrieval", "slice types", unions.pg_slice_types(catalogue)),
+            ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
+            ("pg_assembly", "slice of type", unions.pg_slice_of_type(catalogue)),
             ("ora_rules_body", "authority", types.oracle_authority(catalogue))]
 
 
@@ -85,6 +89,9 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("py_memory_types", types.python(catalogue))
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
+    files.put("pg_memory_row", unions.pg_memory_row(catalogue))
+    files.put("pg_memory_type_registry", types.pg_registry(catalogue))
+    files.put("py_scenario_schema", types.scenario_schema(files.read("py_scenario_schema"), catalogue))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))

@@ -17,6 +17,9 @@ TARGETS: dict[str, str] = {
     # memory types
     "py_memory_types": "py/ctxasm/memory_types.py",
     "pg_catalogue_columns": "db/postgresql/schema/catalogue/catalogue_columns.sql",
+    "pg_memory_row": "db/postgresql/schema/memory_row.sql",
+    "pg_memory_type_registry": "db/postgresql/schema/catalogue/memory_type_registry.sql",
+    "py_scenario_schema": "py/ctxasm/schemas/scenario.schema.json",
     "ora_catalogue_columns": "db/oracle/schema/catalogue/catalogue_columns.sql",
     "docs_contract": "docs/contract.md",
     # constants (generated values inside hand-written packages) and their Python module
@@ -48,6 +51,7 @@ LOGICAL_PATHS: dict[str, str] = {
     "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
     "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
     "pg_errors": "db/postgresql/internal/ctxasm_errors.sql",
+    "pg_memory_row": "db/schema/postgresql/0090_memory_row.sql",
 }
 
 

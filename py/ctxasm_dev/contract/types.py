@@ -11,8 +11,11 @@ def python(catalogue: Catalogue) -> str:
     rows = []
     for t in catalogue.types:
         columns = ", ".join(repr(c.name) for c in t.columns)
+        filled = [(c.row, c.name) for c in t.columns if c.row]
+        row = ", ".join(repr(pair) for pair in filled)
         rows.append(f"    MemoryType({t.name!r}, {t.table!r}, {t.slice!r}, {t.authority}, {t.searchable}, {t.embedded},\n"
-                    f"               ({columns}{',' if len(t.columns) == 1 else ''})),")
+                    f"               ({columns}{',' if len(t.columns) == 1 else ''}),\n"
+                    f"               ({row}{',' if len(filled) == 1 else ''})),")
     shared = ", ".join(repr(name.strip()) for c in catalogue.shared_columns for name in c.name.split(","))
     return "\n".join([
         f'"""The memory types and their tables: {HEADER}."""',
@@ -33,11 +36,26 @@ def python(catalogue: Catalogue) -> str:
         "    embedded: bool",
         "    #: the type-specific columns, in table order",
         "    columns: tuple[str, ...]",
+        "    #: (memory-row slot, column) for each column that fills a slot of the memory-row shape, in column order",
+        "    row: tuple[tuple[str, str], ...]",
+        "",
+        "    @property",
+        "    def extra(self) -> tuple[str, ...]:",
+        '        """The columns that fill no slot: they travel in the memory row\'s `extra` document, in column order."""',
+        "        filled = {column for _, column in self.row}",
+        "        return tuple(column for column in self.columns if column not in filled)",
+        "",
+        "    def slot(self, name: str) -> str | None:",
+        '        """The column that fills the memory-row slot `name`, or None (the row holds NULL there)."""',
+        "        return dict(self.row).get(name)",
         "",
         "",
         "MEMORY_TYPES: tuple[MemoryType, ...] = (",
         *rows,
         ")",
+        "",
+        "#: the slots of the one memory-row shape, in order (a type's row names the column filling each)",
+        f"ROW_SLOTS: tuple[str, ...] = ({', '.join(repr(slot.name) for slot in catalogue.row_slots)})",
         "",
         "#: the columns every memory table has",
         f"SHARED_COLUMNS: tuple[str, ...] = ({shared})",
@@ -194,3 +212,29 @@ def oracle_authority(catalogue: Catalogue) -> str:
     """CTX_RULES.authority's CASE, the twin of ctxasm.authority."""
     cases = [f"                when '{t.name}' then {t.authority}" for t in _by_authority(catalogue)]
     return "\n".join(["      return case in_memory_type", *cases, f"                else {NO_AUTHORITY}", "             end;"])
+
+
+def scenario_schema(text: str, catalogue: Catalogue) -> str:
+    """py/ctxasm/schemas/scenario.schema.json with its memory-type enum from the catalogue (the rest of the
+    schema, each type's own properties among it, is hand-written); the file's layout is json.dumps(indent=1)."""
+    import json
+
+    schema = json.loads(text)
+    schema["$defs"]["memory"]["properties"]["type"]["enum"] = [t.name for t in catalogue.types]
+    return json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
+
+
+def pg_registry(catalogue: Catalogue) -> str:
+    """The changeset that keeps ctxasm.memory_type (the registry every generic routine loops over) as the catalogue
+    has it. row_history.sql created the table with its first rows in a changeset that never runs again; this one
+    runs again whenever its text, that is the catalogue's list of types, changes."""
+    values = [f"    ('{t.name}', '{t.table}', {i})" for i, t in enumerate(catalogue.types, 1)]
+    return "\n".join([
+        "--liquibase formatted sql", f"-- {HEADER}", "",
+        "--changeset ctxasm:pg-0096-memory-type-registry dbms:postgresql runOnChange:true",
+        "--comment: every memory type of the catalogue with its table and its place in the catalogue's order",
+        "INSERT INTO ctxasm.memory_type (memory_type, table_name, ordinal) VALUES",
+        ",\n".join(values),
+        "ON CONFLICT (memory_type) DO UPDATE SET table_name = excluded.table_name, ordinal = excluded.ordinal;",
+        "--rollback SELECT 1;",
+    ]) + "\n"
