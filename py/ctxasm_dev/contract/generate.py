@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from ctxasm_dev.contract import constants, errors, types, versions
+from ctxasm_dev.contract import constants, errors, types, unions_oracle, versions
 from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
 from ctxasm_dev.contract.targets import target
 
@@ -62,7 +62,13 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
     return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
             ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
             ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
-            ("ora_assembly_body", "authority", types.oracle_authority(catalogue))]
+            ("ora_assembly_body", "authority", types.oracle_authority(catalogue)),
+            ("ora_assembly_body", "memory rows", unions_oracle.memory_rows(catalogue)),
+            ("ora_assembly_body", "erased now", unions_oracle.erased_now(catalogue)),
+            ("ora_assembly_body", "slice for type", unions_oracle.slice_for_type(catalogue)),
+            ("ora_tools_body", "expand rows", unions_oracle.expand_rows(catalogue)),
+            ("ora_admin_body", "purge tables", unions_oracle.purge_deletes(catalogue)),
+            ("ora_memory_body", "inventory types", unions_oracle.inventory_types(catalogue))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:
@@ -85,6 +91,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("py_memory_types", types.python(catalogue))
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
+    files.put("ora_vpd_policies", unions_oracle.vpd_policies(catalogue, "ora_vpd_policies"))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))

@@ -30,6 +30,9 @@ TARGETS: dict[str, str] = {
     "ora_assembly_body": "db/oracle/api/ctx_assembly.body.sql",
     "ora_tools_body": "db/oracle/api/ctx_tools.body.sql",
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
+    # per-type unions and lists (Oracle)
+    "ora_admin_body": "db/oracle/api/ctx_admin.body.sql",
+    "ora_vpd_policies": "db/oracle/security/vpd_policies.sql",
     # versions
     "py_render": "py/ctxasm/core/render.py",
     "ora_json_body": "db/oracle/internal/ctx_json.body.sql",
@@ -40,6 +43,7 @@ TARGETS: dict[str, str] = {
 LOGICAL_PATHS: dict[str, str] = {
     "ora_errors_spec": "db/packages/oracle/spec/0010_ctx_errors.sql",
     "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
+    "ora_vpd_policies": "db/security/oracle/0020_vpd_policies.sql",
 }
 
 
