@@ -95,6 +95,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))
+    unions_oracle.check_carried(catalogue, files.read("ora_assembly_body"), target("ora_assembly_body"))
     for constant in catalogue.constants:
         for binding in constant.bind:
             files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,

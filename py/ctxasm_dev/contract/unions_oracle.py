@@ -78,25 +78,36 @@ def _shared(catalogue: Catalogue) -> dict[str, Column]:
     return {name: c for c in catalogue.shared_columns for name in _shared_names(c)}
 
 
+def row_columns(catalogue: Catalogue) -> list[str]:
+    """The names of memory_rows' columns before the shared columns the catalogue adds."""
+    return ["memory_type", "table_name", *(name for _, name in SOURCE_COLUMNS), *LEADING_SHARED,
+            *(s.name for s in catalogue.row_slots if s.name != EMBEDDING_SLOT), "extra", *TRAILING_SHARED,
+            "similarity_raw", "text_key", "pointer_text"]
+
+
 def added_shared(catalogue: Catalogue) -> list[str]:
-    """The shared columns the catalogue adds (ddl = "catalogue") that Oracle has, in catalogue order; a base
-    shared column memory_rows has no place for is a catalogue error."""
+    """The shared columns the catalogue adds (ddl = "catalogue") that Oracle has, in catalogue order. A base
+    shared column memory_rows has no place for, or an added one whose name memory_rows already has (select_window
+    carries its rows with `*`, so a second column of a name is ambiguous), is a catalogue error."""
     placed = set(LEADING_SHARED) | set(TRAILING_SHARED) | set(NOT_CARRIED)
+    taken = set(row_columns(catalogue))
     shared = _shared(catalogue)
     for name in (*LEADING_SHARED, *TRAILING_SHARED):
         if name not in shared:
             raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: Oracle's memory_rows reads it; it is missing")
     added = []
     for name, column in shared.items():
+        where = f"{TYPES_FILE}: shared_column {name}"
         if column.ddl == "catalogue":
             if name in placed:
-                raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: ddl 'catalogue' for a column the base "
-                                     "tables already have")
+                raise CatalogueError(f"{where}: ddl 'catalogue' for a column the base tables already have")
+            if name in taken:
+                raise CatalogueError(f"{where}: Oracle's memory_rows (select_window) already has a column {name}; "
+                                     "choose another name")
             if column.oracle:
                 added.append(name)
         elif name not in placed:
-            raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: a column the base tables do not create "
-                                 "needs ddl = \"catalogue\"")
+            raise CatalogueError(f"{where}: a column the base tables do not create needs ddl = \"catalogue\"")
     return added
 
 
@@ -105,7 +116,16 @@ def _oracle_columns(memory_type: MemoryType) -> list[Column]:
 
 
 def _filled(memory_type: MemoryType) -> dict[str, Column]:
-    return {c.row: c for c in _oracle_columns(memory_type) if c.row}
+    """slot -> the type's column that fills it; an embedded type fills the embedding slot, and only it does."""
+    filled = {c.row: c for c in _oracle_columns(memory_type) if c.row}
+    if memory_type.embedded != (EMBEDDING_SLOT in filled):
+        raise CatalogueError(f"{TYPES_FILE}: type {memory_type.name}: embedded = {str(memory_type.embedded).lower()}, "
+                             f"yet {'no' if memory_type.embedded else 'a'} column has row = \"{EMBEDDING_SLOT}\"")
+    return filled
+
+
+def _slot_type(catalogue: Catalogue, slot: str) -> str:
+    return next(s.oracle for s in catalogue.row_slots if s.name == slot)
 
 
 def _extra_columns(memory_type: MemoryType) -> list[Column]:
@@ -160,10 +180,6 @@ def _json_object(pairs: list[str], at: int) -> str:
 
 
 # -- select_window ------------------------------------------------------------------------------------------
-
-def _slot_type(catalogue: Catalogue, slot: str) -> str:
-    return next(s.oracle for s in catalogue.row_slots if s.name == slot)
-
 
 def _similarity(memory_type: MemoryType, column: Column) -> str:
     vector = _vector_format(column, memory_type.name)
@@ -222,6 +238,24 @@ def _row_branch(catalogue: Catalogue, memory_type: MemoryType, header: bool, as_
             "                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version",
             f"                where f.memory_type = '{memory_type.name}' and l_snapshot_scn is "
             f"{'not null' if as_of else 'null'}"]
+
+
+_SELECT_WINDOW = re.compile(r"\bfunction\s+select_window\s*\((.*?)\bend\s+select_window\s*;", re.DOTALL | re.IGNORECASE)
+_ALIAS = re.compile(r"\bas\s+([a-z_][a-z0-9_$#]*)", re.IGNORECASE)
+
+
+def check_carried(catalogue: Catalogue, assembly_body: str, path: str) -> None:
+    """The steps after memory_rows carry its columns with `r.*` and add their own: a shared column the catalogue
+    adds must not have the name of one the steps add, or the name would be ambiguous."""
+    found = _SELECT_WINDOW.search(assembly_body)
+    if not found:
+        raise CatalogueError(f"{path}: no function select_window ... end select_window; to check the names in")
+    code = re.sub(r"--[^\n]*", "", found.group(1))
+    aliases = {a.lower() for a in _ALIAS.findall(code)}
+    for name in added_shared(catalogue):
+        if name in aliases:
+            raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: select_window ({path}) already names a column "
+                                 f"{name}, and its steps carry memory_rows' columns with *; choose another name")
 
 
 def memory_rows(catalogue: Catalogue) -> str:
