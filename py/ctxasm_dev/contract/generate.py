@@ -91,7 +91,8 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("py_memory_types", types.python(catalogue))
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))
-    files.put("ora_vpd_policies", unions_oracle.vpd_policies(catalogue, "ora_vpd_policies"))
+    files.put("ora_vpd_policies", unions_oracle.vpd_policies(catalogue, "ora_vpd_policies",
+                                                            files.read("ora_vpd_policies")))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))

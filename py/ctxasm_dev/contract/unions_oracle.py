@@ -372,10 +372,16 @@ object_name => '{table}', policy_name => '{policy}'); end;
 """
 
 
-def vpd_policies(catalogue: Catalogue, key: str) -> str:
-    """The VPD policy file: one changeset per memory table, its id led by the type's ordinal."""
+def vpd_policies(catalogue: Catalogue, key: str, deployed: str | None = None) -> str:
+    """The VPD policy file: one changeset per memory table, its id led by the type's ordinal. Every changeset of
+    `deployed` (the file as it is) must come out byte for byte, or its deployments would fail validation."""
     parts = [liquibase_header(key), "\n", _VPD_HEADER]
     for ordinal, t in enumerate(catalogue.types, 1):
         parts.append(_VPD_CHANGESET.format(ordinal=ordinal, dashed=t.table.replace("_", "-"), table=t.table.upper(),
                                            policy=f"{t.table.upper()}_TENANT"))
-    return "".join(parts).rstrip("\n") + "\n"
+    text = "".join(parts).rstrip("\n") + "\n"
+    for changeset in (deployed or "").split("\n--changeset ")[1:]:
+        if f"\n--changeset {changeset.rstrip()}\n" not in text:
+            raise CatalogueError(f"{TYPES_FILE}: the deployed VPD changeset {changeset.split()[0]} would change; "
+                                 "keep the types' order and add a new type at the end")
+    return text

@@ -273,5 +273,16 @@ def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(copy: Path,
 def test_an_embedded_type_must_fill_the_embedding_slot(copy: Path) -> None:
     path = copy / "contract/memory_types.toml"
     path.write_text(path.read_text(encoding="utf-8") + NOTE_TYPE.replace(', row = "embedding"', ""), encoding="utf-8")
-    with pytest.raises(catalogue.CatalogueError, match='type note: embedded = true, yet no column has row = "embedding"'):
+    with pytest.raises(catalogue.CatalogueError,
+                       match='type note: embedded = true, yet no column has row = "embedding"'):
+        generate.generate(copy)
+
+
+def test_the_deployed_vpd_changesets_never_change(copy: Path) -> None:
+    path = copy / "contract/memory_types.toml"
+    text = path.read_text(encoding="utf-8")
+    persona = text.index('[[type]]\nname = "persona"')
+    toolbox = text.index('[[type]]\nname = "toolbox"')
+    path.write_text(text[:persona] + text[toolbox:] + "\n" + text[persona:toolbox], encoding="utf-8")
+    with pytest.raises(catalogue.CatalogueError, match="the deployed VPD changeset ctxasm:ora-sec-0020-02-"):
         generate.generate(copy)
