@@ -51,6 +51,7 @@ create or replace package body ctx_admin is
       end;
       -- the VPD policies let a session delete only its own tenant's rows
       ctx_session.enter_tenant(in_tenant_id => l_tenant_id);
+      -- generated: purge tables from contract/memory_types.toml; edit the catalogue, then regenerate
       delete from guideline_memory m where m.tenant_id = l_tenant_id;
       l_total := l_total + sql%rowcount;
       delete from persona_memory m where m.tenant_id = l_tenant_id;
@@ -73,6 +74,7 @@ create or replace package body ctx_admin is
       l_total := l_total + sql%rowcount;
       delete from context_source_ref m where m.tenant_id = l_tenant_id;
       l_total := l_total + sql%rowcount;
+      -- end generated: purge tables
       delete from ctx_tenant t where t.tenant_id = l_tenant_id;
       ctx_session.clear_tenant();
       return l_total;

@@ -708,6 +708,7 @@ create or replace package body ctx_assembly is
             -- embedding is compared with the question's here (similarity), so no vector travels further. JSON
             -- columns travel as CLOB text.
             memory_rows as (
+               -- generated: memory rows from contract/memory_types.toml; edit the catalogue, then regenerate
                select cast('guideline' as varchar2(32)) as memory_type,
                       cast('guideline_memory' as varchar2(32)) as table_name,
                       f.origin, f.item_slice, f.retrieved, f.lexical_rank as source_lexical_rank,
@@ -1040,12 +1041,14 @@ create or replace package body ctx_assembly is
                  join summarization_memory as of scn l_read_scn t
                    on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
                 where f.memory_type = 'summary' and l_snapshot_scn is not null
+               -- end generated: memory rows
             ),
             -- Sources whose row version is erased now, looked up by primary key, for a replay only: read AS OF an
             -- earlier SCN, undo still holds their text, and the contract never returns it (PostgreSQL: the
             -- history copies are deleted with the erasure, so a replay finds no such row). A live window reads
             -- the erased status itself and excludes the row as erased, as PostgreSQL does.
             erased_now as (
+               -- generated: erased now from contract/memory_types.toml; edit the catalogue, then regenerate
                select f.memory_type, f.id, f.version
                  from sources f
                  join guideline_memory e
@@ -1099,6 +1102,7 @@ create or replace package body ctx_assembly is
                  join summarization_memory e
                    on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
                 where f.memory_type = 'summary' and l_snapshot_scn is not null and e.status = 'erased'
+               -- end generated: erased now
             ),
             -- Step: scope. Other tenants are invisible (every read names the tenant; VPD); user, agent and thread
             -- must match or be NULL (wider); a user's turns in other threads are recalled history; events are not
@@ -1109,6 +1113,7 @@ create or replace package body ctx_assembly is
                                                in_thread_id => r.thread_id) as scope_level,
                       ctx_rules.authority(in_memory_type => r.memory_type) as authority_rank,
                       case r.memory_type
+                         -- generated: slice for type from contract/memory_types.toml; edit the catalogue, then regenerate
                          when 'guideline' then 'guidelines'
                          when 'persona' then 'persona'
                          when 'toolbox' then 'tools'
@@ -1119,6 +1124,7 @@ create or replace package body ctx_assembly is
                          when 'summary' then 'recalled_history'
                          when 'conversation' then
                             case when r.origin = 'tail' then 'volatile_tail' else 'recalled_history' end
+                         -- end generated: slice for type
                       end as slice
                  from memory_rows r
                 where (r.user_id is null or r.user_id = in_user_id)

@@ -988,8 +988,10 @@ create or replace package body ctx_memory is
    function inventory return clob is
       type t_type_tab is table of varchar2(32);
       l_tenant_id ctx_tenant.tenant_id%type;
+      -- generated: inventory types from contract/memory_types.toml; edit the catalogue, then regenerate
       l_types     t_type_tab := t_type_tab('guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
                                            'kb_chunk', 'conversation', 'summary', 'compression', 'source_ref');
+      -- end generated: inventory types
       l_counts    sys_refcursor;
       l_status    varchar2(16);
       l_rows      number;

@@ -387,6 +387,7 @@ create or replace package body ctx_tools is
          select s.status, s.deleted_at, s.valid_from, s.valid_until, s.content, s.title
            into l_status, l_deleted_at, l_valid_from, l_valid_until, l_content, l_title
            from (
+                   -- generated: expand rows from contract/memory_types.toml; edit the catalogue, then regenerate
                    select 'guideline' as memory_type, t.id, t.version, t.status, t.deleted_at, t.valid_from,
                           t.valid_until, t.content, cast(t.guideline_key as varchar2(512)) as title
                      from guideline_memory t
@@ -431,6 +432,7 @@ create or replace package body ctx_tools is
                           t.content, t.summary_key
                      from summarization_memory t
                     where t.tenant_id = l_tenant_id
+                   -- end generated: expand rows
                 ) s
           where s.memory_type = l_ref_type
             and s.id = l_ref_id

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from ctxasm_dev.contract import constants, errors, types, unions, versions
+from ctxasm_dev.contract import constants, errors, types, unions, unions_oracle, versions
 from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
 from ctxasm_dev.contract.targets import target
 
@@ -66,7 +66,13 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
             ("pg_retrieval", "slice types", unions.pg_slice_types(catalogue)),
             ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
             ("pg_assembly", "slice of type", unions.pg_slice_of_type(catalogue)),
-            ("ora_rules_body", "authority", types.oracle_authority(catalogue))]
+            ("ora_rules_body", "authority", types.oracle_authority(catalogue)),
+            ("ora_assembly_body", "memory rows", unions_oracle.memory_rows(catalogue)),
+            ("ora_assembly_body", "erased now", unions_oracle.erased_now(catalogue)),
+            ("ora_assembly_body", "slice for type", unions_oracle.slice_for_type(catalogue)),
+            ("ora_tools_body", "expand rows", unions_oracle.expand_rows(catalogue)),
+            ("ora_admin_body", "purge tables", unions_oracle.purge_deletes(catalogue)),
+            ("ora_memory_body", "inventory types", unions_oracle.inventory_types(catalogue))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:
@@ -92,9 +98,12 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("pg_memory_row", unions.pg_memory_row(catalogue))
     files.put("pg_memory_type_registry", types.pg_registry(catalogue))
     files.put("py_scenario_schema", types.scenario_schema(files.read("py_scenario_schema"), catalogue))
+    files.put("ora_vpd_policies", unions_oracle.vpd_policies(catalogue, "ora_vpd_policies",
+                                                            files.read("ora_vpd_policies")))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))
+    unions_oracle.check_carried(catalogue, files.read("ora_assembly_body"), target("ora_assembly_body"))
     for constant in catalogue.constants:
         for binding in constant.bind:
             files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,

@@ -39,6 +39,9 @@ TARGETS: dict[str, str] = {
     "ora_sources_spec": "db/oracle/internal/ctx_sources.spec.sql",
     "ora_sources_body": "db/oracle/internal/ctx_sources.body.sql",
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
+    # per-type unions and lists (Oracle)
+    "ora_admin_body": "db/oracle/api/ctx_admin.body.sql",
+    "ora_vpd_policies": "db/oracle/security/vpd_policies.sql",
     # versions
     "py_render": "py/ctxasm/core/render.py",
     "ora_json_spec": "db/oracle/internal/ctx_json.spec.sql",
@@ -52,6 +55,7 @@ LOGICAL_PATHS: dict[str, str] = {
     "ora_errors_body": "db/packages/oracle/body/0010_ctx_errors.sql",
     "pg_errors": "db/postgresql/internal/ctxasm_errors.sql",
     "pg_memory_row": "db/schema/postgresql/0090_memory_row.sql",
+    "ora_vpd_policies": "db/security/oracle/0020_vpd_policies.sql",
 }
 
 

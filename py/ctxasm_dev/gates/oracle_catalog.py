@@ -180,8 +180,11 @@ def _read_table_statement(tokens, tables: Tables) -> None:
         if open_at is None:
             return
         close = matching(tokens, open_at)
-        tables.columns[name] = [tokens[a].text for a, b in split_top_level(tokens, open_at + 1, close)
-                                if tokens[a].kind == IDENT and tokens[a].text not in _CONSTRAINT_WORDS]
+        created = [tokens[a].text for a, b in split_top_level(tokens, open_at + 1, close)
+                   if tokens[a].kind == IDENT and tokens[a].text not in _CONSTRAINT_WORDS]
+        # files are read in path order, not deployment order: schema/catalogue/ (ALTER TABLE ... ADD) sorts
+        # before the file that creates the table, so keep what was added
+        tables.columns[name] = created + tables.columns.get(name, [])
     elif words[:2] == ["alter", "table"] and len(tokens) > 4 and tokens[3].is_word("add"):
         name = tokens[2].text
         if tokens[4].kind == OP and tokens[4].text == "(":

@@ -103,8 +103,8 @@ def checkout(tmp_path: Path) -> Path:
 def _add_shared_column(copy: Path) -> None:
     path = copy / "contract/memory_types.toml"
     text = path.read_text(encoding="utf-8")
-    column = ('[[shared_column]]\nname = "origin"\npg = "varchar(64)"\noracle = "varchar2(64)"\nnullable = true\n'
-              'ddl = "catalogue"\nnote = "where the row came from"\n\n')
+    column = ('[[shared_column]]\nname = "region"\npg = "varchar(64)"\noracle = "varchar2(64)"\nnullable = true\n'
+              'ddl = "catalogue"\nnote = "the region the row belongs to"\n\n')
     path.write_text(text.replace("[[row_slot]]", column + "[[row_slot]]", 1), encoding="utf-8")
 
 
@@ -126,11 +126,11 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
     columns = _columns_of_every_shape(target)
     for memory_type in catalogue.load(copy).types:
         for table in (memory_type.table, f"{memory_type.table}_history"):
-            assert "origin" in columns[table], f"ctxasm.{table} has no column origin"
+            assert "region" in columns[table], f"ctxasm.{table} has no column region"
         if memory_type.slice:
-            assert columns[f"memory_row_{memory_type.name}"][-1] == "origin"
+            assert columns[f"memory_row_{memory_type.name}"][-1] == "region"
     for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)"):
-        assert columns[shape][-1] == "origin", f"{shape} does not end with origin: {columns[shape]}"
+        assert columns[shape][-1] == "region", f"{shape} does not end with region: {columns[shape]}"
 
 
 def test_a_shared_column_reaches_every_memory_row_shape(checkout, monkeypatch, capsys):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def test_a_new_error_is_one_catalogue_edit(copy: Path) -> None:
 def test_a_column_for_every_memory_type_is_one_catalogue_edit(copy: Path) -> None:
     _append(copy / "contract/memory_types.toml", "")
     text = (copy / "contract/memory_types.toml").read_text()
-    text = text.replace("\n[[type]]", '\n[[shared_column]]\nname = "origin"\npg = "varchar(64)"\n'
+    text = text.replace("\n[[type]]", '\n[[shared_column]]\nname = "region"\npg = "varchar(64)"\n'
                                       'oracle = "varchar2(64)"\nnullable = true\nddl = "catalogue"\n'
                                       'note = "where the row came from"\n\n[[type]]', 1)
     (copy / "contract/memory_types.toml").write_text(text)
@@ -73,10 +74,10 @@ def test_a_column_for_every_memory_type_is_one_catalogue_edit(copy: Path) -> Non
     oracle = (copy / "db/oracle/schema/catalogue/catalogue_columns.sql").read_text()
     tables = [t.table for t in catalogue.load(copy).types]
     for table in tables:
-        assert f"ALTER TABLE ctxasm.{table} ADD COLUMN origin varchar(64);" in pg
-        assert f"ALTER TABLE ctxasm.{table}_history ADD COLUMN origin varchar(64);" in pg
-        assert f"alter table {table} add (origin varchar2(64));" in oracle
-    assert "| origin | varchar(64) | varchar2(64) | where the row came from |" in (copy / "docs/contract.md").read_text()
+        assert f"ALTER TABLE ctxasm.{table} ADD COLUMN region varchar(64);" in pg
+        assert f"ALTER TABLE ctxasm.{table}_history ADD COLUMN region varchar(64);" in pg
+        assert f"alter table {table} add (region varchar2(64));" in oracle
+    assert "| region | varchar(64) | varchar2(64) | where the row came from |" in (copy / "docs/contract.md").read_text()
 
 
 def test_a_catalogue_error_names_file_entry_and_field(copy: Path) -> None:
@@ -104,3 +105,184 @@ def test_select_window_runs_the_catalogue_steps_in_order(path: str) -> None:
     text = (REPO / path).read_text(encoding="utf-8")
     declared = [m.group(1) for m in re.finditer(r"^\s*(?:,\s*)?step_(\w+) as \(", text, re.MULTILINE | re.IGNORECASE)]
     assert tuple(declared) == contract_constants.SELECTION_STEPS
+
+
+# --- the Oracle per-type unions (py/ctxasm_dev/contract/unions_oracle.py) ------------------------------------
+
+NOTE_TYPE = """
+[[type]]
+name = "note"
+table = "note_memory"
+slice = "durable_facts"
+authority = 9
+searchable = true
+embedded = true
+columns = [
+  { name = "note_key", pg = "varchar(128)", oracle = "varchar2(128)", nullable = false, row = "key_name" },
+  { name = "noted_at", pg = "timestamptz", oracle = "timestamp with time zone", nullable = true },
+  { name = "weight", pg = "integer", oracle = "number(10)", nullable = true },
+  { name = "embedding", pg = "vector(384)", oracle = "vector(384, float32)", nullable = true, row = "embedding" },
+]
+"""
+
+REGION_COLUMN = ('[[shared_column]]\nname = "region"\npg = "varchar(64)"\noracle = "varchar2(64)"\nnullable = true\n'
+                 'ddl = "catalogue"\nnote = "where the row was written"\n\n')
+
+#: the table a new type needs on Oracle: its base DDL is hand-written (the catalogue adds columns, not tables)
+NOTE_TABLE = """--liquibase formatted sql
+
+--changeset ctxasm:ora-0021-01-note-memory dbms:oracle
+--comment: notes (a memory type the catalogue test adds)
+create table note_memory (
+   tenant_id     varchar2(64) not null,
+   id            varchar2(128) not null,
+   version       number(10) default 1 not null,
+   user_id       varchar2(64),
+   agent_id      varchar2(64),
+   thread_id     varchar2(64),
+   status        varchar2(16) default 'active' not null,
+   valid_from    timestamp with time zone default systimestamp not null,
+   valid_until   timestamp with time zone,
+   deleted_at    timestamp with time zone,
+   content       clob not null,
+   content_json  json,
+   source_refs   json default json('[]') not null,
+   created_at    timestamp with time zone default systimestamp not null,
+   content_tokens number(10),
+   note_key      varchar2(128) not null,
+   noted_at      timestamp with time zone,
+   weight        number(10),
+   embedding     vector(384, float32),
+   text_key      varchar2(32),
+   pointer_text  varchar2(64),
+   constraint note_memory_pk primary key (tenant_id, id, version)
+);
+--rollback drop table note_memory purge;
+"""
+
+ORACLE_GENERATED = ("db/oracle/api/ctx_assembly.body.sql", "db/oracle/api/ctx_tools.body.sql",
+                    "db/oracle/api/ctx_admin.body.sql", "db/oracle/api/ctx_memory.body.sql",
+                    "db/oracle/security/vpd_policies.sql")
+
+
+@pytest.fixture()
+def repo_copy(copy: Path) -> Path:
+    """The catalogue copy with the folders the static gates read (db/, liquibase/)."""
+    for folder in ("db", "liquibase"):
+        shutil.copytree(REPO / folder, copy / folder, dirs_exist_ok=True)
+    return copy
+
+
+def _region(text: str, name: str) -> str:
+    start = text.index(f"-- generated: {name} ")
+    return text[start:text.index(f"-- end generated: {name}\n", start)]
+
+
+def _add_note_type_and_region_column(repo: Path) -> None:
+    path = repo / "contract/memory_types.toml"
+    text = path.read_text(encoding="utf-8").replace("\n[[row_slot]]", "\n" + REGION_COLUMN + "[[row_slot]]", 1)
+    path.write_text(text + NOTE_TYPE, encoding="utf-8")
+    (repo / "db/oracle/schema/note_memory.sql").write_text(NOTE_TABLE, encoding="utf-8")
+    master = repo / "liquibase/changelog-master.yaml"
+    anchor = "      file: db/oracle/schema/memory_tables.sql\n"
+    master.write_text(master.read_text(encoding="utf-8").replace(
+        anchor, anchor + "  - include:\n      file: db/oracle/schema/note_memory.sql\n", 1), encoding="utf-8")
+
+
+def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path, capsys) -> None:
+    from ctxasm_dev.gates import contract_check, liquibase_render, oracle_api, oracle_names, oracle_parse
+
+    deployed_vpd = (repo_copy / "db/oracle/security/vpd_policies.sql").read_text(encoding="utf-8")
+    before = {path: (repo_copy / path).read_text(encoding="utf-8") for path in ORACLE_GENERATED}
+    _add_note_type_and_region_column(repo_copy)
+    generate.write(repo_copy)
+    assert generate.stale(repo_copy) == []
+    after = {path: (repo_copy / path).read_text(encoding="utf-8") for path in ORACLE_GENERATED}
+    assert all(after[path] != before[path] for path in ORACLE_GENERATED)
+    types = catalogue.load(repo_copy).types
+    assembly = after["db/oracle/api/ctx_assembly.body.sql"]
+
+    rows = _region(assembly, "memory rows")
+    branches = rows.split("union all")
+    assert len(branches) == 2 * sum(1 for t in types if t.slice)
+    assert all(b.rstrip().endswith(("l_snapshot_scn is null", "l_snapshot_scn is not null")) for b in branches)
+    # the added shared column is the last column of every branch, named in the first
+    assert all("t.region\n" in b for b in branches) and "t.content_tokens," in branches[0]
+    note = [b for b in branches if "join note_memory" in b]
+    assert len(note) == 2 and "join note_memory as of scn l_read_scn t" in note[1]
+    for branch in (" ".join(b.split()) for b in note):
+        assert "t.note_key, null, null, null, null, null, null," in branch  # key_name, then the other slots
+        assert ("json_object('noted_at' value ctx_json.iso_utc(in_timestamp => t.noted_at), "
+                "'weight' value t.weight null on null returning clob)") in branch
+        assert "vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine)" in branch
+        assert "coalesce(t.text_key, ctx_memory.text_key(in_text => t.content))" in branch
+    assert "join note_memory e" in _region(assembly, "erased now")
+    assert "when 'note' then 'durable_facts'" in _region(assembly, "slice for type")
+    expand = _region(after["db/oracle/api/ctx_tools.body.sql"], "expand rows")
+    assert "t.content, t.note_key\n                     from note_memory t" in expand
+    assert "region" not in expand  # expand returns the same document on both engines
+    assert "delete from note_memory m where m.tenant_id = l_tenant_id;" in after["db/oracle/api/ctx_admin.body.sql"]
+    memory = after["db/oracle/api/ctx_memory.body.sql"]
+    assert "'source_ref', 'note');" in " ".join(_region(memory, "inventory types").split())
+    assert "when 'note' then 'NOTE_MEMORY'" in _region(memory, "table for type")
+    # the deployed policy changesets stay byte for byte; the new table gets a changeset of its own
+    vpd = after["db/oracle/security/vpd_policies.sql"]
+    assert vpd.startswith(deployed_vpd)
+    assert "--changeset ctxasm:ora-sec-0020-12-note-memory-tenant dbms:oracle" in vpd[len(deployed_vpd):]
+    assert "policy_name     => 'NOTE_MEMORY_TENANT'," in vpd
+
+    # the static gates pass on the copy
+    repo = str(repo_copy)
+    assert oracle_names.main(["--repo", repo]) == 0
+    assert oracle_api.main(["--repo", repo]) == 0
+    assert contract_check.main(["--repo", repo]) == 0
+    # sqlfluff takes a minute over CTX_ASSEMBLY's body and a quarter of one over CTX_MEMORY's (test_gates parses
+    # both in the repository): the other files whole, select_window's regions as one query
+    parsed = ("db/oracle/api/ctx_tools.body.sql", "db/oracle/api/ctx_admin.body.sql",
+              "db/oracle/security/vpd_policies.sql", "db/oracle/schema/note_memory.sql")
+    assert oracle_parse.main(["--repo", repo, *(str(repo_copy / p) for p in parsed)]) == 0
+    # (of memory_rows, the header branch and the new type's: the others differ from the header only in values)
+    rows = "union all".join([branches[0], *note])
+    query = (f"with sources as (select memory_type, id, version from dual),\nmemory_rows as (\n{rows}\n),\n"
+             f"erased_now as (\n{_region(assembly, 'erased now')}\n)\n"
+             f"select case r.memory_type\n{_region(assembly, 'slice for type')}\n end as slice\n"
+             "from memory_rows r where not exists (select 1 from erased_now x where x.id = r.id)")
+    assert oracle_parse.parse_errors(query) == []
+    try:
+        liquibase_render.liquibase_executable()
+    except Exception as error:  # no CLI or no Java on this machine: say so, never pretend
+        pytest.skip(f"Liquibase CLI not runnable here: {error}")
+    assert liquibase_render.main(["--repo", repo]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, says", [("extra", "memory_rows (select_window) already has a column extra"),
+                                        ("slice", "select_window (db/oracle/api/ctx_assembly.body.sql) already names"),
+                                        ("created_at", "ddl 'catalogue' for a column the base tables already have")])
+def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(copy: Path, name: str, says: str) -> None:
+    path = copy / "contract/memory_types.toml"
+    text = path.read_text(encoding="utf-8")
+    if name == "created_at":
+        text = text.replace('name = "created_at"\n', 'name = "created_at"\nddl = "catalogue"\n', 1)
+    else:
+        text = text.replace("\n[[row_slot]]", "\n" + REGION_COLUMN.replace('"region"', f'"{name}"') + "[[row_slot]]", 1)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(catalogue.CatalogueError, match=re.escape(f"shared_column {name}: ") + ".*" + re.escape(says)):
+        generate.generate(copy)
+
+
+def test_an_embedded_type_must_fill_the_embedding_slot(copy: Path) -> None:
+    path = copy / "contract/memory_types.toml"
+    path.write_text(path.read_text(encoding="utf-8") + NOTE_TYPE.replace(', row = "embedding"', ""), encoding="utf-8")
+    with pytest.raises(catalogue.CatalogueError,
+                       match='type note: embedded = true, yet no column has row = "embedding"'):
+        generate.generate(copy)
+
+
+def test_the_deployed_vpd_changesets_never_change(copy: Path) -> None:
+    path = copy / "contract/memory_types.toml"
+    text = path.read_text(encoding="utf-8")
+    persona = text.index('[[type]]\nname = "persona"')
+    toolbox = text.index('[[type]]\nname = "toolbox"')
+    path.write_text(text[:persona] + text[toolbox:] + "\n" + text[persona:toolbox], encoding="utf-8")
+    with pytest.raises(catalogue.CatalogueError, match="the deployed VPD changeset ctxasm:ora-sec-0020-02-"):
+        generate.generate(copy)
