@@ -2,7 +2,8 @@
 
 catalogue  reads and checks the TOML files
 targets    where every generated file or generated value lives (one table, to repoint after a move)
-errors     CTX_ERRORS (Oracle spec and body), ctxasm.error_code (PostgreSQL), py/ctxasm/error_codes.py
+errors     CTX_ERRORS (Oracle spec and body), ctxasm.error_code / error_message (PostgreSQL),
+           py/ctxasm/error_classes.py (one exception class per error)
 types      py/ctxasm/memory_types.py, the catalogue-only columns' DDL, the docs/contract.md tables
 constants  the co_<name> declarations of the packages and py/ctxasm/contract_constants.py
 versions   selection_version and the renderer's version: digests of the code they version
