@@ -71,7 +71,7 @@ _SQLSTATE = re.compile(r"^CX(\d{3})$")
 _ORA = re.compile(r"ORA-20(\d{3})")
 
 
-def from_sqlstate(sqlstate: str | None, message: str) -> CtxasmError | None:
+def from_sqlstate(sqlstate: str | None, message: str) -> DatabaseError | None:
     """The contract error for a PostgreSQL SQLSTATE, or None if it is not one of ours."""
     match = _SQLSTATE.match(sqlstate or "")
     if not match:
@@ -80,7 +80,7 @@ def from_sqlstate(sqlstate: str | None, message: str) -> CtxasmError | None:
     return cls(message) if cls else None
 
 
-def from_oracle_message(message: str) -> CtxasmError | None:
+def from_oracle_message(message: str) -> DatabaseError | None:
     """The contract error for an Oracle error text (ORA-20nnn: ...), or None."""
     match = _ORA.search(message or "")
     if not match:
