@@ -162,7 +162,7 @@ class FixedClaim:
 
     def claim_for(self, tenant_id: str) -> str:
         if tenant_id != self.claim.tenant_id:
-            raise InvalidClaim("invalid_claim: the tenant claim was refused")
+            raise InvalidClaim()  # the database's one answer to every refusal: the catalogue's message
         if self.claim.expires_at <= time.time():
             raise InvalidClaim("invalid_claim: the claim this process was given has expired; ask for a new one")
         return self.token

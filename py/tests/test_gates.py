@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxasm_dev.contract.targets import TARGETS
 from ctxasm_dev.gates import (contract_check, formatted_sql, liquibase_render, oracle_api, oracle_catalog, oracle_names,
                               oracle_parse, plsql_resolver)
 
@@ -518,8 +519,7 @@ def test_contract_generated_passes_on_the_repository(capsys) -> None:
 @pytest.mark.parametrize("path, old, new, stale", [
     # a catalogue edit without regeneration: every file that carries the error is named
     ("contract/errors.toml", 'message = "the tenant claim was refused"', 'message = "the claim was refused"',
-     ["db/oracle/internal/ctx_errors.spec.sql", "db/postgresql/internal/ctx_errors.sql",
-      "py/ctxasm/error_codes.py"]),
+     [TARGETS["ora_errors_body"], TARGETS["pg_errors"], TARGETS["py_error_classes"]]),
     # a hand edit of a generated file
     ("db/oracle/internal/ctx_errors.body.sql", "when co_invalid_claim then 'invalid_claim'",
      "when co_invalid_claim then 'invalid_claims'", ["db/oracle/internal/ctx_errors.body.sql"]),

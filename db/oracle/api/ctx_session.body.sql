@@ -15,7 +15,6 @@ create or replace package body ctx_session is
    -- seconds an iat may lie in the future
    co_clock_skew       constant pls_integer   := 300;
    co_claim_shape      constant varchar2(100) := '^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$';
-   co_refused          constant varchar2(100) := 'the tenant claim was refused';
 
    -- base64url (RFC 4648 section 5) without padding, as JWTs write it
    function base64url_decode(in_text in varchar2) return raw is
@@ -143,7 +142,11 @@ create or replace package body ctx_session is
          end if;
       end if;
       if l_claims is null then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_claim, in_detail => co_refused);
+         -- one answer for every refusal, so no detail: the catalogue's message is the answer
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_claim,
+            in_detail => ctx_errors.error_message(in_code => ctx_errors.co_invalid_claim)
+         );
       end if;
       bind_to_transaction(
          in_tenant_id => l_claims.get_string('tenant'),

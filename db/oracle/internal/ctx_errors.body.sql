@@ -29,6 +29,28 @@ create or replace package body ctx_errors is
              end;
    end error_name;
 
+   function error_message(in_code in pls_integer) return varchar2 deterministic is
+   begin
+      return case in_code
+                when co_tenant_not_set then 'no tenant is set in this transaction'
+                when co_invalid_memory_type then 'not a memory type'
+                when co_invalid_field then 'a field is missing, of the wrong type, out of range or unknown'
+                when co_duplicate_memory then 'the id already exists for the tenant'
+                when co_memory_not_found then 'no active version of the id'
+                when co_invalid_snapshot then 'the snapshot does not parse'
+                when co_invalid_argument then 'a NULL or malformed argument'
+                when co_unknown_intent then 'the intent is not one of the budget''s shares'
+                when co_budget_missing then 'no context_budget guideline is in effect'
+                when co_invalid_budget then 'the budget is malformed'
+                when co_invalid_question then 'the question is empty or too long'
+                when co_invalid_manifest then 'the manifest is malformed'
+                when co_not_in_window then 'the memory id was not issued in the manifest'
+                when co_source_unavailable then 'the source row version is no longer available'
+                when co_invalid_claim then 'the tenant claim was refused'
+                when co_scope_not_allowed then 'the scope is not the one the session''s claim names'
+             end;
+   end error_message;
+
    procedure raise_error(in_code in pls_integer, in_detail in varchar2) is
       l_name varchar2(64);
    begin

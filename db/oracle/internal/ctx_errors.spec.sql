@@ -7,9 +7,9 @@ create or replace package ctx_errors authid definer is
     * The error numbers of docs/contract.md, in one place (Trivadis G-5050).
     *
     * Every error has a co_ constant with the number, an e_ exception bound to it with
-    * PRAGMA EXCEPTION_INIT (so callers and utPLSQL tests can catch it by name), a co_msg_ constant with
-    * what it says without its detail, and its symbolic name in error_name. The PostgreSQL twin raises the
-    * same names as SQLSTATE CX<nnn> (ctxasm.error_code).
+    * PRAGMA EXCEPTION_INIT (so callers and utPLSQL tests can catch it by name), its symbolic name in
+    * error_name and what it says without a detail in error_message. The PostgreSQL twin raises the same
+    * names as SQLSTATE CX<nnn> (ctxasm.error_code, ctxasm.error_message).
     * Engine-internal: not part of the contract, never granted to CTXASM_APP.
     */
 
@@ -65,28 +65,17 @@ create or replace package ctx_errors authid definer is
    e_scope_not_allowed exception;
    pragma exception_init(e_scope_not_allowed, -20119);
 
-   co_msg_tenant_not_set      constant varchar2(200) := 'no tenant is set in this transaction';
-   co_msg_invalid_memory_type constant varchar2(200) := 'not a memory type';
-   co_msg_invalid_field       constant varchar2(200) := 'a field is missing, of the wrong type, out of range or unknown';
-   co_msg_duplicate_memory    constant varchar2(200) := 'the id already exists for the tenant';
-   co_msg_memory_not_found    constant varchar2(200) := 'no active version of the id';
-   co_msg_invalid_snapshot    constant varchar2(200) := 'the snapshot does not parse';
-   co_msg_invalid_argument    constant varchar2(200) := 'a NULL or malformed argument';
-   co_msg_unknown_intent      constant varchar2(200) := 'the intent is not one of the budget''s shares';
-   co_msg_budget_missing      constant varchar2(200) := 'no context_budget guideline is in effect';
-   co_msg_invalid_budget      constant varchar2(200) := 'the budget is malformed';
-   co_msg_invalid_question    constant varchar2(200) := 'the question is empty or too long';
-   co_msg_invalid_manifest    constant varchar2(200) := 'the manifest is malformed';
-   co_msg_not_in_window       constant varchar2(200) := 'the memory id was not issued in the manifest';
-   co_msg_source_unavailable  constant varchar2(200) := 'the source row version is no longer available';
-   co_msg_invalid_claim       constant varchar2(200) := 'the tenant claim was refused';
-   co_msg_scope_not_allowed   constant varchar2(200) := 'the scope is not the one the session''s claim names';
-
    /**
     * The symbolic name of an error number (co_invalid_claim gives 'invalid_claim'); NULL for a number
     * that is not ours. Reads and writes nothing.
     */
    function error_name(in_code in pls_integer) return varchar2 deterministic;
+
+   /**
+    * What an error says without a detail (co_invalid_claim gives 'the tenant claim was refused'), for a
+    * raise site that has no more to say; NULL for a number that is not ours. Reads and writes nothing.
+    */
+   function error_message(in_code in pls_integer) return varchar2 deterministic;
 
    /**
     * Raises in_code with the message '<symbolic name>: <in_detail>' (cut to the 2,000 characters

@@ -123,10 +123,10 @@ BEGIN
         END;
     END IF;
     -- One answer for every refusal (malformed, wrong key, tampered, expired, unregistered tenant): a caller
-    -- learns nothing about which tenants exist.
+    -- learns nothing about which tenants exist. So it has no detail: the catalogue's message is the answer.
     IF NOT coalesce(l_valid, FALSE) THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_claim'),
-            MESSAGE = 'invalid_claim: the tenant claim was refused';
+            MESSAGE = 'invalid_claim: ' || ctxasm.error_message('invalid_claim');
     END IF;
     PERFORM ctxasm.enter_tenant(l_payload ->> 'tenant', nullif(l_payload ->> 'user', ''),
                                 nullif(l_payload ->> 'agent', ''));

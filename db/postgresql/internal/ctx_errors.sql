@@ -37,8 +37,8 @@ $$;
 --rollback DROP FUNCTION ctxasm.error_code(varchar);
 
 --changeset ctxasm:pg-errors-error-message dbms:postgresql runOnChange:true splitStatements:false
---comment: what a contract error says without its detail (Oracle: CTX_ERRORS.co_msg_<name>); NULL for a
---comment: name that is not in the catalogue
+--comment: what a contract error says without a detail, for a raise site that has no more to say
+--comment: (Oracle: CTX_ERRORS.error_message); NULL for a name that is not in the catalogue
 CREATE OR REPLACE FUNCTION ctxasm.error_message(in_name varchar) RETURNS varchar
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE in_name

@@ -30,6 +30,7 @@ class ContractError:
     message: str
     when: str
     engines: bool
+    python_base: str = ""  # a class of ctxasm.error_bases with hand-written behaviour; "" for the plain base
 
     @property
     def sqlstate(self) -> str:
@@ -160,8 +161,12 @@ def _errors(data: dict) -> tuple[tuple[ContractError, ...], tuple[RetiredError, 
         python_class = _field(entry, "python_class", str, where)
         if not _CLASS.match(python_class):
             raise CatalogueError(f"{where}: python_class {python_class!r} must be a CamelCase class name")
+        python_base = _field(entry, "python_base", str, where, "")
+        if python_base and not _CLASS.match(python_base):
+            raise CatalogueError(f"{where}: python_base {python_base!r} must be a CamelCase class name")
         errors.append(ContractError(name, number, python_class, _field(entry, "message", str, where),
-                                    _field(entry, "when", str, where), _field(entry, "engines", bool, where, True)))
+                                    _field(entry, "when", str, where), _field(entry, "engines", bool, where, True),
+                                    python_base))
     retired = [RetiredError(_name(e, f"{ERRORS_FILE}: retired[{i}]"), _field(e, "number", int, "retired"),
                             _field(e, "note", str, "retired"))
                for i, e in enumerate(data.get("retired", []))]

@@ -1,8 +1,13 @@
-"""The error files: Oracle CTX_ERRORS (spec and body), PostgreSQL ctxasm.error_code, py/ctxasm/error_codes.py."""
+"""The error files: Oracle CTX_ERRORS (spec and body), PostgreSQL ctxasm.error_code / error_message, and
+py/ctxasm/error_classes.py (one exception class per error)."""
 
 from __future__ import annotations
 
-from ctxasm_dev.contract.catalogue import ERRORS_FILE, Catalogue, ContractError
+import json
+import textwrap
+
+from ctxasm import error_bases
+from ctxasm_dev.contract.catalogue import ERRORS_FILE, Catalogue, CatalogueError, ContractError
 from ctxasm_dev.contract.targets import liquibase_header
 
 HEADER = f"generated from {ERRORS_FILE}; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)"
@@ -19,7 +24,6 @@ def _sql_text(text: str) -> str:
 def oracle_spec(catalogue: Catalogue) -> str:
     errors = _engine_errors(catalogue)
     width = max(len(f"co_{e.name}") for e in errors)
-    msg_width = max(len(f"co_msg_{e.name}") for e in errors)
     lines = [
         liquibase_header("ora_errors_spec"),
         f"-- {HEADER}",
@@ -31,9 +35,9 @@ def oracle_spec(catalogue: Catalogue) -> str:
         "    * The error numbers of docs/contract.md, in one place (Trivadis G-5050).",
         "    *",
         "    * Every error has a co_ constant with the number, an e_ exception bound to it with",
-        "    * PRAGMA EXCEPTION_INIT (so callers and utPLSQL tests can catch it by name), a co_msg_ constant with",
-        "    * what it says without its detail, and its symbolic name in error_name. The PostgreSQL twin raises the",
-        "    * same names as SQLSTATE CX<nnn> (ctxasm.error_code).",
+        "    * PRAGMA EXCEPTION_INIT (so callers and utPLSQL tests can catch it by name), its symbolic name in",
+        "    * error_name and what it says without a detail in error_message. The PostgreSQL twin raises the same",
+        "    * names as SQLSTATE CX<nnn> (ctxasm.error_code, ctxasm.error_message).",
         "    * Engine-internal: not part of the contract, never granted to CTXASM_APP.",
         "    */",
         "",
@@ -48,9 +52,6 @@ def oracle_spec(catalogue: Catalogue) -> str:
     for e in errors:
         lines.append(f"   e_{e.name} exception;")
         lines.append(f"   pragma exception_init(e_{e.name}, {e.oracle_code});")
-    lines.append("")
-    for e in errors:
-        lines.append(f"   {f'co_msg_{e.name}':<{msg_width}} constant varchar2(200) := {_sql_text(e.message)};")
     lines += [
         "",
         "   /**",
@@ -58,6 +59,12 @@ def oracle_spec(catalogue: Catalogue) -> str:
         "    * that is not ours. Reads and writes nothing.",
         "    */",
         "   function error_name(in_code in pls_integer) return varchar2 deterministic;",
+        "",
+        "   /**",
+        "    * What an error says without a detail (co_invalid_claim gives 'the tenant claim was refused'), for a",
+        "    * raise site that has no more to say; NULL for a number that is not ours. Reads and writes nothing.",
+        "    */",
+        "   function error_message(in_code in pls_integer) return varchar2 deterministic;",
         "",
         "   /**",
         "    * Raises in_code with the message '<symbolic name>: <in_detail>' (cut to the 2,000 characters",
@@ -80,6 +87,7 @@ def oracle_spec(catalogue: Catalogue) -> str:
 
 def oracle_body(catalogue: Catalogue) -> str:
     cases = [f"                when co_{e.name} then '{e.name}'" for e in _engine_errors(catalogue)]
+    messages = [f"                when co_{e.name} then {_sql_text(e.message)}" for e in _engine_errors(catalogue)]
     return "\n".join([
         liquibase_header("ora_errors_body"),
         f"-- {HEADER}",
@@ -97,6 +105,13 @@ def oracle_body(catalogue: Catalogue) -> str:
         *cases,
         "             end;",
         "   end error_name;",
+        "",
+        "   function error_message(in_code in pls_integer) return varchar2 deterministic is",
+        "   begin",
+        "      return case in_code",
+        *messages,
+        "             end;",
+        "   end error_message;",
         "",
         "   procedure raise_error(in_code in pls_integer, in_detail in varchar2) is",
         "      l_name varchar2(64);",
@@ -158,8 +173,8 @@ def postgresql(catalogue: Catalogue) -> str:
         "--rollback DROP FUNCTION ctxasm.error_code(varchar);",
         "",
         "--changeset ctxasm:pg-errors-error-message dbms:postgresql runOnChange:true splitStatements:false",
-        "--comment: what a contract error says without its detail (Oracle: CTX_ERRORS.co_msg_<name>); NULL for a",
-        "--comment: name that is not in the catalogue",
+        "--comment: what a contract error says without a detail, for a raise site that has no more to say",
+        "--comment: (Oracle: CTX_ERRORS.error_message); NULL for a name that is not in the catalogue",
         "CREATE OR REPLACE FUNCTION ctxasm.error_message(in_name varchar) RETURNS varchar",
         "LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$",
         "    SELECT CASE in_name",
@@ -170,41 +185,84 @@ def postgresql(catalogue: Catalogue) -> str:
     ]) + "\n"
 
 
-def python(catalogue: Catalogue) -> str:
-    rows = [f"    ContractError({e.name!r}, {e.number}, {e.python_class!r}, {e.message!r}, {e.engines}),"
-            for e in catalogue.errors]
+#: the plain bases in ctxasm.error_bases: for an error the engines raise, and for one only Python raises
+_ENGINE_BASE = "DatabaseError"
+_PYTHON_BASE = "NumberedError"
+
+
+def _base(error: ContractError) -> str:
+    """The class an error's generated class derives from. A python_base must be a class of ctxasm.error_bases
+    deriving from the plain base, and an error only Python raises must not be a DatabaseError; anything else is
+    a catalogue error naming the entry."""
+    plain = _ENGINE_BASE if error.engines else _PYTHON_BASE
+    if not error.python_base:
+        return plain
+    base = getattr(error_bases, error.python_base, None)
+    fits = isinstance(base, type) and issubclass(base, getattr(error_bases, plain)) and (
+        error.engines or not issubclass(base, getattr(error_bases, _ENGINE_BASE)))
+    if not fits:
+        need = plain if error.engines else f"{plain} and not from {_ENGINE_BASE} (no database routine raises it)"
+        raise CatalogueError(f"{ERRORS_FILE}: error {error.name}: python_base {error.python_base!r} is not a class of "
+                             f"ctxasm.error_bases deriving from {need}")
+    return error.python_base
+
+
+def _py_text(text: str) -> str:
+    """A double-quoted Python string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _docstring(error: ContractError) -> list[str]:
+    summary = error.message[:1].upper() + error.message[1:] + "."
+    when = textwrap.wrap(f"When: {error.when}" + ("" if error.when.endswith(".") else "."), width=112,
+                         break_on_hyphens=False)
+    text = "\n".join([summary, "", *when]).replace("\\", "\\\\").replace('"""', '\\"""')
+    lines = [f"    {line}" if line else "" for line in text.split("\n")]
+    lines[0] = '    """' + lines[0].lstrip()
+    return [*lines, '    """']
+
+
+def python_classes(catalogue: Catalogue) -> str:
+    """py/ctxasm/error_classes.py: one exception class per catalogue error."""
+    classes: list[str] = []
+    for e in catalogue.errors:
+        classes += ["", "", f"class {e.python_class}({_base(e)}):", *_docstring(e), "",
+                    f"    code = {_py_text(e.name)}", f"    number = {e.number}"]
+        if e.engines:
+            classes.append(f"    sqlstate = {_py_text(e.sqlstate)}")
+        classes.append(f"    summary = {_py_text(e.message)}")
+    bases = sorted({_ENGINE_BASE, _PYTHON_BASE} | {_base(e) for e in catalogue.errors})
+    names = [e.python_class for e in catalogue.errors]
+    engine_names = [e.python_class for e in catalogue.errors if e.engines]
     return "\n".join([
-        f'"""The errors of the contract: {HEADER}.',
+        '"""The exception class of every error of the contract (contract/errors.toml).',
         "",
-        "Oracle raises an error as ORA-<oracle_code>, PostgreSQL as SQLSTATE <sqlstate>; ctxasm.errors maps both",
-        "to the class named python_class.",
+        f"{HEADER[:1].upper()}{HEADER[1:]}.",
+        "",
+        "Oracle raises an error as ORA-20<number>, PostgreSQL as SQLSTATE CX<number>; ctxasm.errors maps both to",
+        "the class here and re-exports every class (import them from there). `summary` is what an error says",
+        "without a detail; behaviour written by hand lives in the base an entry names (python_base, a class of",
+        "ctxasm.error_bases).",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "from typing import NamedTuple",
+        f"from ctxasm.error_bases import {', '.join(bases)}",
+        "",
+        "__all__ = [",
+        *[f"    {_py_text(name)}," for name in names],
+        "]",
+        *classes,
         "",
         "",
-        "class ContractError(NamedTuple):",
-        "    name: str",
-        "    number: int",
-        "    python_class: str",
-        "    message: str",
-        "    #: False for an error only Python raises (its number is reserved on both engines)",
-        "    engines: bool",
-        "",
-        "    @property",
-        "    def sqlstate(self) -> str:",
-        '        return f"CX{self.number}"',
-        "",
-        "    @property",
-        "    def oracle_code(self) -> int:",
-        "        return -20000 - self.number",
-        "",
-        "",
-        "CONTRACT_ERRORS: tuple[ContractError, ...] = (",
-        *rows,
+        "#: every class above, in number order",
+        "CONTRACT_ERRORS: tuple[type[NumberedError], ...] = (",
+        *[f"    {name}," for name in names],
         ")",
         "",
-        "BY_NAME: dict[str, ContractError] = {error.name: error for error in CONTRACT_ERRORS}",
+        "#: number -> class of every error a database routine raises (ctxasm.errors.from_sqlstate and",
+        "#: from_oracle_message map a raised error with it)",
+        "RAISED_BY_ENGINES: dict[int, type[DatabaseError]] = {cls.number: cls for cls in (",
+        *[f"    {name}," for name in engine_names],
+        ")}",
     ]) + "\n"

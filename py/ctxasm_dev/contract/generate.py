@@ -91,7 +91,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("ora_errors_spec", errors.oracle_spec(catalogue))
     files.put("ora_errors_body", errors.oracle_body(catalogue))
     files.put("pg_errors", errors.postgresql(catalogue))
-    files.put("py_error_codes", errors.python(catalogue))
+    files.put("py_error_classes", errors.python_classes(catalogue))
     files.put("py_memory_types", types.python(catalogue))
     files.put("pg_catalogue_columns", types.pg_columns(catalogue))
     files.put("ora_catalogue_columns", types.oracle_columns(catalogue))

@@ -13,7 +13,7 @@ TARGETS: dict[str, str] = {
     "ora_errors_spec": "db/oracle/internal/ctx_errors.spec.sql",
     "ora_errors_body": "db/oracle/internal/ctx_errors.body.sql",
     "pg_errors": "db/postgresql/internal/ctx_errors.sql",
-    "py_error_codes": "py/ctxasm/error_codes.py",
+    "py_error_classes": "py/ctxasm/error_classes.py",
     # memory types
     "py_memory_types": "py/ctxasm/memory_types.py",
     "pg_catalogue_columns": "db/postgresql/schema/catalogue/catalogue_columns.sql",

@@ -149,13 +149,13 @@ def docs_shared_columns(catalogue: Catalogue) -> str:
 
 
 def docs_errors(catalogue: Catalogue) -> str:
-    lines = ["| name | Oracle | PostgreSQL | when |", "|---|---|---|---|"]
+    lines = ["| name | Oracle | PostgreSQL | Python (`ctxasm.errors`) | when |", "|---|---|---|---|---|"]
     for e in catalogue.errors:
         if e.engines:
-            lines.append(f"| `{e.name}` | {e.oracle_code} | {e.sqlstate} | {e.when} |")
+            lines.append(f"| `{e.name}` | {e.oracle_code} | {e.sqlstate} | `{e.python_class}` | {e.when} |")
         else:
             reserved = f"none: {e.number} reserved"
-            lines.append(f"| `{e.name}` | {reserved} | {reserved} | {e.when} |")
+            lines.append(f"| `{e.name}` | {reserved} | {reserved} | `{e.python_class}` | {e.when} |")
     return "\n".join(lines)
 
 
