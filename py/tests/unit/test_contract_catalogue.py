@@ -228,14 +228,6 @@ ORACLE_GENERATED = ("db/oracle/api/ctx_assembly.body.sql", "db/oracle/api/ctx_to
                     "db/oracle/security/vpd_policies.sql")
 
 
-@pytest.fixture()
-def repo_copy(copy: Path) -> Path:
-    """The catalogue copy with the folders the static gates read (db/, liquibase/)."""
-    for folder in ("db", "liquibase"):
-        shutil.copytree(REPO / folder, copy / folder, dirs_exist_ok=True)
-    return copy
-
-
 def _region(text: str, name: str) -> str:
     start = text.index(f"-- generated: {name} ")
     return text[start:text.index(f"-- end generated: {name}\n", start)]

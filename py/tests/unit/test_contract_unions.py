@@ -59,7 +59,8 @@ def copy(tmp_path: Path) -> Path:
 
 def test_a_new_memory_type_gets_its_view_its_branches_and_its_registry_row(copy: Path) -> None:
     path = copy / "contract/memory_types.toml"
-    path.write_text(path.read_text(encoding="utf-8").replace("\n[[type]]\nname = \"compression\"", """
+    # a new type goes at the end: the deployed per-table changesets (Oracle VPD policies) keep their order
+    path.write_text(path.read_text(encoding="utf-8") + """
 [[type]]
 name = "note"
 table = "note_memory"
@@ -71,9 +72,7 @@ columns = [
   { name = "note_key", pg = "varchar(128)", oracle = "varchar2(128)", nullable = false, row = "key_name" },
   { name = "origin_uri", pg = "varchar(1024)", oracle = "varchar2(1024)", nullable = true },
 ]
-
-[[type]]
-name = "compression\"""", 1), encoding="utf-8")
+""", encoding="utf-8")
     generate.write(copy)
     rows = (copy / TARGETS["pg_memory_row"]).read_text(encoding="utf-8")
     assert "CREATE OR REPLACE VIEW ctxasm.memory_row_note WITH (security_invoker = TRUE) AS" in rows
@@ -83,7 +82,7 @@ name = "compression\"""", 1), encoding="utf-8")
     assert "FROM ctxasm.note_memory_history;" in rows
     sources = (copy / TARGETS["pg_sources"]).read_text(encoding="utf-8")
     assert "JOIN ctxasm.memory_row_note AS r" in sources
-    assert "('note', 'note_memory', 10)," in (copy / TARGETS["pg_memory_type_registry"]).read_text(encoding="utf-8")
+    assert "('note', 'note_memory', 12)" in (copy / TARGETS["pg_memory_type_registry"]).read_text(encoding="utf-8")
     schema = json.loads((copy / TARGETS["py_scenario_schema"]).read_text(encoding="utf-8"))
     assert "note" in schema["$defs"]["memory"]["properties"]["type"]["enum"]
     assert generate.stale(copy) == []
