@@ -49,3 +49,20 @@ class FieldProblemError(DatabaseError):
     def at(cls, field: str, problem: str) -> Self:
         """The error for one field: "<code>: <field>: <problem>"."""
         return cls(f"{cls.code}: {field}: {problem}", field=field, problem=problem)
+
+
+class UnknownChoiceError(DatabaseError):
+    """A database error that Python also raises for a value outside a known set: `value` is the value asked
+    for and `known` the values there are; both empty when only the database's message is known."""
+
+    def __init__(self, message: str | None = None, *, value: str | None = None, known: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.value = value
+        self.known = known
+
+    @classmethod
+    def of(cls, value: str, known: tuple[str, ...] | list[str], what: str) -> Self:
+        """The error for one value: "<code>: '<value>' is not <what> (known: a, b)"."""
+        known = tuple(known)
+        return cls(f"{cls.code}: {value!r} is not {what} (known: {', '.join(known) or 'none'})", value=value,
+                   known=known)

@@ -10,7 +10,7 @@ ctxasm.error_bases).
 
 from __future__ import annotations
 
-from ctxasm.error_bases import DatabaseError, FieldProblemError, NumberedError
+from ctxasm.error_bases import DatabaseError, FieldProblemError, NumberedError, UnknownChoiceError
 
 __all__ = [
     "TenantNotSet",
@@ -117,7 +117,7 @@ class InvalidArgument(DatabaseError):
     summary = "a NULL or malformed argument"
 
 
-class UnknownIntent(DatabaseError):
+class UnknownIntent(UnknownChoiceError):
     """The intent is not one of the budget's shares.
 
     When: the intent is not one of the budget's `shares`.

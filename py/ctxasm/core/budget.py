@@ -48,17 +48,6 @@ LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")
 
 
-class UnknownIntent(errors.UnknownIntent):
-    """The budget has no shares for the requested intent."""
-
-    def __init__(self, intent: str, known: Sequence[str]):
-        self.intent = intent
-        self.known = tuple(known)
-        super().__init__(
-            f"unknown_intent: {intent!r} is not an intent of this budget (known: {', '.join(self.known) or 'none'})"
-        )
-
-
 class FixedSliceOverflow(errors.CtxasmError):
     """A fixed slice (guidelines, persona, tools, question) does not fit in what the reserves leave."""
 
@@ -114,7 +103,7 @@ class Budget:
         try:
             return self.shares[intent]
         except KeyError:
-            raise UnknownIntent(intent, self.intents) from None
+            raise errors.UnknownIntent.of(intent, self.intents, "an intent of this budget") from None
 
 
 @dataclass(frozen=True)

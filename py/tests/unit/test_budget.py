@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ctxasm import errors
-from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, UnknownIntent, allocate,
+from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, allocate,
                                 allowance_before_fixed, fit_order, overflow_receiver, parse_budget, pass_overflow)
-from ctxasm.errors import InvalidBudget
+from ctxasm.errors import InvalidBudget, UnknownIntent
 
 # The companion's policy as the article prints it.
 ARTICLE: dict[str, Any] = {
@@ -218,8 +218,8 @@ def test_unknown_intent_names_the_intent_and_the_known_ones() -> None:
         budget.shares_for("summarize")
     message = str(caught.value)
     assert "'summarize'" in message and "comparison" in message and "fact_check" in message
-    assert caught.value.known == ("comparison", "fact_check")
-    assert isinstance(caught.value, errors.UnknownIntent) and caught.value.code == "unknown_intent"
+    assert (caught.value.value, caught.value.known) == ("summarize", ("comparison", "fact_check"))
+    assert caught.value.code == "unknown_intent"
 
 
 # -- arithmetic ------------------------------------------------------------------------------------------------
