@@ -21,6 +21,7 @@ import re
 
 from ctxasm_dev.contract.catalogue import TYPES_FILE, Catalogue, CatalogueError, Column, MemoryType
 from ctxasm_dev.contract.targets import liquibase_header
+from ctxasm_dev.contract.unions import renderable
 
 #: the text of a timestamp in an `extra` document, ISO-8601 UTC: the one place that names the formatter
 ISO_UTC = "ctx_json.iso_utc(in_timestamp => {})"
@@ -64,11 +65,6 @@ _LIST_AT = " " * 22
 
 
 # -- the catalogue, as Oracle reads it ------------------------------------------------------------------------
-
-def renderable(catalogue: Catalogue) -> list[MemoryType]:
-    """The types whose rows are window candidates (slice "" = never a memory row), in catalogue order."""
-    return [t for t in catalogue.types if t.slice]
-
 
 def _shared_names(column: Column) -> list[str]:
     return [name.strip() for name in column.name.split(",")]
