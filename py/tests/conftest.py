@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,17 @@ def demo_loaded(clean_db):
 def demo_target(demo_loaded, clean_db):
     """The test database with the Acme demo scenario loaded."""
     return clean_db
+
+
+@pytest.fixture()
+def catalogue_copy(tmp_path: Path) -> Path:
+    """A copy of the catalogue and of every file generated from it (or holding generated values), for tests
+    that edit the catalogue and regenerate without touching the repository."""
+    from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
+
+    shutil.copytree(REPO / CATALOGUE_DIR, tmp_path / CATALOGUE_DIR)
+    for path in TARGETS.values():
+        if (REPO / path).exists():
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / path, tmp_path / path)
+    return tmp_path

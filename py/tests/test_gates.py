@@ -496,19 +496,6 @@ def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(rep
 # --- contract_generated ----------------------------------------------------------------------------------
 
 
-@pytest.fixture()
-def catalogue_copy(tmp_path: Path) -> Path:
-    """A copy of the catalogue and of every file generated from it (or holding generated values)."""
-    from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
-
-    shutil.copytree(REPO / CATALOGUE_DIR, tmp_path / CATALOGUE_DIR)
-    for path in TARGETS.values():
-        if (REPO / path).exists():
-            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / path, tmp_path / path)
-    return tmp_path
-
-
 def test_contract_generated_passes_on_the_repository(capsys) -> None:
     from ctxasm_dev.gates import contract_generated
 

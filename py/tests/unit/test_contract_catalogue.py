@@ -55,16 +55,6 @@ def test_python_reads_the_catalogue_constants() -> None:
     assert render.RENDERER_VERSION.startswith("renderer-")
 
 
-@pytest.fixture()
-def copy(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / CATALOGUE_DIR, tmp_path / CATALOGUE_DIR)
-    for path in TARGETS.values():
-        if (REPO / path).exists():
-            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / path, tmp_path / path)
-    return tmp_path
-
-
 def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
@@ -116,39 +106,41 @@ def test_a_new_error_is_one_catalogue_edit(repo_copy: Path, capsys) -> None:
     ("InvalidClaim", "NumberedError", "DatabaseError"),
     ("ToolRefused", "FieldProblemError", "NumberedError and not from DatabaseError"),
 ])
-def test_a_python_base_must_derive_from_the_plain_base(copy: Path, python_class: str, base: str, need: str) -> None:
-    path = copy / "contract/errors.toml"
+def test_a_python_base_must_derive_from_the_plain_base(catalogue_copy: Path, python_class: str, base: str,
+                                                       need: str) -> None:
+    path = catalogue_copy / "contract/errors.toml"
     path.write_text(path.read_text().replace(f'python_class = "{python_class}"\n',
                                              f'python_class = "{python_class}"\npython_base = "{base}"\n'))
     with pytest.raises(catalogue.CatalogueError, match=f"python_base '{base}' is not a class of ctxasm.error_bases "
                                                        f"deriving from {need}"):
-        generate.generate(copy)
+        generate.generate(catalogue_copy)
 
 
-def test_a_column_for_every_memory_type_is_one_catalogue_edit(copy: Path) -> None:
-    _append(copy / "contract/memory_types.toml", "")
-    text = (copy / "contract/memory_types.toml").read_text()
+def test_a_column_for_every_memory_type_is_one_catalogue_edit(catalogue_copy: Path) -> None:
+    _append(catalogue_copy / "contract/memory_types.toml", "")
+    text = (catalogue_copy / "contract/memory_types.toml").read_text()
     text = text.replace("\n[[type]]", '\n[[shared_column]]\nname = "region"\npg = "varchar(64)"\n'
                                       'oracle = "varchar2(64)"\nnullable = true\nddl = "catalogue"\n'
                                       'note = "where the row came from"\n\n[[type]]', 1)
-    (copy / "contract/memory_types.toml").write_text(text)
-    generate.write(copy)
-    pg = (copy / "db/postgresql/schema/catalogue/catalogue_columns.sql").read_text()
-    oracle = (copy / "db/oracle/schema/catalogue/catalogue_columns.sql").read_text()
-    tables = [t.table for t in catalogue.load(copy).types]
+    (catalogue_copy / "contract/memory_types.toml").write_text(text)
+    generate.write(catalogue_copy)
+    pg = (catalogue_copy / "db/postgresql/schema/catalogue/catalogue_columns.sql").read_text()
+    oracle = (catalogue_copy / "db/oracle/schema/catalogue/catalogue_columns.sql").read_text()
+    tables = [t.table for t in catalogue.load(catalogue_copy).types]
     for table in tables:
         assert f"ALTER TABLE ctxasm.{table} ADD COLUMN region varchar(64);" in pg
         assert f"ALTER TABLE ctxasm.{table}_history ADD COLUMN region varchar(64);" in pg
         assert f"alter table {table} add (region varchar2(64));" in oracle
-    assert "| region | varchar(64) | varchar2(64) | where the row came from |" in (copy / "docs/contract.md").read_text()
+    docs = (catalogue_copy / "docs/contract.md").read_text()
+    assert "| region | varchar(64) | varchar2(64) | where the row came from |" in docs
 
 
-def test_a_catalogue_error_names_file_entry_and_field(copy: Path) -> None:
-    path = copy / "contract/memory_types.toml"
+def test_a_catalogue_error_names_file_entry_and_field(catalogue_copy: Path) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
     path.write_text(path.read_text().replace('name = "guideline"\ntable = "guideline_memory"',
                                              'name = "guideline"\ntable = "Guideline Memory"'))
     with pytest.raises(catalogue.CatalogueError, match="memory_types.toml: type guideline: table 'Guideline Memory'"):
-        catalogue.load(copy)
+        catalogue.load(catalogue_copy)
 
 
 def test_the_version_ignores_comments_and_the_version_literal_itself() -> None:
@@ -313,8 +305,9 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
 @pytest.mark.parametrize("name, says", [("extra", "memory_rows (select_window) already has a column extra"),
                                         ("slice", "select_window (db/oracle/api/ctx_assembly.body.sql) already names"),
                                         ("created_at", "ddl 'catalogue' for a column the base tables already have")])
-def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(copy: Path, name: str, says: str) -> None:
-    path = copy / "contract/memory_types.toml"
+def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(catalogue_copy: Path, name: str,
+                                                                     says: str) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
     text = path.read_text(encoding="utf-8")
     if name == "created_at":
         text = text.replace('name = "created_at"\n', 'name = "created_at"\nddl = "catalogue"\n', 1)
@@ -322,22 +315,22 @@ def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(copy: Path,
         text = text.replace("\n[[row_slot]]", "\n" + REGION_COLUMN.replace('"region"', f'"{name}"') + "[[row_slot]]", 1)
     path.write_text(text, encoding="utf-8")
     with pytest.raises(catalogue.CatalogueError, match=re.escape(f"shared_column {name}: ") + ".*" + re.escape(says)):
-        generate.generate(copy)
+        generate.generate(catalogue_copy)
 
 
-def test_an_embedded_type_must_fill_the_embedding_slot(copy: Path) -> None:
-    path = copy / "contract/memory_types.toml"
+def test_an_embedded_type_must_fill_the_embedding_slot(catalogue_copy: Path) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
     path.write_text(path.read_text(encoding="utf-8") + NOTE_TYPE.replace(', row = "embedding"', ""), encoding="utf-8")
     with pytest.raises(catalogue.CatalogueError,
                        match='type note: embedded = true, yet no column has row = "embedding"'):
-        generate.generate(copy)
+        generate.generate(catalogue_copy)
 
 
-def test_the_deployed_vpd_changesets_never_change(copy: Path) -> None:
-    path = copy / "contract/memory_types.toml"
+def test_the_deployed_vpd_changesets_never_change(catalogue_copy: Path) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
     text = path.read_text(encoding="utf-8")
     persona = text.index('[[type]]\nname = "persona"')
     toolbox = text.index('[[type]]\nname = "toolbox"')
     path.write_text(text[:persona] + text[toolbox:] + "\n" + text[persona:toolbox], encoding="utf-8")
     with pytest.raises(catalogue.CatalogueError, match="the deployed VPD changeset ctxasm:ora-sec-0020-02-"):
-        generate.generate(copy)
+        generate.generate(catalogue_copy)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-
-import pytest
 
 from ctxasm import memory_types
 from ctxasm_dev.contract import catalogue, generate, unions
-from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
+from ctxasm_dev.contract.targets import TARGETS
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -47,18 +44,8 @@ def test_the_scenario_schema_lists_the_catalogue_types() -> None:
     assert schema["$defs"]["memory"]["properties"]["type"]["enum"] == [t.name for t in memory_types.MEMORY_TYPES]
 
 
-@pytest.fixture()
-def copy(tmp_path: Path) -> Path:
-    shutil.copytree(REPO / CATALOGUE_DIR, tmp_path / CATALOGUE_DIR)
-    for path in TARGETS.values():
-        if (REPO / path).exists():
-            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / path, tmp_path / path)
-    return tmp_path
-
-
-def test_a_new_memory_type_gets_its_view_its_branches_and_its_registry_row(copy: Path) -> None:
-    path = copy / "contract/memory_types.toml"
+def test_a_new_memory_type_gets_its_view_its_branches_and_its_registry_row(catalogue_copy: Path) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
     # a new type goes at the end: the deployed per-table changesets (Oracle VPD policies) keep their order
     path.write_text(path.read_text(encoding="utf-8") + """
 [[type]]
@@ -73,16 +60,17 @@ columns = [
   { name = "origin_uri", pg = "varchar(1024)", oracle = "varchar2(1024)", nullable = true },
 ]
 """, encoding="utf-8")
-    generate.write(copy)
-    rows = (copy / TARGETS["pg_memory_row"]).read_text(encoding="utf-8")
+    generate.write(catalogue_copy)
+    rows = (catalogue_copy / TARGETS["pg_memory_row"]).read_text(encoding="utf-8")
     assert "CREATE OR REPLACE VIEW ctxasm.memory_row_note WITH (security_invoker = TRUE) AS" in rows
     assert "    note_key AS key_name,\n" in rows
     assert "    jsonb_build_object('origin_uri', origin_uri) AS extra,\n" in rows
     assert "SELECT * FROM ctxasm.memory_row_note;" in rows
     assert "FROM ctxasm.note_memory_history;" in rows
-    sources = (copy / TARGETS["pg_sources"]).read_text(encoding="utf-8")
+    sources = (catalogue_copy / TARGETS["pg_sources"]).read_text(encoding="utf-8")
     assert "JOIN ctxasm.memory_row_note AS r" in sources
-    assert "('note', 'note_memory', 12)" in (copy / TARGETS["pg_memory_type_registry"]).read_text(encoding="utf-8")
-    schema = json.loads((copy / TARGETS["py_scenario_schema"]).read_text(encoding="utf-8"))
+    registry = (catalogue_copy / TARGETS["pg_memory_type_registry"]).read_text(encoding="utf-8")
+    assert "('note', 'note_memory', 12)" in registry
+    schema = json.loads((catalogue_copy / TARGETS["py_scenario_schema"]).read_text(encoding="utf-8"))
     assert "note" in schema["$defs"]["memory"]["properties"]["type"]["enum"]
-    assert generate.stale(copy) == []
+    assert generate.stale(catalogue_copy) == []
