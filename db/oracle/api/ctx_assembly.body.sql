@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-7a6190fc21ec';
+   co_selection_version constant varchar2(30) := 'selection-115cc5967a4f';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -30,7 +30,7 @@ create or replace package body ctx_assembly is
 
    co_snapshot_pattern constant varchar2(30) := '^[0123456789]{1,38}$';
    co_hash_pattern     constant varchar2(30) := '^[0123456789abcdef]{64}$';
-   co_version_pattern  constant varchar2(30) := '^[0123456789]{1,9}$';
+   co_version_pattern  constant varchar2(30) := ctx_json.co_version_pattern;
    co_hash_length      constant pls_integer := 64;
    co_case_sensitive   constant varchar2(1) := 'c';
    co_dimensions       constant pls_integer := 384;
@@ -41,10 +41,10 @@ create or replace package body ctx_assembly is
    co_default_confidence constant number := 0.5;
 
    -- the slices
-   co_facts      constant varchar2(32) := 'durable_facts';
-   co_evidence   constant varchar2(32) := 'evidence';
-   co_history    constant varchar2(32) := 'recalled_history';
-   co_tail       constant varchar2(32) := 'volatile_tail';
+   co_facts      constant varchar2(32) := ctx_rules.co_facts;
+   co_evidence   constant varchar2(32) := ctx_rules.co_evidence;
+   co_history    constant varchar2(32) := ctx_rules.co_history;
+   co_tail       constant varchar2(32) := ctx_rules.co_tail;
    co_dynamic_slices constant varchar2(100) := 'durable_facts, evidence, recalled_history, volatile_tail';
 
    -- candidate limits: 1.25 times the records of 25 tokens a slice's share would hold, 10..200 (the budget's

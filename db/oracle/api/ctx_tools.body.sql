@@ -11,7 +11,7 @@ create or replace package body ctx_tools is
    co_max_limit       constant pls_integer := 20;
    co_max_query       constant pls_integer := 500;
    co_dimensions      constant pls_integer := 384;
-   co_evidence        constant varchar2(32) := 'evidence';
+   co_evidence        constant varchar2(32) := ctx_rules.co_evidence;
    co_empty_array     constant varchar2(2) := '[]';
    co_active          constant conversation_memory.status%type := 'active';
    co_erased          constant conversation_memory.status%type := 'erased';

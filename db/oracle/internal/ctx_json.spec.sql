@@ -12,6 +12,8 @@ create or replace package ctx_json authid definer is
 
    -- the empty JSON array, as CTX_ASSEMBLY writes its lists
    co_empty_array constant varchar2(2) := '[]';
+   -- a row version as refs write it in JSON (text): 1 to 9 digits
+   co_version_pattern constant varchar2(30) := '^[0123456789]{1,9}$';
 
    type t_key_tab is table of varchar2(32767);
    -- a list of texts (a question's words, slice names)

@@ -6,8 +6,8 @@ create or replace package body ctx_retrieval is
    -- table named in the code, except the question's embedding (VECTOR_EMBEDDING names its model in the SQL).
 
    -- the retrieved slices (the durable facts are the third)
-   co_evidence         constant varchar2(32) := 'evidence';
-   co_history          constant varchar2(32) := 'recalled_history';
+   co_evidence         constant varchar2(32) := ctx_rules.co_evidence;
+   co_history          constant varchar2(32) := ctx_rules.co_history;
    co_score_places     constant pls_integer := ctx_rules.co_score_places;
    -- the in-database embedding model used when the caller gives no query embedding (all-MiniLM-L6-v2)
    co_embedding_model  constant varchar2(30) := 'MINILM';

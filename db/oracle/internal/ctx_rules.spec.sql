@@ -14,6 +14,15 @@ create or replace package ctx_rules authid definer is
    -- scores and logits are rounded to this many places (PostgreSQL: round(..., 6))
    co_score_places constant pls_integer := 6;
 
+   -- the slices a row competes for (docs/assembly.md); the other packages take these names from here
+   co_guidelines constant varchar2(32) := 'guidelines';
+   co_persona    constant varchar2(32) := 'persona';
+   co_tools      constant varchar2(32) := 'tools';
+   co_facts      constant varchar2(32) := 'durable_facts';
+   co_evidence   constant varchar2(32) := 'evidence';
+   co_history    constant varchar2(32) := 'recalled_history';
+   co_tail       constant varchar2(32) := 'volatile_tail';
+
    /**
     * How narrow a row's scope is, by containment (docs/assembly.md): a thread lies within a user, a user within
     * an agent's deployment, an agent within the tenant. The narrowest column set decides: 3 thread, 2 user,

@@ -5,13 +5,13 @@ create or replace package body ctx_sources is
    -- PostgreSQL: db/postgresql/internal/ctx_sources.sql (facts_enumerable, enumerated_sources, claim_sources).
 
    -- the slices a source is shown in
-   co_guidelines constant varchar2(32) := 'guidelines';
-   co_persona    constant varchar2(32) := 'persona';
-   co_tools      constant varchar2(32) := 'tools';
-   co_facts      constant varchar2(32) := 'durable_facts';
-   co_tail       constant varchar2(32) := 'volatile_tail';
+   co_guidelines constant varchar2(32) := ctx_rules.co_guidelines;
+   co_persona    constant varchar2(32) := ctx_rules.co_persona;
+   co_tools      constant varchar2(32) := ctx_rules.co_tools;
+   co_facts      constant varchar2(32) := ctx_rules.co_facts;
+   co_tail       constant varchar2(32) := ctx_rules.co_tail;
    -- a cited version, as source_refs write it (text); anything else cites nothing
-   co_version_pattern constant varchar2(30) := '^[0123456789]{1,9}$';
+   co_version_pattern constant varchar2(30) := ctx_json.co_version_pattern;
 
    function facts_enumerable(
       in_tenant_id in ctx_tenant.tenant_id%type,
