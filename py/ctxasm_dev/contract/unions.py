@@ -146,6 +146,13 @@ def _per_type_view(catalogue: Catalogue, memory_type: MemoryType, others: int) -
     ]
 
 
+def _union_all(branches: list[list[str]]) -> list[str]:
+    """The branches, each a list of lines, joined by UNION ALL and ended with the statement's semicolon."""
+    lines = [line for i, branch in enumerate(branches) for line in (["UNION ALL"] if i else []) + branch]
+    lines[-1] += ";"
+    return lines
+
+
 def _union(catalogue: Catalogue, types: tuple[MemoryType, ...]) -> list[str]:
     lines = [
         "--changeset ctxasm:pg-0090-memory-row dbms:postgresql runOnChange:true splitStatements:false",
@@ -159,11 +166,8 @@ def _union(catalogue: Catalogue, types: tuple[MemoryType, ...]) -> list[str]:
         *_packed(pg_row_names(catalogue), "    ", "    ", width=112),
         ") WITH (security_invoker = TRUE) AS",
     ]
-    for i, t in enumerate(types):
-        if i:
-            lines.append("UNION ALL")
-        lines.append(f"SELECT * FROM ctxasm.memory_row_{t.name}{'  -- noqa: AM04' if i == 0 else ''}")
-    lines[-1] += ";"
+    lines += _union_all([[f"SELECT * FROM ctxasm.memory_row_{t.name}{'  -- noqa: AM04' if i == 0 else ''}"]
+                         for i, t in enumerate(types)])
     return lines + ["--rollback DROP VIEW ctxasm.memory_row;"]
 
 
@@ -173,11 +177,8 @@ def _history(catalogue: Catalogue, types: tuple[MemoryType, ...]) -> list[str]:
         "--comment: the retired row versions in the same shape, with the xid that retired each",
         "CREATE OR REPLACE VIEW ctxasm.memory_row_history WITH (security_invoker = TRUE) AS",
     ]
-    for i, t in enumerate(types):
-        if i:
-            lines.append("UNION ALL")
-        lines += ["SELECT", *pg_row_columns(catalogue, t, history=True), f"FROM ctxasm.{t.table}_history"]
-    lines[-1] += ";"
+    lines += _union_all([["SELECT", *pg_row_columns(catalogue, t, history=True), f"FROM ctxasm.{t.table}_history"]
+                         for t in types])
     return lines + ["--rollback DROP VIEW ctxasm.memory_row_history;"]
 
 
@@ -201,8 +202,6 @@ def _memory_rows(catalogue: Catalogue) -> list[str]:
         "$$;",
         "--rollback DROP FUNCTION ctxasm.memory_rows(pg_snapshot);",
     ]
-
-
 
 
 #: not per type: the persisted compressions as of a snapshot, kept in this file where it was first deployed
@@ -237,12 +236,10 @@ def _search_row(catalogue: Catalogue) -> list[str]:
         "--comment: that names the tenant reads that tenant's partition of each table (RLS of the tables applies)",
         "CREATE OR REPLACE VIEW ctxasm.search_row WITH (security_invoker = TRUE) AS",
     ]
-    searchable = [t for t in renderable(catalogue) if t.searchable]
-    for i, t in enumerate(searchable):
+    branches = []
+    for i, t in enumerate(t for t in renderable(catalogue) if t.searchable):
         filled = {s.name: c.name for s, c in slot_columns(catalogue, t) if c}
         first = i == 0
-        if i:
-            lines.append("UNION ALL")
         columns = [f"'{t.name}'::varchar" + (" AS memory_type" if first else ""),
                    f"'{t.slice}'::varchar" + (" AS slice" if first else ""), *_SEARCH_SHARED]
         for slot, null_type in (("event_type", "varchar"), ("search_text", ""), ("embedding", "vector")):
@@ -251,9 +248,8 @@ def _search_row(catalogue: Catalogue) -> list[str]:
                 columns.append(column if column == slot else f"{column} AS {slot}")
             else:
                 columns.append(f"NULL::{null_type}" + (f" AS {slot}" if first else ""))
-        lines += ["SELECT", *_listed(columns, "    "), f"FROM ctxasm.{t.table}"]
-    lines[-1] += ";"
-    return lines + ["--rollback DROP VIEW ctxasm.search_row;"]
+        branches.append(["SELECT", *_listed(columns, "    "), f"FROM ctxasm.{t.table}"])
+    return lines + _union_all(branches) + ["--rollback DROP VIEW ctxasm.search_row;"]
 
 
 def pg_memory_row(catalogue: Catalogue) -> str:
@@ -269,11 +265,10 @@ def pg_memory_row(catalogue: Catalogue) -> str:
             f"end; got {', '.join(slots)}. A column every row carries is a shared_column with ddl = \"catalogue\"")
     blocks = [[liquibase_header("pg_memory_row"), f"-- {HEADER}"]]
     blocks += [_per_type_view(catalogue, t, len(types) - 1) for t in types]
-    blocks += [_union(catalogue, types), _history(catalogue, types), _memory_rows(catalogue), _COMPRESSIONS.splitlines(),
+    blocks += [_union(catalogue, types), _history(catalogue, types), _memory_rows(catalogue),
+               _COMPRESSIONS.splitlines(),
                _search_row(catalogue)]
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
-
-
 
 
 def pg_source_rows(catalogue: Catalogue) -> str:
@@ -281,7 +276,8 @@ def pg_source_rows(catalogue: Catalogue) -> str:
     lines = []
     for t in renderable(catalogue):
         lines += [
-            f"    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_{t.name} AS r",
+            "    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f "
+            f"JOIN ctxasm.memory_row_{t.name} AS r",
             f"        ON f.memory_type = '{t.name}' AND r.tenant_id = in_tenant_id AND r.id = f.id",
             "       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, "
             "in_snapshot))",
