@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-115cc5967a4f';
+   co_selection_version constant varchar2(30) := 'selection-044112bf5f08';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -1481,7 +1481,7 @@ create or replace package body ctx_assembly is
             -- The summary tier: the row version's newest active compression, by index, read as the rows are.
             compression_rows as (
                select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash
+                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
                  from kept o
                  join context_compression k
                    on k.tenant_id = l_tenant_id
@@ -1493,7 +1493,7 @@ create or replace package body ctx_assembly is
                   and k.deleted_at is null
                union all
                select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash
+                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
                  from kept o
                  join context_compression as of scn l_read_scn k
                    on k.tenant_id = l_tenant_id
@@ -1511,10 +1511,10 @@ create or replace package body ctx_assembly is
             ),
             latest_compression as (
                select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
-                      c.source_hash
+                      c.source_hash, c.generating_model, c.prompt_version
                  from (
                          select r.source_type, r.source_id, r.source_version, r.id, r.version, r.content,
-                                r.content_tokens, r.source_hash,
+                                r.content_tokens, r.source_hash, r.generating_model, r.prompt_version,
                                 row_number() over (
                                    partition by r.source_type, r.source_id, r.source_version
                                    order by r.valid_from desc, r.id
@@ -1529,6 +1529,8 @@ create or replace package body ctx_assembly is
                       cm.version as compression_version,
                       cm.content as compression_content,
                       cm.content_tokens as compression_tokens,
+                      cm.generating_model as compression_model,
+                      cm.prompt_version as compression_prompt,
                       -- refused when it no longer matches the row's text; hashed only where a compression exists
                       case
                          when cm.id is null then 0
@@ -1589,6 +1591,23 @@ create or replace package body ctx_assembly is
                             case
                                when t.summary_matches = 1
                                then json_array('compression', t.compression_id, t.compression_version)
+                            end format json,
+                         -- who wrote the text: the summary tier's compression, and a summary row (content_json)
+                         'summary_by' value
+                            case
+                               when t.summary_matches = 1
+                               then json_object('model' value t.compression_model,
+                                                'prompt_version' value t.compression_prompt)
+                            end format json,
+                         'generated_by' value
+                            case
+                               when t.memory_type = 'summary'
+                                and json_value(t.content_json, '$.generated_by.model') is not null
+                                and json_value(t.content_json, '$.generated_by.prompt_version') is not null
+                               then json_object(
+                                       'model' value substr(json_value(t.content_json, '$.generated_by.model'), 1, 128),
+                                       'prompt_version' value
+                                          substr(json_value(t.content_json, '$.generated_by.prompt_version'), 1, 64))
                             end format json,
                          -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
                          'content_tokens' value t.content_tokens,

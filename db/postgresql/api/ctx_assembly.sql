@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-7f5e67183813'::varchar
+    SELECT 'selection-3ff307ca8845'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -536,6 +536,17 @@ BEGIN
                        'summary', CASE WHEN cm.fresh THEN cm.content END,
                        'pointer', o.pointer_text),
                    'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
+                   -- Who wrote the text: the summary tier's compression, and a summary row (content_json).
+                   'summary_by', CASE WHEN cm.fresh THEN jsonb_build_object('model', cm.generating_model,
+                                                                           'prompt_version', cm.prompt_version) END,
+                   'generated_by', CASE WHEN o.memory_type = 'summary'
+                                         AND jsonb_typeof(o.content_json -> 'generated_by' -> 'model') = 'string'
+                                         AND jsonb_typeof(o.content_json -> 'generated_by' -> 'prompt_version')
+                                             = 'string'
+                                        THEN jsonb_build_object(
+                                            'model', left(o.content_json -> 'generated_by' ->> 'model', 128),
+                                            'prompt_version',
+                                            left(o.content_json -> 'generated_by' ->> 'prompt_version', 64)) END,
                    -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
                    'content_tokens', o.content_tokens,
                    'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
@@ -544,17 +555,17 @@ BEGIN
           LEFT JOIN annotations AS a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
           -- The row's persisted compression, by index; refused when it no longer matches the row's text.
           LEFT JOIN LATERAL (
-              SELECT c.content, c.id, c.version, c.content_tokens,
+              SELECT c.content, c.id, c.version, c.content_tokens, c.generating_model, c.prompt_version,
                      c.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') AS fresh
                 FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                             k.deleted_at
+                             k.deleted_at, k.generating_model, k.prompt_version
                         FROM ctxasm.context_compression AS k
                        WHERE k.tenant_id = l_tenant AND k.source_type = o.memory_type AND k.source_id = o.id
                          AND k.source_version = o.version
                          AND (l_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, l_snapshot))
                       UNION ALL
                       SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                             k.deleted_at
+                             k.deleted_at, k.generating_model, k.prompt_version
                         FROM ctxasm.context_compression_history AS k
                        WHERE l_snapshot IS NOT NULL AND k.tenant_id = l_tenant AND k.source_type = o.memory_type
                          AND k.source_id = o.id AND k.source_version = o.version

@@ -1,7 +1,10 @@
 """Assemble one window: the database selects (CTX_ASSEMBLY), Python fits and renders, the database records.
 
 Round trips on PostgreSQL: two (set_tenant + select_window pipelined; record_manifest + commit pipelined).
-Nothing is recorded when any step fails: the manifest is written last, in the same transaction.
+Nothing is recorded when any step fails: the manifest is written last, in the same transaction. The one
+exception is compression during assembly (a budget that turns it on, a candidate short of room without a
+summary): the summarizer's calls, then one write per compression, committed on their own before the manifest,
+since a compression is derived context the next window can use too (ctxasm.services.compress).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import InvalidArgument, InvalidQuestion
 from ctxasm.services import telemetry
+from ctxasm.services.compress import compress_during_assembly
 
 
 @dataclass(frozen=True)
@@ -85,9 +89,11 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
 
 @telemetry.traced("ctxasm.assemble", telemetry.describe_window)
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
-             scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
+             scores: dict[str, float] | None = None, reranker: Any = None, summarizer: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
-    configures), else the database's lexical scorer; the manifest names which."""
+    configures), else the database's lexical scorer; the manifest names which. When the budget turns compression
+    on, candidates short of room get a summary from `summarizer` (default: the deployment's, ctxasm.ml.summarizer)
+    before the manifest is recorded (ctxasm.services.compress)."""
     check_spec(spec)
     embedded = query_embedding(spec.question)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
@@ -101,6 +107,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
+        window = compress_during_assembly(store, spec, selection, window, summarizer)
         validate_manifest(window.manifest)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:

@@ -1,10 +1,13 @@
 """`ctxasm replay`: rebuild a recorded window and check it against its manifest.
 
 1. The manifest must be visible to the tenant (RLS), and made by the same renderer, selection and code.
-2. Every dependency (rendered rows, the current facts and historical sources of annotations, the budget) must
-   be visible now, not erased, and readable as of the recorded snapshot (its history retained).
-3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the window
-   is composed again, and both the request hash and the manifest's account of the window must be equal.
+2. Every dependency (rendered rows, the compressions they were shown by, the current facts and historical
+   sources of annotations, the budget) must be visible now, not erased, and readable as of the recorded
+   snapshot (its history retained); a compression written during the window was stored after the snapshot, and
+   is read as it is now.
+3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the
+   compressions the window wrote are put back from storage (never from a model), the window is composed again,
+   and both the request hash and the manifest's account of the window must be equal.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, code_hash, compose
+from ctxasm.core.compression import Stored, with_compressions, written_refs
 from ctxasm.core.manifest import Manifest, dependencies, first_difference
 from ctxasm.core.refs import Ref
 from ctxasm.engines.store import MemoryStore, WindowScope
@@ -91,6 +95,8 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
                            f"(code_hash {str(manifest.get('code_hash'))[:12]} vs {code_hash()[:12]})")
 
     notes = []
+    # Compressions written during the window were stored after its snapshot: they are read as they are now.
+    written = {summary.key: source for source, summary in written_refs(manifest)}
     states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
     for ref in dependencies(manifest):
         key = Ref.of(ref).key
@@ -99,6 +105,8 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         status, status_then = states[key]
         if status == "erased":
             return unavailable(f"dependency {key} was erased")
+        if key in written:
+            status_then = status
         if status_then is None:
             return unavailable(f"history gone: dependency {key} cannot be read as of {manifest['scn']}")
         if status != status_then:
@@ -113,6 +121,11 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
         spec.question, snapshot=manifest["scn"], sources=manifest["retrieval"]["items"]))
     store.rollback()
+    if written:
+        stored, problem = _stored_compressions(store, tenant_id, written)
+        if problem:
+            return unavailable(problem)
+        selection = with_compressions(selection, stored)
     rebuilt = compose(selection, spec)
     rebuilt_hash = rebuilt.manifest["request_hash"]
     recorded_part = {k: manifest.get(k) for k in COMPARED}
@@ -125,6 +138,26 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         difference = f"request {difference}" if difference else "the request hash differs"
     return ReplayResult(MISMATCH, manifest_id, f"first difference: {difference}", recorded_hash, rebuilt_hash,
                         tuple(notes)), None
+
+
+def _stored_compressions(store: MemoryStore, tenant_id: str, written: dict[str, Ref]
+                         ) -> tuple[dict[str, Stored], str | None]:
+    """The compressions a window wrote during its assembly, read from storage (a model is never asked again), by
+    the candidate each is of; or the reason one cannot be shown again."""
+    rows = store.read_compressions(tenant_id, [Ref.of(key).as_json() for key in written])
+    store.rollback()
+    stored: dict[str, Stored] = {}
+    for key, source in written.items():
+        row = rows.get(key)
+        if row is None:
+            return {}, f"compression {key}, written by this window, is gone: erased, purged or no longer authorized"
+        if row["status"] == "erased":
+            return {}, f"compression {key}, written by this window, was erased"
+        if Ref.of(row["source"]) != source:
+            return {}, f"compression {key} is of {Ref.of(row['source']).key}, not of {source.key}"
+        stored[source.key] = Stored(Ref.of(key), row["content"], int(row["content_tokens"]),
+                                    row["generating_model"], row["prompt_version"])
+    return stored, None
 
 
 def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]) -> ReplayResult:
