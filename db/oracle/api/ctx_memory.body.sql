@@ -1078,6 +1078,8 @@ create or replace package body ctx_memory is
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       require_limit(in_limit => in_limit, in_max => co_max_limit);
+      -- The threads are counted first; the summary each continues is then read by its primary key (its text is a
+      -- CLOB, which a GROUP BY cannot carry).
       select json_arrayagg(
                 json_object(
                    'thread_id' value t.thread_id,
@@ -1087,11 +1089,18 @@ create or replace package body ctx_memory is
                    'new_turns' value t.new_turns,
                    'last_turn_index' value t.last_turn_index,
                    'last_turn_at' value ctx_json.iso_utc(in_timestamp => t.last_turn_at),
+                   'summarized_through' value t.through,
                    'summary' value
                       case
-                         when t.summary_id is not null then json_array('summary', t.summary_id, t.summary_version)
-                      end format json,
-                   'summarized_through' value t.through
+                         when m.id is not null
+                         then json_object(
+                                 'ref' value json_array('summary', m.id, m.version),
+                                 'content' value m.content,
+                                 'episode' value json_query(m.content_json, '$.episode'),
+                                 'valid_from' value ctx_json.iso_utc(in_timestamp => m.valid_from)
+                                 null on null returning clob
+                              )
+                      end format json
                    null on null returning clob
                 )
                 order by t.new_turns desc, t.thread_id, t.user_id, t.agent_id
@@ -1125,7 +1134,11 @@ create or replace package body ctx_memory is
                 having count(case when c.turn_index > nvl(e.through, 0) then 1 end) > 0
                  order by new_turns desc, c.thread_id, c.user_id, c.agent_id
                  fetch first in_limit rows only
-             ) t;
+             ) t
+        left join summarization_memory m
+          on m.tenant_id = l_tenant_id
+         and m.id = t.summary_id
+         and m.version = t.summary_version;
       return nvl(l_result, to_clob(ctx_json.co_empty_array));
    end thread_activity;
 

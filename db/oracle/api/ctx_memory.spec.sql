@@ -156,13 +156,15 @@ create or replace package ctx_memory authid definer is
     * The threads of the session's tenant (of one user and agent when given) that have active message turns
     * their episode summary does not cover yet, most such turns first, at most in_limit of them. A thread's
     * episode summary is the active summary row whose summary_key is 'thread:' || thread_id; it covers the turns
-    * up to its content_json.episode.last_turn. summarize-threads reads this to pick the threads it summarizes.
+    * up to its content_json.episode.last_turn. summarize-threads reads this to pick the threads it summarizes,
+    * and the summary it continues.
     * Reads CONVERSATION_MEMORY and SUMMARIZATION_MEMORY; writes nothing.
     * @param in_user_id the user whose threads (NULL: every user's, when the claim names none)
     * @param in_agent_id the agent whose threads (NULL: every agent's, when the claim names none)
     * @param in_limit at most this many threads, 1..10000
     * @return a CLOB holding [{"thread_id", "user_id", "agent_id", "turns", "new_turns", "last_turn_index",
-    *         "last_turn_at", "summary": [type, id, version] or null, "summarized_through"}]
+    *         "last_turn_at", "summarized_through", "summary": null or {"ref", "content", "episode",
+    *         "valid_from"}}]
     * @throws -20102 tenant_not_set, -20108 invalid_argument (in_limit), -20119 scope_not_allowed
     */
    function thread_activity(

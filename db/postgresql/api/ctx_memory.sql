@@ -254,9 +254,10 @@ $$;
 --comment: CTX_MEMORY.thread_activity: the threads of the session's tenant (of one user and agent when given) that
 --comment: have message turns their episode summary does not cover yet, most such turns first, at most in_limit:
 --comment: [{"thread_id", "user_id", "agent_id", "turns", "new_turns", "last_turn_index", "last_turn_at",
---comment: "summary": [type, id, version] or null, "summarized_through"}]. A thread's episode summary is the active
---comment: summary row keyed summary_key 'thread:<thread_id>'; it covers the turns up to its
---comment: content_json.episode.last_turn. What summarize-threads reads to pick the threads it summarizes.
+--comment: "summarized_through", "summary": null or {"ref", "content", "episode", "valid_from"}}]. A thread's
+--comment: episode summary is the active summary row keyed summary_key 'thread:<thread_id>'; it covers the turns up
+--comment: to its content_json.episode.last_turn. What summarize-threads reads to pick the threads it summarizes
+--comment: and the summary it continues.
 CREATE OR REPLACE FUNCTION ctx_memory.thread_activity(in_user_id varchar, in_agent_id varchar, in_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -272,28 +273,27 @@ BEGIN
     WITH episodes AS (
         SELECT s.summary_key, s.id, s.version,
                CASE WHEN jsonb_typeof(s.content_json -> 'episode' -> 'last_turn') = 'number'
-                    THEN (s.content_json -> 'episode' ->> 'last_turn')::numeric END AS through
+                    THEN (s.content_json -> 'episode' ->> 'last_turn')::numeric END AS through,
+               jsonb_build_object('ref', jsonb_build_array('summary', s.id, s.version), 'content', s.content,
+                                  'episode', s.content_json -> 'episode', 'valid_from', s.valid_from) AS summary
           FROM ctxasm.summarization_memory AS s
          WHERE s.tenant_id = l_tenant AND s.status = 'active' AND s.summary_key LIKE 'thread:%'
     ),
     threads AS (
         SELECT c.thread_id, c.user_id, c.agent_id, count(*) AS turns,
                count(*) FILTER (WHERE c.turn_index > coalesce(e.through, 0)) AS new_turns,
-               max(c.turn_index) AS last_turn_index, max(c.valid_from) AS last_turn_at,
-               e.id AS summary_id, e.version AS summary_version, e.through
+               max(c.turn_index) AS last_turn_index, max(c.valid_from) AS last_turn_at, e.through, e.summary
           FROM ctxasm.conversation_memory AS c
           LEFT JOIN episodes AS e ON e.summary_key = 'thread:' || c.thread_id
          WHERE c.tenant_id = l_tenant AND c.event_type = 'message' AND c.status = 'active'
            AND c.thread_id IS NOT NULL
            AND (in_user_id IS NULL OR c.user_id = in_user_id) AND (in_agent_id IS NULL OR c.agent_id = in_agent_id)
-         GROUP BY c.thread_id, c.user_id, c.agent_id, e.id, e.version, e.through
+         GROUP BY c.thread_id, c.user_id, c.agent_id, e.id, e.version, e.through, e.summary
     )
     SELECT jsonb_agg(jsonb_build_object(
                'thread_id', t.thread_id, 'user_id', t.user_id, 'agent_id', t.agent_id, 'turns', t.turns,
                'new_turns', t.new_turns, 'last_turn_index', t.last_turn_index, 'last_turn_at', t.last_turn_at,
-               'summary', CASE WHEN t.summary_id IS NOT NULL
-                               THEN jsonb_build_array('summary', t.summary_id, t.summary_version) END,
-               'summarized_through', t.through)
+               'summarized_through', t.through, 'summary', t.summary)
                ORDER BY t.new_turns DESC, t.thread_id, t.user_id, t.agent_id)
       INTO l_result
       FROM (SELECT * FROM threads AS x WHERE x.new_turns > 0

@@ -135,18 +135,14 @@ def tool_result_entry(event_id: str, tool: str, fitted: FittedResult, round_numb
 
 
 def dependencies(manifest: Mapping[str, Any]) -> list[list[Any]]:
-    """Every row the window depended on, each once, in a stable order: the budget, each memory with the stored
-    compression it was shown by and its annotations' facts, and the compressions written during the window."""
+    """Every row the window depended on, each once, in a stable order."""
     refs: list[list[Any]] = [manifest["budget_ref"]]
     for memory in manifest["memories"]:
         refs.append(memory["ref"])
-        if memory.get("summary_ref"):
-            refs.append(memory["summary_ref"])
         for note in memory.get("annotation_refs", ()):
             refs.append(note["source"])
             if note.get("current"):
                 refs.append(note["current"])
-    refs += [item["summary_ref"] for item in (manifest.get("compression") or {}).get("written", ())]
     unique: dict[str, list[Any]] = {}
     for ref in refs:
         unique.setdefault(Ref.of(ref).key, list(ref))

@@ -227,11 +227,12 @@ def usable_text(content: object, max_tokens: int, problem: str) -> str:
     return text
 
 
-def configured_summarizer(environ: Mapping[str, str] | None = None) -> Summarizer:
-    """The deployment's summarizer: the chat model CTXASM_SUMMARY_MODEL names, else the offline extractive one."""
+def configured_summarizer(environ: Mapping[str, str] | None = None, *, retries: int = 0) -> Summarizer:
+    """The deployment's summarizer: the chat model CTXASM_SUMMARY_MODEL names, else the offline extractive one.
+    `retries`: how often a failed call is tried again (assembly: none, it has a deadline; a background pass: a few)."""
     env = os.environ if environ is None else environ
     model = (env.get(SUMMARY_MODEL_ENV) or "").strip()
     if not model:
         return ExtractiveSummarizer()
     return ChatSummarizer(model, api_key=env.get("OPENAI_API_KEY"),
-                          base_url=env.get(SUMMARY_BASE_URL_ENV) or env.get("OPENAI_BASE_URL"))
+                          base_url=env.get(SUMMARY_BASE_URL_ENV) or env.get("OPENAI_BASE_URL"), max_retries=retries)

@@ -1,10 +1,10 @@
 """`ctxasm replay`: rebuild a recorded window and check it against its manifest.
 
 1. The manifest must be visible to the tenant (RLS), and made by the same renderer, selection and code.
-2. Every dependency (rendered rows, the compressions they were shown by, the current facts and historical
-   sources of annotations, the budget) must be visible now, not erased, and readable as of the recorded
-   snapshot (its history retained); a compression written during the window was stored after the snapshot, and
-   is read as it is now.
+2. Every dependency (rendered rows, the current facts and historical sources of annotations, the budget) must
+   be visible now, not erased, and readable as of the recorded snapshot (its history retained); so must every
+   stored compression the window showed or wrote, read as it is now (one written during the window was stored
+   after the snapshot).
 3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the
    compressions the window wrote are put back from storage (never from a model), the window is composed again,
    and both the request hash and the manifest's account of the window must be equal.
@@ -95,8 +95,6 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
                            f"(code_hash {str(manifest.get('code_hash'))[:12]} vs {code_hash()[:12]})")
 
     notes = []
-    # Compressions written during the window were stored after its snapshot: they are read as they are now.
-    written = {summary.key: source for source, summary in written_refs(manifest)}
     states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
     for ref in dependencies(manifest):
         key = Ref.of(ref).key
@@ -105,8 +103,6 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         status, status_then = states[key]
         if status == "erased":
             return unavailable(f"dependency {key} was erased")
-        if key in written:
-            status_then = status
         if status_then is None:
             return unavailable(f"history gone: dependency {key} cannot be read as of {manifest['scn']}")
         if status != status_then:
@@ -121,10 +117,10 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
         spec.question, snapshot=manifest["scn"], sources=manifest["retrieval"]["items"]))
     store.rollback()
-    if written:
-        stored, problem = _stored_compressions(store, tenant_id, written)
-        if problem:
-            return unavailable(problem)
+    stored, problem = _stored_compressions(store, tenant_id, manifest)
+    if problem:
+        return unavailable(problem)
+    if stored:
         selection = with_compressions(selection, stored)
     rebuilt = compose(selection, spec)
     rebuilt_hash = rebuilt.manifest["request_hash"]
@@ -140,19 +136,27 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
                         tuple(notes)), None
 
 
-def _stored_compressions(store: MemoryStore, tenant_id: str, written: dict[str, Ref]
+def _stored_compressions(store: MemoryStore, tenant_id: str, manifest: Manifest
                          ) -> tuple[dict[str, Stored], str | None]:
-    """The compressions a window wrote during its assembly, read from storage (a model is never asked again), by
-    the candidate each is of; or the reason one cannot be shown again."""
-    rows = store.read_compressions(tenant_id, [Ref.of(key).as_json() for key in written])
+    """The stored compressions the window showed or wrote, checked (present, not erased) and read as they are now.
+    Returns the ones written during the window (stored after its snapshot, so the selection at the snapshot does
+    not have them; a model is never asked again), by the candidate each is of; or why one is not available."""
+    written = {summary.key: source for source, summary in written_refs(manifest)}
+    shown = [Ref.of(m["summary_ref"]).key for m in manifest.memories if m.get("summary_ref")]
+    wanted = list(dict.fromkeys([*shown, *written]))
+    if not wanted:
+        return {}, None
+    rows = store.read_compressions(tenant_id, [Ref.of(key).as_json() for key in wanted])
     store.rollback()
-    stored: dict[str, Stored] = {}
-    for key, source in written.items():
+    for key in wanted:
         row = rows.get(key)
         if row is None:
-            return {}, f"compression {key}, written by this window, is gone: erased, purged or no longer authorized"
+            return {}, f"compression {key} is gone: erased, purged or no longer authorized"
         if row["status"] == "erased":
-            return {}, f"compression {key}, written by this window, was erased"
+            return {}, f"compression {key} was erased"
+    stored: dict[str, Stored] = {}
+    for key, source in written.items():
+        row = rows[key]
         if Ref.of(row["source"]) != source:
             return {}, f"compression {key} is of {Ref.of(row['source']).key}, not of {source.key}"
         stored[source.key] = Stored(Ref.of(key), row["content"], int(row["content_tokens"]),
