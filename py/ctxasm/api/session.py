@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,8 @@ from ctxasm.claims import ClaimSource
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.store import MemoryStore
 from ctxasm.services import recall
+from ctxasm.services.budgets import (TENANT_BUDGET_ID, BudgetView, Scope, budget_record, budget_scope,
+                                     effective_budget, same_scope_budget)
 from ctxasm.services.assemble import AssembledWindow, assemble, parse_time, query_embedding
 from ctxasm.services.inspection import Inspection, load_inspection
 from ctxasm.services.inventory import tenant_inventory
@@ -33,7 +35,8 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_INTENT = "fact_check"
 
 
-def _when(at: datetime | str | None) -> datetime:
+def _when(at: datetime | str | None) -> datetime | None:
+    """A caller's time; None is now, as the database's clock reads it."""
     return at if isinstance(at, datetime) else parse_time(at, name="at")
 
 
@@ -117,11 +120,12 @@ class Session:
         tenant and needs a claim for the tenant; `personal` keeps it to the caller's user and agent.
         Returns the new row version's (type, id, version)."""
         c = self.caller
-        record: dict[str, Any] = {"content": content, "valid_from": _when(at)}
-        for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs)):
+        record: dict[str, Any] = {"content": content}
+        for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs),
+                           ("valid_from", _when(at))):
             if value is not None:
                 record[key] = value
-        at_time = record["valid_from"]
+        at_time = record.get("valid_from")
         claims = self._claims if personal else self._shared_claims
         with self._store() as store:
             found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
@@ -148,6 +152,41 @@ class Session:
             report = store.erase_report(memory_type, memory_id)
             store.commit()
         return report
+
+    # -- the context budget ----------------------------------------------------------------------------------
+
+    def budget(self, *, intent: str = DEFAULT_INTENT, at: datetime | str | None = None) -> BudgetView:
+        """The context budget the database picks for this session's user, agent and thread at `at` (default now),
+        with every budget row of the tenant and why each other one is not in effect (`describe()`, `as_json()`).
+        Records nothing."""
+        c = self.caller
+        with self._store(self._shared_claims) as store:
+            return effective_budget(store, c.tenant_id, Scope(c.user_id, c.agent_id, c.thread_id), _when(at),
+                                    intent)
+
+    def set_budget(self, budget: Mapping[str, Any], *, scope: str | Sequence[str] = "tenant",
+                   at: datetime | str | None = None, description: str | None = None) -> BudgetView:
+        """Write a context budget (the content_json of a context_budget guideline, docs/scenario-format.md) and
+        return the budget now in effect for this session, explained. `scope` is "tenant" (every window of the
+        tenant) or any of "user", "agent", "thread", taken from this session: the narrowest budget in effect
+        wins. A budget already in effect for exactly that scope gets a new version (the old one stays in history,
+        so earlier windows replay); else a new row is written. Every problem of the budget is reported at once,
+        naming its field (InvalidBudget); nothing is written then. `at` (default now): when it starts to apply."""
+        target = budget_scope(self.caller, scope)
+        when = _when(at)
+        record = budget_record(budget, target, description=description, at=when)
+        with self._store(self._shared_claims) as store:
+            store.set_tenant(self.tenant_id)
+            current = same_scope_budget(store.rows_as_of("guideline", store.capture_snapshot()), target)
+            if current is not None:
+                store.supersede("guideline", current["id"], {k: v for k, v in record.items()
+                                                             if k in ("content", "content_json", "valid_from")})
+            else:
+                if target == Scope():
+                    record["id"] = TENANT_BUDGET_ID
+                store.put_memory("guideline", record)
+            store.commit()
+        return self.budget(at=when)
 
     # -- reading outside a window --------------------------------------------------------------------------
 
@@ -190,4 +229,4 @@ class AsyncSession:
 
 
 _IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
-                       "forget", "search", "lookup", "expand"})
+                       "forget", "search", "lookup", "expand", "budget", "set_budget"})

@@ -30,10 +30,13 @@ class AssembledWindow:
         return {"request": self.request, "manifest": self.manifest, "manifest_id": self.manifest_id}
 
 
-def parse_time(text: str | None, *, name: str = "--at") -> datetime:
-    """An ISO 8601 time; without an offset it is UTC. None means now."""
+def parse_time(text: str | None, *, name: str = "--at") -> datetime | None:
+    """An ISO 8601 time; without an offset it is UTC. None stays None: "now", which the database reads from its
+    own clock (ctxasm.engines: the adapters bind "this time, else the database's now"), the clock that stamps a row written without a valid_from. Two
+    clocks, or "now" cut to the second here while the database keeps microseconds, left a row loaded a moment
+    ago not yet in effect."""
     if text is None:
-        return datetime.now(timezone.utc).replace(microsecond=0)
+        return None
     try:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -84,7 +87,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
 
 
 @telemetry.traced("ctxasm.assemble", telemetry.describe_window)
-def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
+def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
              scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
     configures), else the database's lexical scorer; the manifest names which."""
