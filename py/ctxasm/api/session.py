@@ -13,9 +13,10 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ctxasm.claims import ClaimSource
+from ctxasm.claims import ClaimSigner, ClaimSource
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.store import MemoryStore
+from ctxasm.errors import InvalidClaim
 from ctxasm.services import recall
 from ctxasm.services.budgets import (TENANT_BUDGET_ID, BudgetView, Scope, budget_record, budget_scope,
                                      effective_budget, same_scope_budget)
@@ -33,6 +34,19 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_INTENT = "fact_check"
+
+
+def refused_own_claim(exc: InvalidClaim, source: ClaimSource, tenant_id: str) -> InvalidClaim:
+    """The database's one refusal (it reveals nothing to a caller holding a claim), said plainly when this process
+    minted the claim itself with the deployment's key: then the signature and the times are its own, and what is
+    left is a tenant the database does not have, or a key it was not deployed with."""
+    if not isinstance(source, ClaimSigner):
+        return exc
+    return InvalidClaim(f"invalid_claim: the database refused the claim this process minted for tenant "
+                        f"{tenant_id[:64]!r}: no such tenant is registered (create it: `ctxasm tenant create "
+                        f"{tenant_id[:64]}` or Memory.create_tenant; `ctxasm load` registers a file's tenants), or "
+                        "the claim key here is not the one this database was deployed with (`ctxasm db deploy` "
+                        "installs it)")
 
 
 def _when(at: datetime | str | None) -> datetime | None:
@@ -55,8 +69,12 @@ class Session:
 
     @contextmanager
     def _store(self, claims: ClaimSource | None = None) -> Iterator[MemoryStore]:
+        source = claims or self._claims
         with self.pool.connection() as connection:
-            yield self.engine.store(connection, claims or self._claims)
+            try:
+                yield self.engine.store(connection, source)
+            except InvalidClaim as exc:
+                raise refused_own_claim(exc, source, self.tenant_id) from None
 
     def store(self, *, shared: bool = False) -> AbstractContextManager[MemoryStore]:
         """A store on one pooled connection, held until the block ends: for a layer that runs many calls over one

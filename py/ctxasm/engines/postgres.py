@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Iterator
@@ -10,6 +11,19 @@ from ctxasm.claims import ClaimSource, launch_claims
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
+
+
+class _AbortedPipelineNoise(logging.Filter):
+    """psycopg logs "error ignored terminating <Pipeline ...>: ..." when a pipelined block is left by an error and
+    leaving the aborted pipeline fails too: the first error is raised to the caller anyway (and names the
+    problem), so this line is noise before it on stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        about = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        return not (str(record.msg).startswith("error ignored") and "Pipeline" in type(about).__name__)
+
+
+logging.getLogger("psycopg").addFilter(_AbortedPipelineNoise())
 
 #: The one statement that scopes a PostgreSQL transaction: a signed claim, verified by the database.
 SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"

@@ -192,7 +192,7 @@ def _inventory(args: argparse.Namespace) -> int:
         engine = session.engine
     print(f"tenant {args.tenant}, as the application role sees it ({engine.describe()}):")
     for kind, status, count in rows:
-        print(f"  {kind:<13} {status:<11} {count:>6}")
+        print(f"  {kind:<24} {status:<11} {count:>6}")
     if not rows:
         print("  (no rows)")
     return 0

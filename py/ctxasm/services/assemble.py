@@ -16,7 +16,7 @@ from ctxasm.core.manifest import Manifest, validate_manifest
 from ctxasm.core.refs import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
-from ctxasm.errors import InvalidArgument, InvalidQuestion
+from ctxasm.errors import BudgetMissing, CtxasmError, InvalidArgument, InvalidQuestion
 from ctxasm.services import telemetry
 
 
@@ -65,6 +65,26 @@ def check_spec(spec: WindowSpec) -> None:
         raise InvalidArgument("invalid_argument: the intent must not be empty")
 
 
+def budget_missing(store: MemoryStore, spec: WindowSpec, at: datetime | None, exc: BudgetMissing) -> BudgetMissing:
+    """The database's budget_missing with the scope in words and every budget row of the tenant with why it does
+    not apply (a budget for an agent the call did not name is the usual one)."""
+    from ctxasm.services import budgets
+
+    scope = budgets.Scope(spec.user_id, spec.agent_id, spec.thread_id)
+    try:
+        view = budgets.effective_budget(store, spec.tenant_id, scope, at, spec.intent)
+    except CtxasmError:
+        return exc
+    rows = "; ".join(f"guideline {row.get('id')} v{row.get('version')} ({budgets.scope_of(row)}): {why.rstrip('.')}"
+                     for row, why in zip(view.rows, view.standings)) or "none"
+    missing = sorted({f.removesuffix("_id") for row in view.rows for f in budgets.SCOPE_FIELDS
+                      if row.get(f) and getattr(scope, f) is None})
+    hint = f" A budget applies only to windows that name its {' and '.join(missing)}." if missing else ""
+    return BudgetMissing(f"budget_missing: no context_budget guideline is in effect for tenant {spec.tenant_id}, "
+                         f"{scope.text()}, at {view.evaluation_time}. The tenant's budget rows: {rows}.{hint} "
+                         "(`ctxasm budget show`, `ctxasm budget set`)")
+
+
 def query_embedding(question: str) -> str:
     """The question's embedding in pgvector text form, for the vector half of hybrid retrieval."""
     from ctxasm.ml import embedding
@@ -100,7 +120,10 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
 
         reranker = configured_reranker()
     try:
-        selection = store.select_window(spec.tenant_id, scope)
+        try:
+            selection = store.select_window(spec.tenant_id, scope)
+        except BudgetMissing as exc:
+            raise budget_missing(store, spec, at, exc) from None
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)

@@ -71,9 +71,9 @@ def explain(item: Mapping[str, Any], inspection: Inspection) -> str:
                 f"which was kept: {_where(inspection, kept)}.{erased}")
     if rule == "conflict":
         if item.get("kept"):
-            return (f"the same claim as {ref_text(item['kept'])}, which wins (a canonical fact beats a derived "
-                    f"claim, the narrower scope wins): {_where(inspection, item['kept'])}.{erased}")
-        return f"{item.get('detail') or 'a conflicting row wins'}.{erased}"
+            return (f"the same claim as {ref_text(item['kept'])}, which wins ({_claim_winner(inspection, ref, item['kept'])}): "
+                    f"{_where(inspection, item['kept'])}.{erased}")
+        return f"{_fixed_conflict(inspection, ref) or item.get('detail') or 'a conflicting row wins'}.{erased}"
     if rule == "slice_budget":
         left = item.get("left")
         at = f"; {item['slice']} had {left} left when it came up" if left is not None else ""
@@ -91,6 +91,44 @@ def explain(item: Mapping[str, Any], inspection: Inspection) -> str:
                 f"memories go first{standing}.{erased}")
     detail = item.get("detail") or (f"kept {ref_text(item['kept'])}" if item.get("kept") else "")
     return f"{detail}.{erased}" if detail else f"excluded by {rule}.{erased}"
+
+
+_KEYS = {"guideline": "guideline_key", "persona": "persona_key", "toolbox": "tool_name"}
+
+
+def _scope_words(loser: Mapping[str, Any], winner: Mapping[str, Any]) -> str:
+    """Why the winner of two rows of one key or claim wins on scope and time, as the selection step decides."""
+    if budgets.scope_level(winner) > budgets.scope_level(loser):
+        return f"the narrower scope wins: {budgets.scope_of(winner)} over {budgets.scope_of(loser)}"
+    if budgets.scope_level(winner) == budgets.scope_level(loser):
+        return (f"both are {budgets.scope_of(winner)}: the later valid_from wins ({winner.get('valid_from')} over "
+                f"{loser.get('valid_from')}), then the row id")
+    return "it ranks first"
+
+
+def _claim_winner(inspection: Inspection, ref: Any, kept: Any) -> str:
+    loser, winner = inspection.row(ref), inspection.row(kept)
+    if not loser or not winner:
+        return "a canonical fact beats a derived claim, then the narrower scope wins"
+    if (kept or [None])[0] == "entity" and (ref or [None])[0] != "entity":
+        return "a canonical fact beats a derived claim"
+    return _scope_words(loser, winner)
+
+
+def _fixed_conflict(inspection: Inspection, ref: Any) -> str | None:
+    """A guideline, persona or tool left out because another row of its key is in the window: which one, and why
+    it wins (narrower scope, else the later valid_from), from the rows as they were."""
+    loser = inspection.row(ref)
+    kind = (ref or [None])[0]
+    column = _KEYS.get(str(kind))
+    if not loser or not column:
+        return None
+    for memory in inspection.manifest.get("memories") or []:
+        winner = inspection.row(memory.get("ref"))
+        if memory.get("ref", [None])[0] == kind and winner and winner.get(column) == loser.get(column):
+            return (f"{ref_text(memory['ref'])}, of the same {column} {loser.get(column)}, is in effect "
+                    f"instead ({_scope_words(loser, winner)}): {_where(inspection, memory['ref'])}")
+    return None
 
 
 @dataclass(frozen=True)
