@@ -163,8 +163,21 @@ class Session:
             store.commit()
         return ("entity", memory_id, int(version))
 
+    def retract(self, memory_type: str, memory_id: str, *, at: datetime | str | None = None) -> None:
+        """End a memory's current version at `at` (default now): windows from then on leave it out (rule
+        lifecycle, `deleted`), while every version stays in history, so windows assembled before still replay.
+        Nothing is erased: for a fact whose latest value was wrong, `remember` the right one instead (it
+        supersedes); to remove every trace of a memory, `forget` it."""
+        when = _when(at)
+        with self._store(self._shared_claims) as store:
+            store.set_tenant(self.tenant_id)
+            store.delete_memory(memory_type, memory_id, when.isoformat() if when else None)
+            store.commit()
+
     def forget(self, memory_type: str, memory_id: str) -> dict[str, Any]:
-        """Erase a memory and every copy made from it; returns what went, per table (CTX_MEMORY.erase_report)."""
+        """Erase a memory: every version of it (not only the latest) and every copy made from it, so the windows
+        that showed any of them can no longer be replayed; returns what went, per table (CTX_MEMORY.erase_report).
+        To stop using a memory and keep its history, `retract` it; to correct a fact, `remember` the new value."""
         with self._store(self._shared_claims) as store:
             store.set_tenant(self.tenant_id)
             report = store.erase_report(memory_type, memory_id)
@@ -247,4 +260,4 @@ class AsyncSession:
 
 
 _IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
-                       "forget", "search", "lookup", "expand", "budget", "set_budget"})
+                       "forget", "retract", "search", "lookup", "expand", "budget", "set_budget"})

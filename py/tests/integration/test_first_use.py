@@ -128,3 +128,19 @@ def test_an_aborted_pipeline_adds_no_second_line_before_the_error(clean_db, capl
                 connection.execute("SELECT 1")
                 raise RuntimeError("the block failed")
     assert not [r for r in caplog.records if "pipeline" in r.getMessage().lower()], caplog.text
+
+
+def test_retract_ends_one_fact_and_keeps_its_history_where_forget_erases_every_version(memory):
+    memory.create_tenant("newco")
+    session = memory.session("newco", user_id="u1", agent_id="helper")
+    session.remember("model:x", "score", "X scores 0.9.", at="2026-01-01T00:00:00")
+    ref = session.remember("model:x", "score", "X scores 0.8.", at="2026-02-01T00:00:00")
+    before = session.assemble("What does X score?")
+    assert ref in [tuple(m["ref"]) for m in before.manifest["memories"]]
+    session.retract("entity", ref[1])
+    after = session.assemble("What does X score?")
+    assert ref not in [tuple(m["ref"]) for m in after.manifest["memories"]]
+    assert session.replay(before.manifest_id).status == "match"  # its history is kept
+    report = session.forget("entity", ref[1])
+    assert report["total"] >= 2  # every version went, the first one too
+    assert session.replay(before.manifest_id).status == "unavailable"
