@@ -4,6 +4,8 @@ from __future__ import annotations
 
 #: the longest question select_window accepts, in characters; bounds the work one call can ask for
 MAX_QUESTION_CHARS = 8000
+#: the longest turn add_turn accepts, in characters: as long as a question (a question becomes its thread's next turn), so every turn can be seated in a window
+MAX_TURN_CHARS = 8000
 #: rows each retriever ranks at least (a slice's candidate limit when larger)
 RETRIEVAL_DEPTH = 50
 #: PostgreSQL: the estimated rows the lexical probe may visit

@@ -18,6 +18,8 @@ create or replace package body ctx_memory is
    -- end generated: memory type names
 
    co_first_version        constant pls_integer := 1;
+   -- characters: a question's cap, as a question becomes a turn
+   co_max_turn             constant pls_integer := 8000;
 
    co_snapshot_pattern constant varchar2(20) := '^[0-9]{1,38}$';
 
@@ -311,6 +313,15 @@ create or replace package body ctx_memory is
       l_role := l_record.get_string(key => 'role');
       if l_thread_id is null then
          ctx_row_binder.field_error(in_memory_type => 'conversation', in_field => 'thread_id', in_problem => 'required');
+      end if;
+      -- A longer turn could never be seated in a window: refused, not stored to be left out of every window.
+      if l_record.has(key => 'content') and dbms_lob.getlength(l_record.get_clob(key => 'content')) > co_max_turn then
+         ctx_row_binder.field_error(
+            in_memory_type => 'conversation',
+            in_field       => 'content',
+            in_problem     => 'the turn is ' || to_char(dbms_lob.getlength(l_record.get_clob(key => 'content')))
+                              || ' characters long, at most ' || to_char(co_max_turn) || ' are allowed'
+         );
       end if;
       if l_role is null or l_role not in ('user', 'assistant') then
          ctx_row_binder.field_error(
@@ -1198,6 +1209,7 @@ create or replace package body ctx_memory is
                                            'kb_chunk', 'conversation', 'summary', 'compression', 'source_ref');
       -- end generated: inventory types
       l_counts    sys_refcursor;
+      l_event     conversation_memory.event_type%type;
       l_status    varchar2(16);
       l_rows      number;
       l_entry     json_object_t;
@@ -1206,14 +1218,27 @@ create or replace package body ctx_memory is
    begin
       l_tenant_id := ctx_session.require_tenant();
       for i in 1 .. l_types.count loop
-         l_sql := 'select t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
-                  || ' t where t.tenant_id = :b_tenant_id group by t.status order by t.status';
+         -- A conversation row is a turn (event_type 'message') or an event (a recorded window, provider
+         -- request, model response, tool result): counted apart, so events never pass for turns.
+         if l_types(i) = 'conversation' then
+            l_sql := 'select t.event_type, t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
+                     || ' t where t.tenant_id = :b_tenant_id group by t.event_type, t.status'
+                     || ' order by t.event_type, t.status';
+         else
+            l_sql := 'select null, t.status, count(*) from ' || table_for_type(in_memory_type => l_types(i))
+                     || ' t where t.tenant_id = :b_tenant_id group by t.status order by t.status';
+         end if;
          open l_counts for l_sql using l_tenant_id;
          loop
-            fetch l_counts into l_status, l_rows;
+            fetch l_counts into l_event, l_status, l_rows;
             exit when l_counts%notfound;
             l_entry := json_object_t();
             l_entry.put('memory_type', l_types(i));
+            if l_event is null then
+               l_entry.put_null('event_type');
+            else
+               l_entry.put('event_type', l_event);
+            end if;
             l_entry.put('status', l_status);
             l_entry.put('rows', l_rows);
             l_result.append(l_entry);

@@ -26,6 +26,7 @@ $$;
 CREATE OR REPLACE FUNCTION ctx_memory.add_turn(in_record jsonb) RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    co_max_turn constant integer := 8000;  -- characters: a question's cap, as a question becomes a turn
     l_tenant varchar := ctxasm.require_tenant();
     l_thread varchar := in_record ->> 'thread_id';
     l_next   integer;
@@ -33,6 +34,12 @@ BEGIN
     IF coalesce(l_thread, '') = '' THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = 'invalid_field: conversation.thread_id: required';
+    END IF;
+    -- A longer turn could never be seated in a window: refused, not stored to be left out of every window.
+    IF length(in_record ->> 'content') > co_max_turn THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+            'invalid_field: conversation.content: the turn is %s characters long, at most %s are allowed',
+            length(in_record ->> 'content'), co_max_turn);
     END IF;
     IF coalesce(in_record ->> 'role', '') NOT IN ('user', 'assistant') THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
@@ -227,8 +234,10 @@ $$;
 --rollback DROP FUNCTION ctx_memory.row_states(jsonb, varchar);
 
 --changeset ctxasm:pg-ctx-memory-inventory dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_MEMORY.inventory: the session's row versions counted per memory type and status:
---comment: [{"memory_type", "status", "rows"}], by type (the order of the memory types) and status
+--comment: CTX_MEMORY.inventory: the session's row versions counted per memory type, event type and status:
+--comment: [{"memory_type", "event_type", "status", "rows"}], by type (the order of the memory types), event type
+--comment: and status. event_type is null except for conversation rows: a turn is 'message'; a recorded window
+--comment: ('context_manifest'), provider request, model response or tool result is an event, not a turn
 CREATE OR REPLACE FUNCTION ctx_memory.inventory() RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -238,10 +247,12 @@ DECLARE
     l_result jsonb := '[]'::jsonb;
 BEGIN
     FOR l_type IN SELECT m.memory_type, m.table_name FROM ctxasm.memory_type AS m ORDER BY m.ordinal LOOP
-        EXECUTE format('SELECT jsonb_agg(jsonb_build_object(''memory_type'', $2, ''status'', s.status, '
-                       '''rows'', s.n) ORDER BY s.status) '
-                       'FROM (SELECT t.status, count(*) AS n FROM ctxasm.%I AS t WHERE t.tenant_id = $1 '
-                       'GROUP BY t.status) AS s', l_type.table_name)
+        EXECUTE format('SELECT jsonb_agg(jsonb_build_object(''memory_type'', $2, ''event_type'', s.event_type, '
+                       '''status'', s.status, ''rows'', s.n) ORDER BY s.event_type, s.status) '
+                       'FROM (SELECT %s AS event_type, t.status, count(*) AS n FROM ctxasm.%I AS t '
+                       'WHERE t.tenant_id = $1 GROUP BY 1, 2) AS s',
+                       CASE WHEN l_type.memory_type = 'conversation' THEN 't.event_type' ELSE 'NULL::varchar' END,
+                       l_type.table_name)
             INTO l_counts USING l_tenant, l_type.memory_type;
         l_result := l_result || coalesce(l_counts, '[]'::jsonb);
     END LOOP;

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
@@ -148,8 +148,9 @@ class MemoryManager:
 
     # -- the caller's view ---------------------------------------------------------------------------------
 
-    def evaluation_time(self) -> datetime:
-        return self._at or datetime.now(timezone.utc).replace(microsecond=0)
+    def evaluation_time(self) -> datetime | None:
+        """The time the caller's calls are evaluated at; None: now, by the database's clock."""
+        return self._at
 
     def tools(self) -> list[ToolRow]:
         """The toolbox rows in effect for the caller, admitted by their access_policy, with known handlers."""

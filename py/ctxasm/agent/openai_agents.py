@@ -217,8 +217,7 @@ class ContextAssembly:
         spec = WindowSpec(tenant_id=self.tenant_id, user_id=self.user_id, agent_id=self.agent_id,
                           thread_id=self.thread_id, intent=self.intent, question=question,
                           model=self._model_name(agent))
-        at = self.at or parse_time(None)
-        window = assemble(self.store, spec, at, reranker=self.reranker)
+        window = assemble(self.store, spec, self.at, reranker=self.reranker)
         self.manager.manifest_id = window.manifest_id  # expand opens the ids of this window
         run_items = items[position + 1:]
         instructions = compose_instructions(window.request["messages"][0]["content"], model_data.instructions)

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from ctxasm.claims import ClaimSource
+from ctxasm.claims import ClaimSigner, ClaimSource
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.store import MemoryStore
+from ctxasm.errors import InvalidClaim
 from ctxasm.services import recall
+from ctxasm.services.budgets import (TENANT_BUDGET_ID, BudgetView, Scope, budget_record, budget_scope,
+                                     effective_budget, same_scope_budget)
 from ctxasm.services.assemble import AssembledWindow, assemble, parse_time, query_embedding
 from ctxasm.services.inspection import Inspection, load_inspection
 from ctxasm.services.inventory import tenant_inventory
@@ -35,7 +38,21 @@ DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_INTENT = "fact_check"
 
 
-def _when(at: datetime | str | None) -> datetime:
+def refused_own_claim(exc: InvalidClaim, source: ClaimSource, tenant_id: str) -> InvalidClaim:
+    """The database's one refusal (it reveals nothing to a caller holding a claim), said plainly when this process
+    minted the claim itself with the deployment's key: then the signature and the times are its own, and what is
+    left is a tenant the database does not have, or a key it was not deployed with."""
+    if not isinstance(source, ClaimSigner):
+        return exc
+    return InvalidClaim(f"invalid_claim: the database refused the claim this process minted for tenant "
+                        f"{tenant_id[:64]!r}: no such tenant is registered (create it: `ctxasm tenant create "
+                        f"{tenant_id[:64]}` or Memory.create_tenant; `ctxasm load` registers a file's tenants), or "
+                        "the claim key here is not the one this database was deployed with (`ctxasm db deploy` "
+                        "installs it)")
+
+
+def _when(at: datetime | str | None) -> datetime | None:
+    """A caller's time; None is now, as the database's clock reads it."""
     return at if isinstance(at, datetime) else parse_time(at, name="at")
 
 
@@ -54,8 +71,12 @@ class Session:
 
     @contextmanager
     def _store(self, claims: ClaimSource | None = None) -> Iterator[MemoryStore]:
+        source = claims or self._claims
         with self.pool.connection() as connection:
-            yield self.engine.store(connection, claims or self._claims)
+            try:
+                yield self.engine.store(connection, source)
+            except InvalidClaim as exc:
+                raise refused_own_claim(exc, source, self.tenant_id) from None
 
     def store(self, *, shared: bool = False) -> AbstractContextManager[MemoryStore]:
         """A store on one pooled connection, held until the block ends: for a layer that runs many calls over one
@@ -122,11 +143,12 @@ class Session:
         tenant and needs a claim for the tenant; `personal` keeps it to the caller's user and agent.
         Returns the new row version's (type, id, version)."""
         c = self.caller
-        record: dict[str, Any] = {"content": content, "valid_from": _when(at)}
-        for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs)):
+        record: dict[str, Any] = {"content": content}
+        for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs),
+                           ("valid_from", _when(at))):
             if value is not None:
                 record[key] = value
-        at_time = record["valid_from"]
+        at_time = record.get("valid_from")
         claims = self._claims if personal else self._shared_claims
         with self._store() as store:
             found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
@@ -146,6 +168,17 @@ class Session:
             store.commit()
         return ("entity", memory_id, int(version))
 
+    def retract(self, memory_type: str, memory_id: str, *, at: datetime | str | None = None) -> None:
+        """End a memory's current version at `at` (default now): windows from then on leave it out (rule
+        lifecycle, `deleted`), while every version stays in history, so windows assembled before still replay.
+        Nothing is erased: for a fact whose latest value was wrong, `remember` the right one instead (it
+        supersedes); to remove every trace of a memory, `forget` it."""
+        when = _when(at)
+        with self._store(self._shared_claims) as store:
+            store.set_tenant(self.tenant_id)
+            store.delete_memory(memory_type, memory_id, when.isoformat() if when else None)
+            store.commit()
+
     def summarize_threads(self, *, thresholds: Thresholds | None = None, summarizer: Summarizer | None = None,
                           at: datetime | str | None = None) -> EpisodeRun:
         """Write an episode summary for each thread that has grown or gone quiet since its last one (a new version
@@ -158,16 +191,53 @@ class Session:
         c = self.caller
         with self._store() as store:
             return summarize_threads(store, c.tenant_id, summarizer or configured_summarizer(retries=2),
-                                     now=_when(at), thresholds=thresholds or Defaults(), user_id=c.user_id,
-                                     agent_id=c.agent_id)
+                                     now=_when(at) or datetime.now(timezone.utc), thresholds=thresholds or Defaults(),
+                                     user_id=c.user_id, agent_id=c.agent_id)
 
     def forget(self, memory_type: str, memory_id: str) -> dict[str, Any]:
-        """Erase a memory and every copy made from it; returns what went, per table (CTX_MEMORY.erase_report)."""
+        """Erase a memory: every version of it (not only the latest) and every copy made from it, so the windows
+        that showed any of them can no longer be replayed; returns what went, per table (CTX_MEMORY.erase_report).
+        To stop using a memory and keep its history, `retract` it; to correct a fact, `remember` the new value."""
         with self._store(self._shared_claims) as store:
             store.set_tenant(self.tenant_id)
             report = store.erase_report(memory_type, memory_id)
             store.commit()
         return report
+
+    # -- the context budget ----------------------------------------------------------------------------------
+
+    def budget(self, *, intent: str = DEFAULT_INTENT, at: datetime | str | None = None) -> BudgetView:
+        """The context budget the database picks for this session's user, agent and thread at `at` (default now),
+        with every budget row of the tenant and why each other one is not in effect (`describe()`, `as_json()`).
+        Records nothing."""
+        c = self.caller
+        with self._store(self._shared_claims) as store:
+            return effective_budget(store, c.tenant_id, Scope(c.user_id, c.agent_id, c.thread_id), _when(at),
+                                    intent)
+
+    def set_budget(self, budget: Mapping[str, Any], *, scope: str | Sequence[str] = "tenant",
+                   at: datetime | str | None = None, description: str | None = None) -> BudgetView:
+        """Write a context budget (the content_json of a context_budget guideline, docs/scenario-format.md) and
+        return the budget now in effect for this session, explained. `scope` is "tenant" (every window of the
+        tenant) or any of "user", "agent", "thread", taken from this session: the narrowest budget in effect
+        wins. A budget already in effect for exactly that scope gets a new version (the old one stays in history,
+        so earlier windows replay); else a new row is written. Every problem of the budget is reported at once,
+        naming its field (InvalidBudget); nothing is written then. `at` (default now): when it starts to apply."""
+        target = budget_scope(self.caller, scope)
+        when = _when(at)
+        record = budget_record(budget, target, description=description, at=when)
+        with self._store(self._shared_claims) as store:
+            store.set_tenant(self.tenant_id)
+            current = same_scope_budget(store.rows_as_of("guideline", store.capture_snapshot()), target)
+            if current is not None:
+                store.supersede("guideline", current["id"], {k: v for k, v in record.items()
+                                                             if k in ("content", "content_json", "valid_from")})
+            else:
+                if target == Scope():
+                    record["id"] = TENANT_BUDGET_ID
+                store.put_memory("guideline", record)
+            store.commit()
+        return self.budget(at=when)
 
     # -- reading outside a window --------------------------------------------------------------------------
 
@@ -210,4 +280,5 @@ class AsyncSession:
 
 
 _IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
-                       "forget", "search", "lookup", "expand", "summarize_threads"})
+                       "forget", "retract", "search", "lookup", "expand", "budget", "set_budget",
+                       "summarize_threads"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource
@@ -12,6 +12,12 @@ from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import from_oracle_message
+
+#: The head of an anonymous block whose `l_at` is the evaluation time: the one bound to :at, else the database's
+#: now (SYSTIMESTAMP, the clock that stamps a row written without a valid_from), so a row committed before the
+#: call is in effect for it. A PL/SQL variable, so a NULL bind of any type converts.
+AT_OR_NOW = "declare l_at timestamp with time zone := :at; begin "
+EVALUATION_TIME = "in_evaluation_time => nvl(l_at, systimestamp)"
 
 
 class OracleStore:
@@ -92,6 +98,13 @@ class OracleStore:
     def capture_snapshot(self) -> str:
         return self._call("ctx_memory.capture_snapshot", str)
 
+    def database_time(self) -> datetime:
+        """The database's clock (SYSTIMESTAMP, the one AT_OR_NOW reads), for a caller that needs "now" as a value."""
+        with self._errors(), self.connection.cursor() as cursor:
+            cursor.execute("select sys_extract_utc(systimestamp) from dual")
+            value = cursor.fetchone()[0]
+        return value.replace(tzinfo=timezone.utc)
+
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]:
         import oracledb
 
@@ -108,9 +121,9 @@ class OracleStore:
         with self._errors(), self.connection.cursor() as cursor:
             result = cursor.var(oracledb.DB_TYPE_CLOB)
             cursor.execute(
-                "begin ctx_session.set_tenant(in_claim => :claim); "
+                f"{AT_OR_NOW}ctx_session.set_tenant(in_claim => :claim); "
                 ":result := ctx_assembly.select_window(in_user_id => :user_id, in_agent_id => :agent_id, "
-                "in_thread_id => :thread_id, in_intent => :intent, in_evaluation_time => :at, "
+                f"in_thread_id => :thread_id, in_intent => :intent, {EVALUATION_TIME}, "
                 "in_question => :question, in_scores => :scores, in_snapshot => :snapshot, "
                 "in_query_embedding => :embedding, in_sources => :sources); end;",
                 claim=self._claim(tenant_id), user_id=scope.user_id, agent_id=scope.agent_id,
@@ -193,43 +206,44 @@ class OracleStore:
 
     def _tool_call(self, tenant_id: str, call: str, **binds: Any) -> Any:
         """set_tenant and one CTX_TOOLS function in one anonymous block: one round trip; no commit.
-        `call` is the function call with named binds; its CLOB result is parsed as JSON."""
+        `call` is the function call with named binds (its evaluation time EVALUATION_TIME, bound from `at`); its
+        CLOB result is parsed as JSON."""
         import oracledb
 
         with self._errors(), self.connection.cursor() as cursor:
             result = cursor.var(oracledb.DB_TYPE_CLOB)
-            cursor.execute(f"begin ctx_session.set_tenant(in_claim => :claim); :result := {call}; end;",
+            cursor.execute(f"{AT_OR_NOW}ctx_session.set_tenant(in_claim => :claim); :result := {call}; end;",
                            claim=self._claim(tenant_id), result=result, **binds)
             return json.loads(result.getvalue().read())
 
     def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
-                     at: datetime) -> list[dict[str, Any]]:
+                     at: datetime | None) -> list[dict[str, Any]]:
         return self._tool_call(
             tenant_id,
-            "ctx_tools.active_tools(in_user_id => :user_id, in_agent_id => :agent_id, in_evaluation_time => :at)",
+            f"ctx_tools.active_tools(in_user_id => :user_id, in_agent_id => :agent_id, {EVALUATION_TIME})",
             user_id=user_id, agent_id=agent_id, at=at)
 
     def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
-                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
+                      at: datetime | None, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
             "ctx_tools.search_memory(in_user_id => :user_id, in_agent_id => :agent_id, in_thread_id => :thread_id, "
-            "in_evaluation_time => :at, in_query => :query, in_query_embedding => :embedding, in_limit => :lim)",
+            f"{EVALUATION_TIME}, in_query => :query, in_query_embedding => :embedding, in_limit => :lim)",
             user_id=user_id, agent_id=agent_id, thread_id=thread_id, at=at, query=query,
             embedding=query_embedding, lim=limit)
 
-    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime | None,
                       subject: str, predicate: str) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
-            "ctx_tools.lookup_entity(in_user_id => :user_id, in_agent_id => :agent_id, in_evaluation_time => :at, "
+            f"ctx_tools.lookup_entity(in_user_id => :user_id, in_agent_id => :agent_id, {EVALUATION_TIME}, "
             "in_subject => :subject, in_predicate => :predicate)",
             user_id=user_id, agent_id=agent_id, at=at, subject=subject, predicate=predicate)
 
-    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]:
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime | None) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
-            "ctx_tools.expand(in_manifest_id => :manifest_id, in_memory_id => :memory_id, in_evaluation_time => :at)",
+            f"ctx_tools.expand(in_manifest_id => :manifest_id, in_memory_id => :memory_id, {EVALUATION_TIME})",
             manifest_id=manifest_id, memory_id=memory_id, at=at)
 
     def commit(self) -> None:

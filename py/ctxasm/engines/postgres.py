@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, launch_claims
@@ -10,8 +12,24 @@ from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
 
+
+class _AbortedPipelineNoise(logging.Filter):
+    """psycopg logs "error ignored terminating <Pipeline ...>: ..." when a pipelined block is left by an error and
+    leaving the aborted pipeline fails too: the first error is raised to the caller anyway (and names the
+    problem), so this line is noise before it on stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        about = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        return not (str(record.msg).startswith("error ignored") and "Pipeline" in type(about).__name__)
+
+
+logging.getLogger("psycopg").addFilter(_AbortedPipelineNoise())
+
 #: The one statement that scopes a PostgreSQL transaction: a signed claim, verified by the database.
 SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
+#: An evaluation time: the one given, else the database's now (the transaction's start, the clock that stamps a
+#: row written without a valid_from), so a row committed before the call is in effect for it.
+AT_OR_NOW = "coalesce(%s::timestamptz, now())"
 
 
 class PostgresStore:
@@ -114,8 +132,7 @@ class PostgresStore:
 
     def delete_memory(self, memory_type: str, memory_id: str, deleted_at: str | None = None) -> None:
         self._scalar(
-            "SELECT ctx_memory.delete_memory(in_memory_type => %s, in_id => %s, "
-            "in_deleted_at => coalesce(%s::timestamptz, now()))",
+            f"SELECT ctx_memory.delete_memory(in_memory_type => %s, in_id => %s, in_deleted_at => {AT_OR_NOW})",
             (memory_type, memory_id, deleted_at),
         )
 
@@ -134,6 +151,12 @@ class PostgresStore:
     def capture_snapshot(self) -> str:
         return self._scalar("SELECT ctx_memory.capture_snapshot()")
 
+    def database_time(self) -> datetime:
+        """The database's clock (the one AT_OR_NOW reads), for a caller that needs "now" as a value."""
+        value = self._scalar("SELECT now()")
+        self.rollback()
+        return value
+
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]:
         with self._errors():
             rows = self.connection.execute(
@@ -149,7 +172,7 @@ class PostgresStore:
                 self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
                 cursor = self.connection.execute(
                     "SELECT ctx_assembly.select_window(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
-                    "in_intent => %s, in_evaluation_time => %s, in_question => %s, in_scores => %s::jsonb, "
+                    f"in_intent => %s, in_evaluation_time => {AT_OR_NOW}, in_question => %s, in_scores => %s::jsonb, "
                     "in_snapshot => %s, in_query_embedding => %s, in_sources => %s::jsonb)",
                     (scope.user_id, scope.agent_id, scope.thread_id, scope.intent, scope.evaluation_time,
                      scope.question, None if scope.scores is None else to_json(scope.scores), scope.snapshot,
@@ -230,32 +253,32 @@ class PostgresStore:
             return cursor.fetchone()[0]
 
     def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
-                     at: datetime) -> list[dict[str, Any]]:
+                     at: datetime | None) -> list[dict[str, Any]]:
         return self._tool_call(
             tenant_id,
-            "SELECT ctx_tools.active_tools(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s)",
+            f"SELECT ctx_tools.active_tools(in_user_id => %s, in_agent_id => %s, in_evaluation_time => {AT_OR_NOW})",
             (user_id, agent_id, at))
 
     def search_memory(self, tenant_id: str, user_id: str | None, agent_id: str | None, thread_id: str | None,
-                      at: datetime, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
+                      at: datetime | None, query: str, query_embedding: str | None, limit: int) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
             "SELECT ctx_tools.search_memory(in_user_id => %s, in_agent_id => %s, in_thread_id => %s, "
-            "in_evaluation_time => %s, in_query => %s, in_query_embedding => %s, in_limit => %s)",
+            f"in_evaluation_time => {AT_OR_NOW}, in_query => %s, in_query_embedding => %s, in_limit => %s)",
             (user_id, agent_id, thread_id, at, query, query_embedding, limit))
 
-    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime,
+    def lookup_entity(self, tenant_id: str, user_id: str | None, agent_id: str | None, at: datetime | None,
                       subject: str, predicate: str) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
-            "SELECT ctx_tools.lookup_entity(in_user_id => %s, in_agent_id => %s, in_evaluation_time => %s, "
-            "in_subject => %s, in_predicate => %s)",
+            "SELECT ctx_tools.lookup_entity(in_user_id => %s, in_agent_id => %s, "
+            f"in_evaluation_time => {AT_OR_NOW}, in_subject => %s, in_predicate => %s)",
             (user_id, agent_id, at, subject, predicate))
 
-    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime) -> dict[str, Any]:
+    def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime | None) -> dict[str, Any]:
         return self._tool_call(
             tenant_id,
-            "SELECT ctx_tools.expand(in_manifest_id => %s, in_memory_id => %s, in_evaluation_time => %s)",
+            f"SELECT ctx_tools.expand(in_manifest_id => %s, in_memory_id => %s, in_evaluation_time => {AT_OR_NOW})",
             (manifest_id, memory_id, at))
 
     def commit(self) -> None:

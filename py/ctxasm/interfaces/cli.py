@@ -182,7 +182,7 @@ def _tenant_create(args: argparse.Namespace) -> int:
         report = memory.create_tenant(args.tenant_id, args.name, at=at)
     print(report.describe())
     print(f"tenant {args.tenant_id}: default context budget (5000 usable tokens, reclaim_unused on) and memory "
-          f"instructions in effect from {at.isoformat()}")
+          f"instructions in effect from {at.isoformat() if at else 'now'}")
     return 0
 
 
@@ -192,10 +192,34 @@ def _inventory(args: argparse.Namespace) -> int:
         engine = session.engine
     print(f"tenant {args.tenant}, as the application role sees it ({engine.describe()}):")
     for kind, status, count in rows:
-        print(f"  {kind:<13} {status:<11} {count:>6}")
+        print(f"  {kind:<24} {status:<11} {count:>6}")
     if not rows:
         print("  (no rows)")
     return 0
+
+
+def _print_budget(args: argparse.Namespace, view) -> int:
+    import json
+
+    print(json.dumps(view.as_json(), indent=2, ensure_ascii=False) if args.json else view.describe())
+    return 0 if view.chosen is not None else 1
+
+
+def _budget_show(args: argparse.Namespace) -> int:
+    with _session(args, scoped=True) as session:
+        return _print_budget(args, session.budget(intent=args.intent, at=args.at))
+
+
+def _budget_set(args: argparse.Namespace) -> int:
+    from ctxasm.interfaces.budget_input import budget_from_arguments
+
+    scope = [name for name in ("user", "agent", "thread") if getattr(args, name)] or "tenant"
+    with _session(args, scoped=True) as session:
+        start = None if args.file else session.budget(at=args.at)
+        budget = budget_from_arguments(args.file, args.field, start.content if start else None)
+        view = session.set_budget(budget, scope=scope, at=args.at)
+    _log(f"ctxasm budget set: written for {', '.join(scope) if isinstance(scope, list) else 'the whole tenant'}")
+    return _print_budget(args, view)
 
 
 def _assemble(args: argparse.Namespace) -> int:
@@ -459,8 +483,17 @@ def _write_and_open(args: argparse.Namespace, path) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a pointer to the help in every usage error (exit code 2)."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n`{self.prog} --help` lists what it takes; `ctxasm COMMAND "
+                     "--help` shows a command's options with an example.\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ctxasm",
         description="Context assembly for multi-tenant agent memory.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -469,6 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
         "`ctxasm COMMAND --help` shows each command's options and an example.\n\n" + EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"ctxasm {__version__}")
+    # Before the command (`ctxasm --engine oracle inventory ...`) or after it: the command's own flag wins.
+    parser.add_argument("--engine", dest="global_engine", choices=ENGINES, help=ENGINE_HELP)
+    parser.add_argument("--database", dest="global_database", metavar="NAME", help=DATABASE_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add_parser(sub, name: str, help_text: str, example: str) -> argparse.ArgumentParser:
@@ -540,6 +576,35 @@ def build_parser() -> argparse.ArgumentParser:
     create_cmd.add_argument("--at", help="when the default rows start to apply, ISO 8601 (default now)")
     create_cmd.add_argument("--database", help=DATABASE_HELP)
     create_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+
+    budget_commands = add_group("budget", "the context budget: the one in effect for a scope, and setting one",
+                                "ctxasm budget show --tenant acme --user jane --agent research-assistant")
+    show_budget = add(budget_commands, "show", _budget_show,
+                      "the budget the database picks for a user, agent and thread now (or --at), and why every other "
+                      "budget row of the tenant is not the one", "ctxasm budget show --tenant acme --agent helper")
+    set_budget = add(budget_commands, "set", _budget_set,
+                     "write a context budget (a new version of the one of the same scope, else a new row), checked "
+                     "first with every problem named, then show the budget now in effect. Its scope is the --user, "
+                     "--agent and --thread given (none: the whole tenant); the narrowest budget in effect wins",
+                     "ctxasm budget set --tenant newco --agent helper --field usable_context=2000")
+    set_budget.add_argument("file", nargs="?", metavar="FILE.json",
+                            help="the budget: a JSON object with the fields of docs/scenario-format.md, 'The budget "
+                                 "guideline' ('-' reads standard input); without it the budget in effect for the "
+                                 "scope now is the starting point")
+    set_budget.add_argument("--field", action="append", default=[], metavar="NAME=JSON",
+                            help="change one field, e.g. usable_context=2000, reclaim_unused=true, "
+                                 "shares.fact_check.evidence=0.3 (repeatable)")
+    for cmd in (show_budget, set_budget):
+        tenant_arguments(cmd)
+        cmd.add_argument("--user", help="user scope")
+        cmd.add_argument("--agent", help="agent scope")
+        cmd.add_argument("--thread", help="thread scope")
+        cmd.add_argument("--at", help="evaluation time (show) or when it starts to apply (set), ISO 8601 "
+                                      "(default now)")
+        cmd.add_argument("--json", action="store_true", help="print the budget and every row's standing as JSON")
+        cmd.add_argument("--database", help=DATABASE_HELP)
+        cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+    show_budget.add_argument("--intent", default="fact_check", help="budget intent (default fact_check)")
 
     assemble_cmd = add(
         commands, "assemble", _assemble,
@@ -719,6 +784,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for name in ("engine", "database"):
+        setattr(args, name, getattr(args, name, None) or getattr(args, f"global_{name}"))
     try:
         return args.handler(args)
     except CtxasmError as exc:

@@ -19,7 +19,7 @@ from ctxasm.core.manifest import Manifest, validate_manifest
 from ctxasm.core.refs import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
-from ctxasm.errors import InvalidArgument, InvalidQuestion
+from ctxasm.errors import BudgetMissing, CtxasmError, InvalidArgument, InvalidQuestion
 from ctxasm.services import telemetry
 from ctxasm.services.compress import compress_during_assembly
 
@@ -34,10 +34,13 @@ class AssembledWindow:
         return {"request": self.request, "manifest": self.manifest, "manifest_id": self.manifest_id}
 
 
-def parse_time(text: str | None, *, name: str = "--at") -> datetime:
-    """An ISO 8601 time; without an offset it is UTC. None means now."""
+def parse_time(text: str | None, *, name: str = "--at") -> datetime | None:
+    """An ISO 8601 time; without an offset it is UTC. None stays None: "now", which the database reads from its
+    own clock (ctxasm.engines: the adapters bind "this time, else the database's now"), the clock that stamps a row written without a valid_from. Two
+    clocks, or "now" cut to the second here while the database keeps microseconds, left a row loaded a moment
+    ago not yet in effect."""
     if text is None:
-        return datetime.now(timezone.utc).replace(microsecond=0)
+        return None
     try:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -66,6 +69,26 @@ def check_spec(spec: WindowSpec) -> None:
         raise InvalidArgument("invalid_argument: the intent must not be empty")
 
 
+def budget_missing(store: MemoryStore, spec: WindowSpec, at: datetime | None, exc: BudgetMissing) -> BudgetMissing:
+    """The database's budget_missing with the scope in words and every budget row of the tenant with why it does
+    not apply (a budget for an agent the call did not name is the usual one)."""
+    from ctxasm.services import budgets
+
+    scope = budgets.Scope(spec.user_id, spec.agent_id, spec.thread_id)
+    try:
+        view = budgets.effective_budget(store, spec.tenant_id, scope, at, spec.intent)
+    except CtxasmError:
+        return exc
+    rows = "; ".join(f"guideline {row.get('id')} v{row.get('version')} ({budgets.scope_of(row)}): {why.rstrip('.')}"
+                     for row, why in zip(view.rows, view.standings)) or "none"
+    missing = sorted({f.removesuffix("_id") for row in view.rows for f in budgets.SCOPE_FIELDS
+                      if row.get(f) and getattr(scope, f) is None})
+    hint = f" A budget applies only to windows that name its {' and '.join(missing)}." if missing else ""
+    return BudgetMissing(f"budget_missing: no context_budget guideline is in effect for tenant {spec.tenant_id}, "
+                         f"{scope.text()}, at {view.evaluation_time}. The tenant's budget rows: {rows}.{hint} "
+                         "(`ctxasm budget show`, `ctxasm budget set`)")
+
+
 def query_embedding(question: str) -> str:
     """The question's embedding in pgvector text form, for the vector half of hybrid retrieval."""
     from ctxasm.ml import embedding
@@ -88,7 +111,7 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
 
 
 @telemetry.traced("ctxasm.assemble", telemetry.describe_window)
-def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
+def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
              scores: dict[str, float] | None = None, reranker: Any = None, summarizer: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
     configures), else the database's lexical scorer; the manifest names which. When the budget turns compression
@@ -103,7 +126,10 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime,
 
         reranker = configured_reranker()
     try:
-        selection = store.select_window(spec.tenant_id, scope)
+        try:
+            selection = store.select_window(spec.tenant_id, scope)
+        except BudgetMissing as exc:
+            raise budget_missing(store, spec, at, exc) from None
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)

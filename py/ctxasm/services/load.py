@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,13 +51,33 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
     errors = list(validator().iter_errors(document))
     if errors:
-        worst = schemas.most_specific(errors)
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise ScenarioError(name, worst.json_path, brief_message(worst.message, worst.instance) + more)
+        problems = schema_problems(errors)
+        if len(problems) == 1:
+            raise ScenarioError(name, *problems[0])
+        shown = "; ".join(f"{path}: {problem}" for path, problem in problems[:MAX_PROBLEMS_SHOWN])
+        more = f"; and {len(problems) - MAX_PROBLEMS_SHOWN} more" if len(problems) > MAX_PROBLEMS_SHOWN else ""
+        raise ScenarioError(name, "$", f"{len(problems)} problems: {shown}{more}")
     _check_identities(name, document)
     _check_tool_schemas(name, document)
     check_budgets(name, document)
     return document
+
+
+#: How many schema problems one error message lists (each at its JSON path).
+MAX_PROBLEMS_SHOWN = 20
+
+
+def schema_problems(errors: list[Any]) -> list[tuple[str, str]]:
+    """(JSON path, problem) of every item of the file that fails its schema, the most specific error of each:
+    one memory's wrong field is one problem, and every such memory is named, not only the first."""
+    by_item: dict[tuple[Any, ...], list[Any]] = {}
+    for error in errors:
+        path = tuple(error.absolute_path)
+        item = path[:4] if path[:1] == ("tenants",) and path[2:3] == ("memories",) else path[:2]
+        by_item.setdefault(item, []).append(error)
+    worst = [schemas.most_specific(group) for group in by_item.values()]
+    in_file_order = sorted(worst, key=lambda e: [str(step).zfill(9) for step in e.absolute_path])
+    return [(e.json_path, brief_message(e.message, e.instance)) for e in in_file_order]
 
 
 def _budget_rows(document: dict[str, Any]):
@@ -394,14 +415,18 @@ DEFAULT_MEMORY_INSTRUCTIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def add_memory_instructions(document: dict[str, Any]) -> int:
-    """Give every tenant whose scenario sets a context_budget but no memory instructions (no guideline keyed
+def add_memory_instructions(document: dict[str, Any], registered: Collection[str] = ()) -> int:
+    """Give every new tenant whose scenario sets a context_budget but no memory instructions (no guideline keyed
     `memory_instructions` or `memory_instructions.*`) the default ones, tenant-wide, in place. Returns how many
-    rows were added. A file without a budget (a corpus added to a tenant loaded before) gets none."""
+    rows were added. A tenant in `registered` (the database has it already) gets none: it has the instructions
+    it was given, and rows nobody asked for would compete with them; nor does a file without a budget (a corpus
+    added to a tenant loaded before)."""
     from ctxasm.core.render import MEMORY_INSTRUCTIONS_KEY, TOOL_INSTRUCTION_PREFIX
 
     added = 0
     for tenant in document["tenants"]:
+        if tenant["tenant_id"] in registered:
+            continue
         guidelines = [m for m in tenant["memories"] if m["type"] == "guideline"]
         keys = {str(m.get("guideline_key")) for m in guidelines}
         if "context_budget" not in keys or any(
@@ -414,6 +439,23 @@ def add_memory_instructions(document: dict[str, Any]) -> int:
     return added
 
 
+def registered_tenants(store: MemoryStore, tenant_ids: list[str]) -> set[str]:
+    """The tenants among `tenant_ids` the database has registered: a claim for one minted on the trusted side is
+    accepted (an owner store); for any other it is refused."""
+    from ctxasm.errors import InvalidClaim
+
+    found = set()
+    for tenant_id in tenant_ids:
+        try:
+            store.set_tenant(tenant_id)
+            found.add(tenant_id)
+        except InvalidClaim:
+            pass
+        finally:
+            store.rollback()
+    return found
+
+
 def load_file(engine: Engine | Any, path: str | Path, *, upsert: bool = False) -> LoadReport:
     """Validate, embed the searchable memories, then load through the engine's owner connection (an admin
     tool: the owner registers tenants). `engine` may be a PostgreSQL target too. `upsert`: memories already
@@ -421,7 +463,8 @@ def load_file(engine: Engine | Any, path: str | Path, *, upsert: bool = False) -
     nothing the second time."""
     engine = as_engine(engine)
     document = read_scenario(path)
-    add_memory_instructions(document)
+    with connected_store(engine, role=OWNER) as store:
+        add_memory_instructions(document, registered_tenants(store, [t["tenant_id"] for t in document["tenants"]]))
     embed_memories(document)
     compress_chunks(document)
     total = sum(len(tenant["memories"]) for tenant in document["tenants"])

@@ -42,6 +42,10 @@ from ctxasm.core.refs import Ref
 from ctxasm.errors import ConfigError
 
 TRACER_NAME = "ctxasm"
+#: The OpenTelemetry GenAI semantic conventions' operation attribute and the well-known values ctxasm's spans use:
+#: a window's assembly is a memory retrieval, the agent loop's run an agent invocation.
+GEN_AI_OPERATION = "gen_ai.operation.name"
+RETRIEVAL, INVOKE_AGENT = "retrieval", "invoke_agent"
 EXPORTERS = ("console", "otlp")
 OTLP_PACKAGE = "opentelemetry-exporter-otlp-proto-http"
 
@@ -187,10 +191,16 @@ def window_attributes(manifest: Mapping[str, Any], manifest_id: str) -> dict[str
         "ctxasm.included": len(manifest.get("memories") or []),
         "ctxasm.excluded": len(manifest.get("excluded") or []),
         "gen_ai.request.model": str(manifest.get("model")),
+        # OpenTelemetry GenAI conventions: assembling a window retrieves memory for a model call; the data source
+        # is the tenant's memory store (docs/telemetry.md)
+        GEN_AI_OPERATION: RETRIEVAL,
+        "gen_ai.data_source.id": f"ctxasm:{manifest.get('tenant_id')}",
+        "gen_ai.retrieval.documents.count": len(manifest.get("memories") or []),
     }
     if content_allowed():
         scope = manifest.get("scope") or {}
         attributes["ctxasm.question"] = str(manifest.get("question"))
+        attributes["gen_ai.retrieval.query.text"] = str(manifest.get("question"))
         attributes.update({f"ctxasm.{k}": str(v) for k, v in scope.items() if v is not None})
     return attributes
 
@@ -227,7 +237,8 @@ def describe_window(span: Span, window: Any, *args: Any, **kwargs: Any) -> None:
 
 def describe_run(span: Span, run: Any, *args: Any, **kwargs: Any) -> None:
     """`traced` describer for AgentLoop.run(): how the run ended and what it spent."""
-    span.set_attributes({"ctxasm.tenant_id": str(run.window.manifest.get("tenant_id")),
+    span.set_attributes({GEN_AI_OPERATION: INVOKE_AGENT,
+                         "ctxasm.tenant_id": str(run.window.manifest.get("tenant_id")),
                          "ctxasm.manifest_id": run.window.manifest_id, "ctxasm.status": run.status,
                          "ctxasm.rounds": len(run.rounds), "ctxasm.tool_reserve.used": int(run.tool_tokens_used)})
 

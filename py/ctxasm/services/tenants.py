@@ -13,9 +13,10 @@ from typing import Any
 
 from ctxasm.engines.store import MemoryStore
 from ctxasm.services import load
+from ctxasm.services.budgets import TENANT_BUDGET_ID
 
 #: The row id of a tenant's budget guideline (the key prefixed with context_, as in the article's seed).
-BUDGET_ID = "context_context_budget"
+BUDGET_ID = TENANT_BUDGET_ID
 
 DEFAULT_BUDGET: dict[str, Any] = {
     "usable_context": 5000,
@@ -35,11 +36,12 @@ DEFAULT_BUDGET: dict[str, Any] = {
 }
 
 
-def new_tenant_document(tenant_id: str, display_name: str, at: datetime) -> dict[str, Any]:
+def new_tenant_document(tenant_id: str, display_name: str, at: datetime | None) -> dict[str, Any]:
     """The scenario document of a new tenant: its default budget guideline (tenant-wide) and, as `ctxasm load`
-    gives a tenant with a budget and no instructions, the default memory instructions."""
+    gives a new tenant with a budget and no instructions, the default memory instructions. `at` None: in effect
+    from the load (the database's clock)."""
     budget = {"type": "guideline", "id": BUDGET_ID, "guideline_key": "context_budget",
-              "valid_from": at.isoformat(),
+              **({"valid_from": at.isoformat()} if at is not None else {}),
               "content": "Context budget: 5000 usable tokens with reserves for output (400), tools (1000) and "
                          "framing (500); unused shares are reclaimed in the overflow order.",
               "content_json": DEFAULT_BUDGET}
@@ -49,6 +51,6 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime) -> dict
     return document
 
 
-def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime) -> load.LoadReport:
+def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime | None) -> load.LoadReport:
     """Register the tenant and write its default rows in one transaction, through an owner store."""
     return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")

@@ -19,12 +19,14 @@ class Turn:
     role: str
 
 
-def add_turn(store: MemoryStore, caller: Caller, role: str, content: str, at: datetime,
+def add_turn(store: MemoryStore, caller: Caller, role: str, content: str, at: datetime | None,
              source_refs: list[dict[str, Any]] | None = None) -> Turn:
-    """The caller's thread's next turn (role user or assistant), committed."""
+    """The caller's thread's next turn (role user or assistant), committed; `at` None: said now, by the
+    database's clock."""
     record: dict[str, Any] = {"id": f"turn_{uuid.uuid4().hex}", "role": role, "content": content,
-                              "user_id": caller.user_id, "agent_id": caller.agent_id, "thread_id": caller.thread_id,
-                              "valid_from": at}
+                              "user_id": caller.user_id, "agent_id": caller.agent_id, "thread_id": caller.thread_id}
+    if at is not None:
+        record["valid_from"] = at
     if source_refs:
         record["source_refs"] = source_refs
     store.set_tenant(caller.tenant_id)

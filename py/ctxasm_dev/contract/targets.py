@@ -26,6 +26,7 @@ TARGETS: dict[str, str] = {
     "py_constants": "py/ctxasm/contract_constants.py",
     "pg_assembly": "db/postgresql/api/ctx_assembly.sql",
     "pg_tools": "db/postgresql/api/ctx_tools.sql",
+    "pg_memory": "db/postgresql/api/ctx_memory.sql",
     "pg_selection_helpers": "db/postgresql/internal/ctx_rules.sql",
     "pg_retrieval": "db/postgresql/internal/ctx_retrieval.sql",
     "pg_sources": "db/postgresql/internal/ctx_sources.sql",

@@ -27,11 +27,11 @@ def joined_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
 
 
-def readme_commands() -> list[str]:
+def readme_commands(heading: str = "### Try it") -> list[str]:
     readme = (REPO / "README.md").read_text()
-    section = readme.split("### Try it", 1)[1]
+    section = readme.split(heading, 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, flags=re.S)
-    assert block, "README.md: the Try it section has no bash block"
+    assert block, f"README.md: the section {heading!r} has no bash block"
     return joined_lines(block.group(1))
 
 
@@ -121,3 +121,20 @@ def test_every_readme_command_works_as_printed(demo_window, tmp_path):
         done = run(command, tmp_path, demo_window)
         assert done.returncode == 0, f"{command}\nexit {done.returncode}\n{done.stderr[-3000:]}"
         _expected(command, done.stdout, tmp_path)
+
+
+def test_the_own_tenant_recipe_works_as_printed(clean_db, tmp_path):
+    """README's "Your own tenant" block on an empty database: five commands, the last one's window holds the
+    turn and the fact and uses the agent's budget."""
+    commands = readme_commands("### Your own tenant")
+    assert len(commands) == 5
+    (tmp_path / ".venv").symlink_to(REPO / ".venv")
+    outputs = []
+    for command in commands:
+        done = run(f"CTXASM_PG_DATABASE={DEMO_DATABASE} {command}", tmp_path, "")
+        assert done.returncode == 0, f"{command}\nexit {done.returncode}\n{done.stderr[-3000:]}"
+        outputs.append(done.stdout)
+    assert "usable_context 3000" in outputs[1] and "(agent helper)" in outputs[1]
+    window = outputs[-1]
+    assert "Our launch moved to March 3." in window and "The launch is on March 3." in window
+    assert re.search(r"of 1600 tokens", window), window[:300]  # 3000 less the reserves for output and tools

@@ -133,3 +133,18 @@ def test_each_round_of_the_agent_loop_is_a_span(corpus_once, spans):
     assert first.attributes["ctxasm.tool_reserve.used"] + first.attributes["ctxasm.tool_reserve.left"] == \
         run.manifests[0]["allocation"]["reserves"]["tools"]
     assert "AgentCore" not in " ".join(s for span in finished for s in strings_in(span))
+
+
+def test_spans_follow_the_genai_semantic_conventions(corpus_once, spans):
+    """gen_ai.operation.name: a window's assembly is a memory retrieval ("retrieval"), the loop's run an agent
+    invocation ("invoke_agent"); the window names its data source and how many memories it retrieved."""
+    with pgconn.connect(corpus_once, pgconn.app_login()) as connection:
+        _, _, run = run_transcript(PostgresStore(connection), "missing_detail")
+    finished = spans.get_finished_spans()
+    (window,) = [s for s in finished if s.name == "ctxasm.assemble"]
+    (whole,) = [s for s in finished if s.name == "ctxasm.agent_run"]
+    assert window.attributes["gen_ai.operation.name"] == "retrieval"
+    assert window.attributes["gen_ai.data_source.id"] == "ctxasm:acme"
+    assert window.attributes["gen_ai.retrieval.documents.count"] == len(run.window.manifest["memories"])
+    assert "gen_ai.retrieval.query.text" not in window.attributes  # content only when asked for
+    assert whole.attributes["gen_ai.operation.name"] == "invoke_agent"

@@ -93,8 +93,11 @@ def test_active_tools_hides_deleted_expired_future_and_other_agent_tools(store):
 
 def test_active_tools_are_per_tenant_and_need_a_time(store):
     assert store.active_tools("stripe", None, AGENT, AT) == []
+    # the routine needs a time; the adapter's None is the database's now
     with pytest.raises(errors.InvalidArgument, match="in_evaluation_time"):
-        store.active_tools("acme", "jane", AGENT, None)
+        store._tool_call("acme", "SELECT ctx_tools.active_tools(in_user_id => %s, in_agent_id => %s, "
+                         "in_evaluation_time => NULL)", ("jane", AGENT))
+    assert store.active_tools("acme", "jane", AGENT, None) == store.active_tools("acme", "jane", AGENT, None)
 
 
 def test_tools_need_the_tenant(store):
@@ -321,7 +324,8 @@ def test_expand_judges_the_source_at_the_evaluation_time(store, window):
         store.expand("acme", window.manifest_id, fact["id"], parse_time("2026-08-01T00:00:00"))
     store.rollback()
     with pytest.raises(errors.InvalidArgument, match="in_evaluation_time"):
-        store.expand("acme", window.manifest_id, fact["id"], None)
+        store._tool_call("acme", "SELECT ctx_tools.expand(in_manifest_id => %s, in_memory_id => %s, "
+                         "in_evaluation_time => NULL)", (window.manifest_id, fact["id"]))
     store.rollback()
 
 

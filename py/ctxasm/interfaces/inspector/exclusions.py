@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxasm.core import render
+from ctxasm.services import budgets
 from ctxasm.services.inspection import Inspection, RefKey, ref_key, ref_text
 
 LIFECYCLE = {"superseded": "superseded by a later version", "deleted": "deleted", "expired": "expired (valid_until "
@@ -70,9 +71,9 @@ def explain(item: Mapping[str, Any], inspection: Inspection) -> str:
                 f"which was kept: {_where(inspection, kept)}.{erased}")
     if rule == "conflict":
         if item.get("kept"):
-            return (f"the same claim as {ref_text(item['kept'])}, which wins (a canonical fact beats a derived "
-                    f"claim, the narrower scope wins): {_where(inspection, item['kept'])}.{erased}")
-        return f"{item.get('detail') or 'a conflicting row wins'}.{erased}"
+            return (f"the same claim as {ref_text(item['kept'])}, which wins ({_claim_winner(inspection, ref, item['kept'])}): "
+                    f"{_where(inspection, item['kept'])}.{erased}")
+        return f"{_fixed_conflict(inspection, ref) or item.get('detail') or 'a conflicting row wins'}.{erased}"
     if rule == "slice_budget":
         left = item.get("left")
         at = f"; {item['slice']} had {left} left when it came up" if left is not None else ""
@@ -90,6 +91,44 @@ def explain(item: Mapping[str, Any], inspection: Inspection) -> str:
                 f"memories go first{standing}.{erased}")
     detail = item.get("detail") or (f"kept {ref_text(item['kept'])}" if item.get("kept") else "")
     return f"{detail}.{erased}" if detail else f"excluded by {rule}.{erased}"
+
+
+_KEYS = {"guideline": "guideline_key", "persona": "persona_key", "toolbox": "tool_name"}
+
+
+def _scope_words(loser: Mapping[str, Any], winner: Mapping[str, Any]) -> str:
+    """Why the winner of two rows of one key or claim wins on scope and time, as the selection step decides."""
+    if budgets.scope_level(winner) > budgets.scope_level(loser):
+        return f"the narrower scope wins: {budgets.scope_of(winner)} over {budgets.scope_of(loser)}"
+    if budgets.scope_level(winner) == budgets.scope_level(loser):
+        return (f"both are {budgets.scope_of(winner)}: the later valid_from wins ({winner.get('valid_from')} over "
+                f"{loser.get('valid_from')}), then the row id")
+    return "it ranks first"
+
+
+def _claim_winner(inspection: Inspection, ref: Any, kept: Any) -> str:
+    loser, winner = inspection.row(ref), inspection.row(kept)
+    if not loser or not winner:
+        return "a canonical fact beats a derived claim, then the narrower scope wins"
+    if (kept or [None])[0] == "entity" and (ref or [None])[0] != "entity":
+        return "a canonical fact beats a derived claim"
+    return _scope_words(loser, winner)
+
+
+def _fixed_conflict(inspection: Inspection, ref: Any) -> str | None:
+    """A guideline, persona or tool left out because another row of its key is in the window: which one, and why
+    it wins (narrower scope, else the later valid_from), from the rows as they were."""
+    loser = inspection.row(ref)
+    kind = (ref or [None])[0]
+    column = _KEYS.get(str(kind))
+    if not loser or not column:
+        return None
+    for memory in inspection.manifest.get("memories") or []:
+        winner = inspection.row(memory.get("ref"))
+        if memory.get("ref", [None])[0] == kind and winner and winner.get(column) == loser.get(column):
+            return (f"{ref_text(memory['ref'])}, of the same {column} {loser.get(column)}, is in effect "
+                    f"instead ({_scope_words(loser, winner)}): {_where(inspection, memory['ref'])}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -280,19 +319,45 @@ def why_not(inspection: Inspection, query: str, rows_then: Sequence[Mapping[str,
     return out
 
 
+def _window_scope(manifest: Mapping[str, Any]) -> budgets.Scope:
+    scope = manifest.get("scope") or {}
+    return budgets.Scope(scope.get("user_id"), scope.get("agent_id"), scope.get("thread_id"))
+
+
+def budget_standing(inspection: Inspection, row: Mapping[str, Any], rows_then: Sequence[Mapping[str, Any]]) -> str:
+    """Why a budget row is or is not this window's budget, from the rows as they were (the budget step's
+    conditions in its order: lifecycle at the evaluation time, scope, then the narrowest and latest wins)."""
+    manifest = inspection.manifest
+    chosen_key = ref_key(manifest.get("budget_ref"))
+    chosen = inspection.budget_row or next(
+        (r for r in rows_then if chosen_key and (str(r.get("id")), int(r.get("version") or 0)) == chosen_key[1:]),
+        None) or ({"id": chosen_key[1], "version": chosen_key[2]} if chosen_key else None)
+    return budgets.standing(row, chosen, _window_scope(manifest), manifest.get("evaluation_time"))
+
+
 def _unrendered_source(inspection: Inspection, key: tuple, rows_then: Sequence[Mapping[str, Any]]) -> str:
-    """Why a source the window read is neither in it nor excluded by a rule: the budget guideline is read, not
-    rendered; a tool's memory instruction waits for its tool; anything else fell to the scope step."""
+    """Why a source the window read is neither in it nor excluded by a rule: a budget guideline is read, not
+    rendered (and only the one the budget step picked counts); a tool's memory instruction waits for its tool;
+    anything else was out of the window's scope or not in effect, as its row shows."""
     if ref_key(inspection.manifest.get("budget_ref")) == key:
         return "read as the budget guideline: it sets the allocation and is not rendered into the request."
     row = inspection.row(key) or next((r for r in rows_then if str(r.get("id")) == key[1]
                                        and int(r.get("version") or 0) == key[2]), None) or {}
+    if budgets.is_budget(row):
+        return "a context budget guideline, not this window's: " + budget_standing(inspection, row, rows_then)
     guideline_key = str(row.get("guideline_key") or "")
     if guideline_key.startswith(render.TOOL_INSTRUCTION_PREFIX):
         handler = guideline_key[len(render.TOOL_INSTRUCTION_PREFIX):]
         return (f"a tool's memory instruction ({guideline_key}): rendered only when a tool with handler {handler} "
                 "is in the window, and none was.")
-    return "left out before fitting by the scope step (its user, agent or thread is not this window's)."
+    if not row:
+        return "left out before fitting; its row is not readable here to say why."
+    scope = _window_scope(inspection.manifest)
+    for name in budgets.SCOPE_FIELDS:
+        if row.get(name) is not None and row.get(name) != getattr(scope, name):
+            return (f"left out before fitting by the scope step: it is for {name.removesuffix('_id')} {row[name]}, "
+                    f"and this window is for {scope.text()}.")
+    return "left out before fitting: it is in this window's scope, and no rule recorded why."
 
 
 def _not_named(inspection: Inspection, label: str, row_id: str | None,
@@ -309,7 +374,10 @@ def _not_named(inspection: Inspection, label: str, row_id: str | None,
     out.append("At the snapshot it had " + ", ".join(f"version {row.get('version')} ({row.get('status')})"
                                                      for row in versions) + ".")
     key = str(versions[-1].get("guideline_key") or "")
-    if key.startswith(render.TOOL_INSTRUCTION_PREFIX):
+    if budgets.is_budget(versions[-1]):
+        out += [f"Version {row.get('version')} is a context budget guideline, not this window's: "
+                + budget_standing(inspection, row, rows_then) for row in versions]
+    elif key.startswith(render.TOOL_INSTRUCTION_PREFIX):
         handler = key[len(render.TOOL_INSTRUCTION_PREFIX):]
         out.append(f"It is a tool's memory instruction: rendered only when a tool with handler {handler} is in the "
                    "window, and none was.")

@@ -1,0 +1,165 @@
+"""A LangGraph long-term memory store (`langgraph.store.base.BaseStore`) over ctxasm.api.
+
+    from ctxasm.adapters.langgraph_store import CtxasmStore
+
+    store = CtxasmStore("acme")                   # the tenant; namespace[0] is the user
+    store.put(("jane", "preferences"), "theme", {"colour": "teal"})
+    store.get(("jane", "preferences"), "theme").value
+    graph = builder.compile(store=store)
+
+What it maps to (docs/adapters.md):
+
+- the tenant is the store's (one store per tenant); `user_index` (default 0) and `agent_index` (default none)
+  name the namespace labels that are the user and the agent: an item is a personal fact of that user (and
+  agent), which other users' sessions never see;
+- an item is a fact (`Session.remember`): subject `lg:` + the namespace joined by `/`, predicate the key,
+  content the value as JSON text (so hybrid search reads it), content_json `{"namespace", "key", "value"}`;
+- `put` again writes a new version (the old one stays in history, so windows that showed it replay); `put`
+  of None (`delete`) retracts it: no longer in effect, its history kept;
+- `search` with a query ranks the items under the prefix by meaning (cosine similarity of the embeddings,
+  ctxasm.adapters.ranking), with the score; without one, the items under the prefix, latest first; `filter` compares top-level values for equality;
+- `list_namespaces` lists the namespaces of the stored items.
+
+Lost: TTLs (`supports_ttl` is False), the `index` argument (every value is searchable as text), filter
+operators other than equality. Needs the `langgraph` extra (langgraph-checkpoint).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem,
+                                  SearchOp)
+
+from ctxasm import api
+from ctxasm.adapters.ranking import by_meaning
+from ctxasm.services.upsert import instant
+
+SUBJECT_PREFIX = "lg:"
+
+
+def subject_of(namespace: tuple[str, ...]) -> str:
+    return SUBJECT_PREFIX + "/".join(namespace)
+
+
+class CtxasmStore(BaseStore):
+    """BaseStore over one ctxasm tenant. `memory` is a ctxasm.api.Memory (default: `Memory.open()`, closed with
+    the store)."""
+
+    supports_ttl = False
+
+    def __init__(self, tenant_id: str, *, memory: api.Memory | None = None, user_index: int | None = 0,
+                 agent_index: int | None = None):
+        self.tenant_id = tenant_id
+        self._own = memory is None
+        self.memory = memory or api.Memory.open()
+        self.user_index, self.agent_index = user_index, agent_index
+
+    # -- the batch the base class's get/put/search/delete/list_namespaces call ---------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        rows = None
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, PutOp):
+                self._put(op)
+                rows = None
+                results.append(None)
+                continue
+            rows = rows if rows is not None else self._items()
+            if isinstance(op, GetOp):
+                results.append(rows.get((tuple(op.namespace), op.key)))
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op, rows))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._namespaces(op, rows))
+            else:
+                raise ValueError(f"unknown store operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # -- one operation ---------------------------------------------------------------------------------------
+
+    def _label(self, namespace: tuple[str, ...], index: int | None) -> str | None:
+        return namespace[index] if index is not None and len(namespace) > index else None
+
+    def _session(self, namespace: tuple[str, ...]) -> api.Session:
+        return self.memory.session(self.tenant_id, user_id=self._label(namespace, self.user_index),
+                                   agent_id=self._label(namespace, self.agent_index))
+
+    def _put(self, op: PutOp) -> None:
+        namespace = tuple(op.namespace)
+        session = self._session(namespace)
+        if op.value is None:
+            row = self._rows().get((namespace, op.key))
+            if row is not None:
+                session.retract("entity", row["id"])
+            return
+        value = dict(op.value)
+        session.remember(subject_of(namespace), op.key, json.dumps(value, ensure_ascii=False, sort_keys=True),
+                         content_json={"namespace": list(namespace), "key": op.key, "value": value}, personal=True)
+
+    def _search(self, op: SearchOp, items: Mapping[tuple[tuple[str, ...], str], Item]) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        under = {(ns, key): item for (ns, key), item in items.items() if ns[:len(prefix)] == prefix
+                 and all(item.value.get(k) == v for k, v in (op.filter or {}).items())}
+        if op.query:
+            keys = list(under)
+            ranked = by_meaning(op.query, [json.dumps(under[k].value, ensure_ascii=False) for k in keys])
+            chosen = [(keys[i], score) for i, score in ranked]
+        else:
+            latest = sorted(under, key=lambda k: under[k].updated_at, reverse=True)
+            chosen = [(key, None) for key in latest]
+        page = chosen[op.offset:op.offset + op.limit]
+        return [SearchItem(namespace=key[0], key=key[1], value=under[key].value, created_at=under[key].created_at,
+                           updated_at=under[key].updated_at, score=score) for key, score in page]
+
+    def _namespaces(self, op: ListNamespacesOp, items: Mapping[tuple[tuple[str, ...], str], Item]) -> list[tuple]:
+        found = sorted({ns for ns, _ in items})
+        for condition in op.match_conditions or ():
+            path = tuple(condition.path)
+
+            def matches(ns: tuple[str, ...]) -> bool:
+                part = ns[:len(path)] if condition.match_type == "prefix" else ns[-len(path):] if path else ()
+                return len(ns) >= len(path) and all(p == "*" or p == n for p, n in zip(path, part))
+
+            found = [ns for ns in found if matches(ns)]
+        if op.max_depth is not None:
+            found = sorted({ns[:op.max_depth] for ns in found})
+        return found[op.offset:op.offset + op.limit]
+
+    # -- the stored items ------------------------------------------------------------------------------------
+
+    def _rows(self) -> dict[tuple[tuple[str, ...], str], Mapping[str, Any]]:
+        """(namespace, key) -> the item's row versions as the tenant's facts hold them, the latest active one."""
+        session = self.memory.session(self.tenant_id)
+        with session.store() as store:
+            store.set_tenant(self.tenant_id)
+            snapshot = store.capture_snapshot()
+            store.rollback()
+        versions: dict[tuple[tuple[str, ...], str], list[Mapping[str, Any]]] = {}
+        for row in session.rows_at("entity", snapshot):
+            payload = row.get("content_json") or {}
+            if str(row.get("subject", "")).startswith(SUBJECT_PREFIX) and "namespace" in payload:
+                versions.setdefault((tuple(payload["namespace"]), str(payload["key"])), []).append(row)
+        self._created = {k: min(instant(r["valid_from"]) for r in v) for k, v in versions.items()}
+        return {k: r for k, v in versions.items() for r in v if r.get("status") == "active"}
+
+    def _items(self) -> dict[tuple[tuple[str, ...], str], Item]:
+        rows = self._rows()
+        return {k: Item(value=dict(r["content_json"]["value"]), key=k[1], namespace=k[0],
+                        created_at=self._created.get(k) or _at(r), updated_at=_at(r)) for k, r in rows.items()}
+
+    def close(self) -> None:
+        if self._own:
+            self.memory.close()
+
+
+def _at(row: Mapping[str, Any]) -> datetime:
+    return instant(row.get("valid_from")) or datetime.min
