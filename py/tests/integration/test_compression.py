@@ -218,3 +218,18 @@ def test_the_offline_summarizer_is_instant_and_keeps_lead_sentences():
     text = data.fact_text("eviction")
     written = ExtractiveSummarizer().compress(text, max_tokens=40)
     assert text.startswith(written.text.removesuffix("...")) and written.prompt_version == "extractive-1"
+
+
+def test_the_inspector_shows_a_compression_written_during_the_window(clean_db, tmp_path, server):
+    from ctxasm.interfaces import inspector
+    from ctxasm.services.inspection import load_inspection
+
+    data.load_tenant(clean_db, tmp_path, ON)
+    made = window(clean_db, summarizer(server))
+    shown = next(m for m in facts(made.manifest).values() if m.get("summary_written"))
+    with data.app_store(clean_db) as store:
+        inspection = load_inspection(store, data.TENANT, made.manifest_id, with_request=False)
+    text, what = inspection.seen_text(shown)
+    assert what == "summary tier: the stored compression" and text in made.request["messages"][-1]["content"]
+    described = inspector.describe_manifest(inspection)
+    assert f"written by {MODEL} (prompt {COMPRESSION_PROMPT.version}) during this window's assembly" in described

@@ -13,9 +13,11 @@ import pytest
 from ctxasm.api import Memory
 from ctxasm.core.refs import Ref
 from ctxasm.interfaces import cli
+from ctxasm.interfaces.inspector import describe_manifest
 from ctxasm.ml.summarizer import EPISODE_PROMPT, ChatSummarizer, episode_message
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.episodes import Thresholds, summarize_threads, summary_id
+from ctxasm.services.inspection import load_inspection
 from ctxasm.services.replay import replay
 
 from ..chat_server import MODEL, ChatServer, canned_summary
@@ -154,7 +156,9 @@ def test_a_window_in_another_thread_seats_the_summary_and_replays_with_the_serve
     assert text in made.request["messages"][-1]["content"]
     with data.app_store(clean_db) as store:
         result = replay(store, data.TENANT, made.manifest_id)
+        described = describe_manifest(load_inspection(store, data.TENANT, made.manifest_id, with_request=False))
     assert result.status == "match", result.reason
+    assert f"written by {MODEL} (prompt {EPISODE_PROMPT.version})" in described
 
 
 def test_summarize_threads_from_the_command_line_with_the_configured_model(clean_db, tmp_path, server, monkeypatch,
