@@ -906,12 +906,51 @@ create or replace package body ctx_memory is
          return null;
    end read_event;
 
-   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
+   -- in_refs parsed as a JSON array of at most co_max_refs [type, id, version] references (the version a number),
+   -- else invalid_argument with in_problem: the check row_states and read_compressions share
+   function ref_list(in_refs in clob, in_problem in varchar2) return json_array_t is
       co_max_refs constant pls_integer := 10000;
+      l_element json_element_t;
+      l_refs    json_array_t;
+      l_ref     json_array_t;
+      l_member  json_element_t;
+      l_last    pls_integer;
+   begin
+      begin
+         l_element := json_element_t.parse(in_refs);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end;
+      if l_element is null or not l_element.is_array() then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end if;
+      l_refs := treat(l_element as json_array_t);
+      if l_refs.get_size() > co_max_refs then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end if;
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_member := l_refs.get(i);
+         if not l_member.is_array() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+         l_ref := treat(l_member as json_array_t);
+         if l_ref.get_size() <> 3 then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+         l_member := l_ref.get(2);
+         if not l_member.is_number() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+      end loop;
+      return l_refs;
+   end ref_list;
+
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
       co_bad_refs constant varchar2(200) :=
          'in_refs must be a JSON array of at most 10000 [type, id, version] references';
       l_tenant_id ctx_tenant.tenant_id%type;
-      l_element   json_element_t;
       l_refs      json_array_t;
       l_ref       json_array_t;
       l_result    json_object_t := json_object_t();
@@ -922,7 +961,6 @@ create or replace package body ctx_memory is
       l_now       varchar2(16);
       l_then      varchar2(16);
       l_scn       number;
-      l_member    json_element_t;
       l_last      pls_integer;
    begin
       l_tenant_id := ctx_session.require_tenant();
@@ -933,33 +971,10 @@ create or replace package body ctx_memory is
          );
       end if;
       l_scn := to_number(in_snapshot);
-      begin
-         l_element := json_element_t.parse(in_refs);
-      exception
-         when e_json_syntax then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end;
-      if l_element is null or not l_element.is_array() then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
-      l_refs := treat(l_element as json_array_t);
-      if l_refs.get_size() > co_max_refs then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
+      l_refs := ref_list(in_refs => in_refs, in_problem => co_bad_refs);
       l_last := l_refs.get_size() - 1;
       for i in 0 .. l_last loop
-         l_member := l_refs.get(i);
-         if not l_member.is_array() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_ref := treat(l_member as json_array_t);
-         if l_ref.get_size() <> 3 then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_member := l_ref.get(2);
-         if not l_member.is_number() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
+         l_ref := treat(l_refs.get(i) as json_array_t);
          l_table := table_for_type(in_memory_type => l_ref.get_string(0));
          l_id := l_ref.get_string(1);
          l_version := l_ref.get_number(2);
@@ -997,15 +1012,12 @@ create or replace package body ctx_memory is
    end row_states;
 
    function read_compressions(in_refs in clob) return clob is
-      co_max_refs constant pls_integer := 10000;
       co_bad_refs constant varchar2(200) :=
          'in_refs must be a JSON array of at most 10000 ["compression", id, version] references';
       co_compression constant varchar2(16) := 'compression';
       l_tenant_id ctx_tenant.tenant_id%type;
-      l_element   json_element_t;
       l_refs      json_array_t;
       l_ref       json_array_t;
-      l_member    json_element_t;
       l_result    json_object_t := json_object_t();
       l_row       clob;
       l_id        context_compression.id%type;
@@ -1013,31 +1025,11 @@ create or replace package body ctx_memory is
       l_last      pls_integer;
    begin
       l_tenant_id := ctx_session.require_tenant();
-      begin
-         l_element := json_element_t.parse(in_refs);
-      exception
-         when e_json_syntax then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end;
-      if l_element is null or not l_element.is_array() then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
-      l_refs := treat(l_element as json_array_t);
-      if l_refs.get_size() > co_max_refs then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
+      l_refs := ref_list(in_refs => in_refs, in_problem => co_bad_refs);
       l_last := l_refs.get_size() - 1;
       for i in 0 .. l_last loop
-         l_member := l_refs.get(i);
-         if not l_member.is_array() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_ref := treat(l_member as json_array_t);
-         if l_ref.get_size() <> 3 then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_member := l_ref.get(2);
-         if not l_member.is_number() or nvl(l_ref.get_string(0), '-') <> co_compression then
+         l_ref := treat(l_refs.get(i) as json_array_t);
+         if nvl(l_ref.get_string(0), '-') <> co_compression then
             ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
          end if;
          l_id := l_ref.get_string(1);

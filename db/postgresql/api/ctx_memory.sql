@@ -277,10 +277,7 @@ DECLARE
     l_tenant     varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_result     jsonb;
 BEGIN
-    IF in_limit IS NULL OR in_limit NOT BETWEEN 1 AND co_max_limit THEN
-        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
-            'invalid_argument: in_limit must be 1..%s', co_max_limit);
-    END IF;
+    PERFORM ctxasm.require_limit(in_limit, co_max_limit);
     WITH episodes AS (
         SELECT s.summary_key, s.id, s.version,
                CASE WHEN jsonb_typeof(s.content_json -> 'episode' -> 'last_turn') = 'number'
@@ -328,10 +325,7 @@ DECLARE
     l_agent      varchar := ctxasm.claim_scope('agent');
     l_result     jsonb;
 BEGIN
-    IF in_limit IS NULL OR in_limit NOT BETWEEN 1 AND co_max_limit THEN
-        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
-            'invalid_argument: in_limit must be 1..%s', co_max_limit);
-    END IF;
+    PERFORM ctxasm.require_limit(in_limit, co_max_limit);
     SELECT jsonb_agg(jsonb_build_object(
                'ref', jsonb_build_array('conversation', t.id, t.version), 'turn_index', t.turn_index,
                'role', t.role, 'content', t.content, 'valid_from', t.valid_from, 'user_id', t.user_id,

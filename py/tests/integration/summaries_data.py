@@ -8,10 +8,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
+from ctxasm.ml.summarizer import ChatSummarizer
 from ctxasm.services import load
+
+from ..chat_server import MODEL, ChatServer
 
 TENANT, USER, AGENT = "sumco", "jane", "helper"
 AT = "2026-09-28T12:00:00"
@@ -82,6 +87,18 @@ def change_budget(target, compression: dict[str, Any] | None) -> None:
         store.supersede("guideline", "budget", {"content_json": budget(compression),
                                                 "valid_from": "2026-01-02T00:00:00Z"})
         store.commit()
+
+
+@pytest.fixture()
+def server():
+    """The OpenAI-compatible server on 127.0.0.1, for one test."""
+    with ChatServer() as running:
+        yield running
+
+
+def summarizer(server: ChatServer) -> ChatSummarizer:
+    """A chat summarizer of the server's canned model (no retry: a failure is the test's to see)."""
+    return ChatSummarizer(MODEL, api_key="test-key", base_url=server.base_url)
 
 
 def spec(thread: str = "thread_new_question", question: str = QUESTION) -> WindowSpec:

@@ -10,25 +10,17 @@ import time
 import pytest
 
 from ctxasm.core.refs import Ref
-from ctxasm.ml.summarizer import COMPRESSION_PROMPT, ChatSummarizer, ExtractiveSummarizer, compression_message
+from ctxasm.ml.summarizer import COMPRESSION_PROMPT, ExtractiveSummarizer, compression_message
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
 
 from ..chat_server import MODEL, ChatServer, canned_summary
 from ..conftest import read_as_owner
 from . import summaries_data as data
+from .summaries_data import server, summarizer  # noqa: F401 (server is a fixture)
 
 ON = {"enabled": True, "time_budget_ms": 5000, "token_budget": 20000, "summary_tokens": 40}
 
-
-@pytest.fixture()
-def server():
-    with ChatServer() as running:
-        yield running
-
-
-def summarizer(server: ChatServer) -> ChatSummarizer:
-    return ChatSummarizer(MODEL, api_key="test-key", base_url=server.base_url)
 
 
 def window(target, chosen=None):

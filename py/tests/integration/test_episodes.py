@@ -14,7 +14,7 @@ from ctxasm.api import Memory
 from ctxasm.core.refs import Ref
 from ctxasm.interfaces import cli
 from ctxasm.interfaces.inspector import describe_manifest
-from ctxasm.ml.summarizer import EPISODE_PROMPT, ChatSummarizer, episode_message
+from ctxasm.ml.summarizer import EPISODE_PROMPT, episode_message
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.episodes import Thresholds, summarize_threads, summary_id
 from ctxasm.services.inspection import load_inspection
@@ -23,19 +23,11 @@ from ctxasm.services.replay import replay
 from ..chat_server import MODEL, ChatServer, canned_summary
 from ..conftest import read_as_owner
 from . import summaries_data as data
+from .summaries_data import server, summarizer  # noqa: F401 (server is a fixture)
 
 NOW = datetime(2026, 9, 28, 12, 0, tzinfo=timezone.utc)
 SUMMARY = summary_id(data.LONG_THREAD)
 
-
-@pytest.fixture()
-def server():
-    with ChatServer() as running:
-        yield running
-
-
-def summarizer(server: ChatServer) -> ChatSummarizer:
-    return ChatSummarizer(MODEL, api_key="test-key", base_url=server.base_url)
 
 
 def run(target, chosen, thresholds: Thresholds = Thresholds(), now: datetime = NOW, **scope):
