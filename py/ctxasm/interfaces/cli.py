@@ -360,6 +360,10 @@ def _summarize_threads(args: argparse.Namespace) -> int:
         args.quiet_after, "--quiet-after")), min_quiet_turns=args.min_quiet_turns,
         summary_tokens=args.summary_tokens, max_threads=args.max_threads)
     every = _seconds(args.every, "--every") if args.every else None
+    if every == 0:
+        from ctxasm.errors import ConfigError
+
+        raise ConfigError("config_error: --every must be longer than 0 seconds")
     failed = 0
     with _session(args, scoped=True) as session:
         while True:

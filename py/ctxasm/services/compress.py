@@ -17,6 +17,7 @@ caller's user and agent scope.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -61,9 +62,14 @@ def compress_during_assembly(store: MemoryStore, spec: WindowSpec, selection: di
     if not wanted:
         return window
     if summarizer is None:
-        from ctxasm.ml.summarizer import configured_summarizer
+        from ctxasm.ml.summarizer import SUMMARY_MODEL_ENV, configured_summarizer
 
-        summarizer = configured_summarizer()
+        try:
+            summarizer = configured_summarizer()
+        except CtxasmError as exc:  # a deployment that names a model it cannot call: the window goes on without
+            record = compression.report(os.environ.get(SUMMARY_MODEL_ENV) or "unconfigured", (), {},
+                                        [(target.ref, str(exc)) for target in wanted], (), 0, 0)
+            return Window(window.request, Manifest({**window.manifest, "compression": record}))
     # The selection is read: its transaction ends before any model call, so no snapshot or lock waits on one.
     store.rollback()
     started = time.monotonic()
@@ -83,14 +89,15 @@ def _ask(summarizer: Any, wanted: Sequence[Target], settings: budgets.Compressio
     budget is spent; a call still running then is abandoned (its own timeout ends it soon after)."""
     outcome = _Outcome()
     deadline = time.monotonic() + settings.time_budget_ms / 1000
-    planned: list[Target] = []
+    planned: list[tuple[Target, int]] = []
+    spent = 0
     for target in wanted:
         cost = summarizer.cost(target.text, settings.summary_tokens)
-        if outcome.tokens + cost > settings.token_budget:
+        if spent + cost > settings.token_budget:
             outcome.skipped.append((target.ref, "token_budget"))
             continue
-        outcome.tokens += cost
-        planned.append(target)
+        spent += cost
+        planned.append((target, cost))
     pool = ThreadPoolExecutor(max_workers=PARALLEL_CALLS, thread_name_prefix="ctxasm-compress")
     running: dict[Future[Any], Target] = {}
     waiting = list(planned)
@@ -100,8 +107,9 @@ def _ask(summarizer: Any, wanted: Sequence[Target], settings: budgets.Compressio
             if left <= 0:
                 break
             while waiting and len(running) < PARALLEL_CALLS:
-                target = waiting.pop(0)
+                target, cost = waiting.pop(0)
                 outcome.asked.append(target)
+                outcome.tokens += cost
                 running[pool.submit(summarizer.compress, target.text, max_tokens=settings.summary_tokens,
                                     timeout=left)] = target
             done, _ = wait(running, timeout=left, return_when=FIRST_COMPLETED)
@@ -118,7 +126,7 @@ def _ask(summarizer: Any, wanted: Sequence[Target], settings: budgets.Compressio
     limit = settings.time_budget_ms
     outcome.failed += [(target.ref, f"timed out: no answer within the time budget of {limit} ms")
                        for target in running.values()]
-    outcome.skipped += [(target.ref, "time_budget") for target in waiting]
+    outcome.skipped += [(target.ref, "time_budget") for target, _ in waiting]
     return outcome
 
 

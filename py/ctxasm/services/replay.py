@@ -20,6 +20,7 @@ from ctxasm.core.compose import WindowSpec, code_hash, compose
 from ctxasm.core.compression import Stored, with_compressions, written_refs
 from ctxasm.core.manifest import Manifest, dependencies, first_difference
 from ctxasm.core.refs import Ref
+from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.services.assemble import parse_time
 
@@ -159,7 +160,9 @@ def _stored_compressions(store: MemoryStore, tenant_id: str, manifest: Manifest
         row = rows[key]
         if Ref.of(row["source"]) != source:
             return {}, f"compression {key} is of {Ref.of(row['source']).key}, not of {source.key}"
-        stored[source.key] = Stored(Ref.of(key), row["content"], int(row["content_tokens"]),
+        tokens = row.get("content_tokens")
+        stored[source.key] = Stored(Ref.of(key), row["content"],
+                                    int(tokens) if tokens is not None else count_tokens(row["content"]),
                                     row["generating_model"], row["prompt_version"])
     return stored, None
 

@@ -225,3 +225,14 @@ def test_the_inspector_shows_a_compression_written_during_the_window(clean_db, t
     assert what == "summary tier: the stored compression" and text in made.request["messages"][-1]["content"]
     described = inspector.describe_manifest(inspection)
     assert f"written by {MODEL} (prompt {COMPRESSION_PROMPT.version}) during this window's assembly" in described
+
+
+def test_a_model_configured_without_its_key_costs_the_compressions_not_the_window(clean_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("CTXASM_SUMMARY_MODEL", "gpt-4.1-mini")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data.load_tenant(clean_db, tmp_path, ON)
+    made = window(clean_db)
+    report = made.manifest["compression"]
+    assert report["summarizer"] == "gpt-4.1-mini" and report["asked"] == 0 and report["written"] == []
+    assert report["failed"] and all("needs OPENAI_API_KEY" in f["problem"] for f in report["failed"])
+    assert compressions(clean_db) == []
