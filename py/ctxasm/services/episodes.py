@@ -151,7 +151,7 @@ def _summarize(store: MemoryStore, tenant_id: str, summarizer: Any, thread: dict
                thresholds: Thresholds) -> ThreadSummary:
     thread_id = thread["thread_id"]
     previous = thread.get("summary")
-    through = int((previous or {}).get("episode", {}).get("last_turn") or 0) if previous else 0
+    through = int(((previous or {}).get("episode") or {}).get("last_turn") or 0)
     turns = _turns(store, tenant_id, thread_id, through)
     if not turns:
         return ThreadSummary(thread_id, reason, "failed", 0, problem="its new turns are no longer readable")
