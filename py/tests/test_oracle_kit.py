@@ -448,7 +448,8 @@ def test_the_workflow_sets_up_and_deploys_through_oracle_dev() -> None:
     # are loaded only on a database where everything compiled
     assert deploy["if"] == "${{ !cancelled() }}"
     assert _run_of("scripts/oracle-dev seed")["if"] == "${{ steps.deploy.outcome == 'success' }}"
-    for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names"):
+    for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names",
+                 "oracle_semantics"):
         _run_of(f"ctxasm_dev.gates.{gate}")
     # the check after each changelog is part of deploy (tested above with a stub of the database)
     assert "check_compiled \"$changelog\"" in _function("liquibase_update")

@@ -209,7 +209,7 @@ def _text_index(schema: Schema, ddl: DdlStatement, tokens: list[Token]) -> TextI
     column = tokens[open_at + 1].text if tokens[open_at].kind == OP and tokens[open_at].text == "(" else ""
     filter_by = _by_list(tokens, indextype_at, "filter")
     order_by = _by_list(tokens, indextype_at, "order")
-    types = {c: schema.column_type(table, c) for c in (*filter_by, *order_by)}
+    types = {c: schema.column_type(table, c) for c in (column, *filter_by, *order_by)}
     return TextIndex(name, kind, table, column, filter_by, order_by, types, ddl.path, ddl.line, ddl.changeset)
 
 

@@ -105,6 +105,14 @@ class SemanticResolver(SqlTyping, Resolver):
         for index in self.schema.text_indexes:
             self.path = index.path
             anchor = Token(IDENT, index.name, index.line)
+            indexed = index.column_types.get(index.column)
+            if indexed is None:
+                self.finding(anchor, "text-index", f"{index.name} indexes {index.table}.{index.column}, which does "
+                             "not exist when the index is created")
+            elif base(indexed) not in ("clob", "blob", "varchar2", "char", "bfile", "xmltype", "uritype"):
+                self.finding(anchor, "text-index", f"{index.name} indexes {index.table}.{index.column}, a "
+                             f"{indexed}: a CONTEXT index takes VARCHAR2, CHAR, CLOB, BLOB, BFILE, XMLType or "
+                             "URIType ('Supported Column Types', Oracle Text Application Developer's Guide)")
             for column in (*index.filter_by, *index.order_by):
                 declared = index.column_types.get(column)
                 if declared is None:
@@ -167,6 +175,9 @@ class SemanticResolver(SqlTyping, Resolver):
             return
         base_name = "varchar2" if name == "varchar" else name
         limit = self.deployment.sql_bytes(base_name) if in_sql else self.deployment.plsql_string_bytes
+        if in_sql and base_name in ("nvarchar2", "nchar"):
+            # sized in characters of the national character set, AL16UTF16: two bytes each
+            limit //= 2
         if not 1 <= size <= limit:
             where = f"SQL (MAX_STRING_SIZE={self.deployment.max_string_size})" if in_sql else "PL/SQL"
             error = "ORA-00910" if in_sql else "PLS-00215"
@@ -175,6 +186,8 @@ class SemanticResolver(SqlTyping, Resolver):
     def _type_tokens(self, tokens, start, stop, scope):
         super()._type_tokens(tokens, start, stop, scope)
         name = tokens[start].text if start < stop else ""
+        # the resolver reads CAST's type up to its '(': the size is checked here
+        self._declared_type(tokens, start, stop, in_sql=self._sql_depth > 0)
         oracle_type = self.signatures.types.get(name)
         if self._sql_depth > 0 and oracle_type is not None and not oracle_type.sql:
             self.finding(tokens[start], "plsql-only-in-sql", f"{name.upper()} in SQL: {oracle_type.sql_doc}")
@@ -230,10 +243,11 @@ class SemanticResolver(SqlTyping, Resolver):
             if operator.text not in _UNIONS or tokens[end + 1].is_word("all"):
                 continue
             for columns in (results[position], results[position + 1]):
-                for name in columns or []:
+                for number, name in enumerate(columns or [], start=1):
                     if base(getattr(columns, "types", {}).get(name)) in LOB_TYPES:
-                        self.finding(operator, "lob", f"column {name} is a LOB in {operator.text.upper()}: only "
-                                     "UNION ALL takes LOBs (ORA-00932; 'LOB Restrictions')")
+                        self.finding(operator, "lob", f"column {name or number} is a LOB in "
+                                     f"{operator.text.upper()}: only UNION ALL takes LOBs (ORA-00932; 'LOB "
+                                     "Restrictions')")
 
     def _after_query_block(self, tokens, start, stop, block, scope, items, clauses, distinct) -> None:
         nested = _nested_queries(tokens, start, stop)
@@ -286,6 +300,17 @@ class SemanticResolver(SqlTyping, Resolver):
                     and tokens[index + 1].text == "(" and not (index > start and tokens[index - 1].text == "."):
                 close = matching(tokens, index + 1, stop)
                 self._no_lob(tokens, index + 2, close, block, scope, f"{token.text.upper()}()")
+            elif token.is_word("distinct", "unique") and index > start and tokens[index - 1].kind == OP \
+                    and tokens[index - 1].text == "(":
+                # an aggregate's DISTINCT: COUNT(DISTINCT x), LISTAGG(DISTINCT x, ...)
+                close = matching(tokens, index - 1, stop)
+                first = split_top_level(tokens, index + 1, close)
+                if first:
+                    self._no_lob(tokens, *first[0], block, scope, "an aggregate's DISTINCT")
+            elif token.is_word("case") and index + 1 < stop and not tokens[index + 1].is_word("when"):
+                # a simple CASE compares its selector with each WHEN value
+                selector_end = next((i for i in range(index + 1, stop) if tokens[i].is_word("when")), stop)
+                self._no_lob(tokens, index + 1, selector_end, block, scope, "a simple CASE's selector")
 
     def _compared(self, tokens, start, stop, nested, block, scope) -> None:
         for operator, operands in comparisons(tokens, start, stop, nested):

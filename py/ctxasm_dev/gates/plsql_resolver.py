@@ -1553,15 +1553,21 @@ class Resolver:
                           base_table=name if label.startswith("table ") else None))
         return index
 
-    def _json_table_columns(self, tokens: list[Token], start: int, stop: int) -> list[str]:
-        names: list[str] = []
+    def _json_table_columns(self, tokens: list[Token], start: int, stop: int) -> Columns:
+        names = Columns()
         for a, b in split_top_level(tokens, start, stop):
             if tokens[a].is_word("nested"):
                 inner = next((i for i in range(a, b) if tokens[i].is_word("columns")), None)
                 if inner is not None and inner + 1 < b and _op(tokens[inner + 1], "("):
-                    names.extend(self._json_table_columns(tokens, inner + 2, matching(tokens, inner + 1, b)))
+                    nested = self._json_table_columns(tokens, inner + 2, matching(tokens, inner + 1, b))
+                    names.extend(nested)
+                    names.types.update(nested.types)
             elif tokens[a].kind == IDENT:
                 names.append(tokens[a].text)
+                declared = tokens[a + 1].text if a + 1 < b and tokens[a + 1].kind == IDENT else ""
+                # name FOR ORDINALITY is a number; name PATH ... (no type) is VARCHAR2(4000)
+                names.types[tokens[a].text] = {"for": "number", "path": "varchar2", "format": "varchar2",
+                                               "exists": "varchar2"}.get(declared, base_type(declared))
         return names
 
     # -- DML -----------------------------------------------------------------------------------------------
