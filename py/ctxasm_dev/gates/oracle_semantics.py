@@ -10,8 +10,8 @@ error it stands for (docs/oracle-gates.md, "8. oracle_semantics"):
                       block (PLS-00642), and, before release 23, a BOOLEAN anywhere but a PL/SQL function argument
   sql-only-in-plsql   a SQL-only function in a PL/SQL expression: DECODE, an aggregate, SCORE (PLS-00204)
   boolean-conversion  a BOOLEAN compared with a character or number (implicit conversion, off by default)
-  text-score          SCORE(n) without a CONTAINS(..., n) of the same label in the same query block; a label
-                      used by two CONTAINS of one block
+  text-score          SCORE(n) without a CONTAINS(..., n) of the same label in the same query block (ORA-29908);
+                      a label used by two CONTAINS of one block
   text-index          CONTAINS on a column no CONTEXT index covers (DRG-10599), or on a query's column
   text-filter         an Oracle Text FILTER BY / ORDER BY column of a type it cannot take, or wider than 249
                       bytes under the deployment's length semantics (DRG-11309)
@@ -354,8 +354,7 @@ class SemanticResolver(SqlTyping, Resolver):
         for label in scores:
             if label.text not in labels:
                 self.finding(label, "text-score", f"SCORE({label.text}) without a CONTAINS(..., {label.text}) in the "
-                             "same query block: the label must match an operator of this block ('SCORE', Oracle "
-                             "Text Reference)")
+                             "same query block (ORA-29908: missing primary invocation for ancillary operator)")
 
     def _contains_column(self, tokens, a, b, block, operator: Token) -> None:
         if b - a == 3 and tokens[a + 1].text == ".":
@@ -375,7 +374,8 @@ class SemanticResolver(SqlTyping, Resolver):
         elif (source.base_table, column) not in self.text_indexes:
             indexed = sorted(f"{t}.{c}" for t, c in self.text_indexes)
             self.finding(operator, "text-index", f"CONTAINS on {source.base_table}.{column}, which no CONTEXT index "
-                         f"covers (DRG-10599); indexed: {', '.join(indexed) or 'none'}")
+                         f"covers (DRG-10599, column is not indexed: 'CREATE INDEX', Oracle Text Reference); "
+                         f"indexed: {', '.join(indexed) or 'none'}")
 
 
 def _nested_queries(tokens: list[Token], start: int, stop: int) -> list[tuple[int, int]]:

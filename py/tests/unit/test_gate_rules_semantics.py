@@ -133,7 +133,7 @@ MUTANTS = {
         "[text-score] two CONTAINS of one query block use label 1"),
     "CONTAINS on a column no CONTEXT index covers": (
         [(RETRIEVAL, CHUNK_CONTAINS, "where contains(r.title, in_probe, 1) > 0")],
-        "[text-index] CONTAINS on knowledge_base_chunk.title, which no CONTEXT index covers (DRG-10599)"),
+        "[text-index] CONTAINS on knowledge_base_chunk.title, which no CONTEXT index covers (DRG-10599"),
     "CONTAINS on a WITH query's column": (
         [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
           "select max(c.id)\n        into l_manifest\n        from (select q.id, q.content from conversation_memory q) c,"
@@ -287,3 +287,18 @@ def test_column_widths_in_bytes(declared: str, semantics: str, expected: int | N
     deployment = Deployment(length_semantics=semantics)
     assert deployment.column_bytes(declared) == expected
     assert DEPLOYMENT.release == 23 and DEPLOYMENT.max_string_size == "STANDARD"
+
+
+def test_every_rule_has_a_row_in_the_oracle_readiness_table() -> None:
+    """docs/oracle.md's "Oracle readiness" names the gate rule of each class; scripts/oracle-dev prints the row."""
+    from ctxasm_dev.oracle_failure import readiness_rows
+
+    rows = readiness_rows(REPO)
+    assert rows and all(len(row) == 5 for row in rows)
+    covered = " ".join(row[2] for row in rows)
+    rules = {line.split()[0] for line in oracle_semantics.__doc__.split("\n")
+             if line.startswith("  ") and line.split() and not line.startswith("   ")}
+    assert rules == {"plsql-only-in-sql", "sql-only-in-plsql", "boolean-conversion", "text-score", "text-index",
+                     "text-filter", "lob", "limits"}
+    for rule in rules:
+        assert f"`{rule}`" in covered, f"no row of the readiness table names the rule {rule}"
