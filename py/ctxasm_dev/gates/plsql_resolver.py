@@ -217,8 +217,8 @@ class Resolver:
         """A string literal (or the BOOLEAN literal TRUE / FALSE) in PL/SQL or in SQL."""
 
     def _chain_step(self, state: tuple, token: Token, step: str, sql: "_SqlScope | None") -> None:
-        """One step of a name chain, in SQL (sql given) or PL/SQL: `first`, `member` or `apply` (a call or an
-        index), with the state it led to."""
+        """One step of a name chain, in SQL (sql given) or PL/SQL: `first`, `member`, `call` (the state before a
+        parenthesised argument list) or `apply` (the state after it: a call or an index)."""
 
     def _chain_end(self, state: tuple, first: Token, sql: "_SqlScope | None") -> None:
         """What a name chain resolved to, at its end."""

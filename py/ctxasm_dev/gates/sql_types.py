@@ -9,6 +9,7 @@ misses some faults, it does not invent them.
 
 from __future__ import annotations
 
+from ctxasm_dev.gates.plsql_resolver import base_type
 from ctxasm_dev.gates.plsql_tokens import BIND, IDENT, NUMBER, OP, STRING, Token, matching, split_top_level
 
 LOB_TYPES = frozenset({"clob", "nclob", "blob", "bfile"})
@@ -55,12 +56,8 @@ COMPARISON_OPERATORS = ("=", "<>", "!=", "^=", "<", ">", "<=", ">=")
 
 def base(name: str | None) -> str:
     """A datatype's base name in one spelling: 'varchar2(64 byte)' -> 'varchar2', 'pls_integer' -> 'number'."""
-    if not name:
-        return ""
-    word = name.strip().lower().split("(")[0].split()
-    if not word:
-        return ""
-    first = _SYNONYMS.get(word[0], word[0])
+    first = base_type(name)
+    first = _SYNONYMS.get(first, first)
     return "number" if first in _NUMERIC else first
 
 
