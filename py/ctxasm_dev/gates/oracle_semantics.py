@@ -36,9 +36,9 @@ from pathlib import Path
 
 from ctxasm_dev.gates.oracle_deployment import Deployment, for_repository, length_semantics_of
 from ctxasm_dev.gates.oracle_schema import read_schema
-from ctxasm_dev.gates.plsql_resolver import Finding, Resolver, Scope, _SqlScope
+from ctxasm_dev.gates.plsql_resolver import Finding, Resolver, _SqlScope
 from ctxasm_dev.gates.plsql_tokens import IDENT, NUMBER, OP, STRING, Token, matching, split_top_level, tokenize
-from ctxasm_dev.gates.sql_types import LOB_TYPES, SqlTyping, base, comparisons, operand_right
+from ctxasm_dev.gates.sql_types import LOB_TYPES, SqlTyping, base, comparisons
 
 REPO = Path(__file__).resolve().parents[3]
 SEMANTICS = "semantics"
@@ -275,7 +275,8 @@ class SemanticResolver(SqlTyping, Resolver):
         """Every ORDER BY, GROUP BY and PARTITION BY of the block (an aggregate's and a window's included)."""
         for index in _own(start, stop, nested):
             token = tokens[index]
-            if not (token.is_word("order", "group", "partition") and index + 1 < stop and tokens[index + 1].is_word("by")):
+            if not (token.is_word("order", "group", "partition") and index + 1 < stop
+                    and tokens[index + 1].is_word("by")):
                 continue
             end = _by_end(tokens, index + 2, stop)
             for a, b in split_top_level(tokens, index + 2, end):

@@ -134,10 +134,10 @@ MUTANTS = {
     "CONTAINS on a column no CONTEXT index covers": (
         [(RETRIEVAL, CHUNK_CONTAINS, "where contains(r.title, in_probe, 1) > 0")],
         "[text-index] CONTAINS on knowledge_base_chunk.title, which no CONTEXT index covers (DRG-10599"),
-    "CONTAINS on a WITH query's column": (
+    "CONTAINS on a subquery's column": (
         [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
-          "select max(c.id)\n        into l_manifest\n        from (select q.id, q.content from conversation_memory q) c,"
-          " conversation_memory m"),
+          "select max(c.id)\n        into l_manifest\n"
+          "        from (select q.id, q.content from conversation_memory q) c, conversation_memory m"),
          (ASSEMBLY, MANIFEST_FILTER, MANIFEST_FILTER + " and contains(c.content, 'x') > 0")],
         "[text-index] CONTAINS on the subquery.content"),
     "the second blocker: tenant_id back in characters under a FILTER BY": (
@@ -146,7 +146,8 @@ MUTANTS = {
         "selection_indexes.sql:70: [text-filter] entity_memory_text_ix: FILTER BY / ORDER BY column "
         "entity_memory.tenant_id is varchar2(64 char), up to 256 bytes"),
     "a FILTER BY column of 64 characters (user_id)": (
-        [(INDEXES, CONVERSATION_FILTER, CONVERSATION_FILTER.replace("filter by tenant_id", "filter by tenant_id, user_id"))],
+        [(INDEXES, CONVERSATION_FILTER,
+          CONVERSATION_FILTER.replace("filter by tenant_id", "filter by tenant_id, user_id"))],
         "[text-filter] conversation_memory_text_ix: FILTER BY / ORDER BY column conversation_memory.user_id"),
     "a FILTER BY column of a JSON type": (
         [(INDEXES, CONVERSATION_FILTER,
@@ -186,7 +187,8 @@ MUTANTS = {
         "ctx_retrieval.body.sql:173: [lob] a CLOB in ORDER BY"),
     "a CLOB in GROUP BY": (
         [(ASSEMBLY, MANIFEST_SELECT, "select count(*)\n        into l_manifest"),
-         (ASSEMBLY, MANIFEST_END, "         and m.status = 'active'\n       group by m.content;\n      return l_manifest;")],
+         (ASSEMBLY, MANIFEST_END,
+          "         and m.status = 'active'\n       group by m.content;\n      return l_manifest;")],
         "[lob] a CLOB in GROUP BY"),
     "a CLOB in PARTITION BY": (
         [(ASSEMBLY, MANIFEST_SELECT, "select row_number() over (partition by m.content order by m.id)\n"
@@ -209,7 +211,8 @@ MUTANTS = {
         "[lob] column c is a LOB in UNION"),
     # --- identifier, literal and size limits ---------------------------------------------------------------------
     "an identifier over 128 bytes": (
-        [(SESSION, PAYLOAD_LOCALS, "      l_tenant_id varchar2(4096);\n      l_" + "x" * 130 + " number;\n   begin")],
+        [(SESSION, PAYLOAD_LOCALS,
+          "      l_tenant_id varchar2(4096);\n      l_" + "x" * 130 + " number;\n   begin")],
         "[limits] identifier l_xxxx"),
     "a text literal over 4000 bytes in SQL": (
         [(SESSION, TENANT_LOOKUP, "       where t.tenant_id = '" + "y" * 4100 + "';")],
@@ -259,7 +262,8 @@ def test_string_limits_follow_max_string_size(repo_copy: Path) -> None:
 
 
 def test_filter_widths_follow_the_deployments_length_semantics(repo_copy: Path) -> None:
-    edits = [(INDEXES, CONVERSATION_FILTER, CONVERSATION_FILTER.replace("filter by tenant_id", "filter by tenant_id, user_id"))]
+    edits = [(INDEXES, CONVERSATION_FILTER,
+              CONVERSATION_FILTER.replace("filter by tenant_id", "filter by tenant_id, user_id"))]
     assert _findings(repo_copy, edits)
     # under BYTE semantics varchar2(64) is 64 bytes; the gate then says the deployment sets CHAR
     assert _findings(repo_copy, edits, length_semantics="BYTE") == [
