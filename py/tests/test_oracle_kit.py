@@ -248,16 +248,20 @@ esac
 exit 0
 '''
 # ... and for Liquibase: it logs the changelog it was asked to apply and succeeds, as Liquibase does when the
-# JDBC driver reports a body that did not compile as a success.
+# JDBC driver reports a body that did not compile as a success; with $STUB_DIR/liquibase_failure present it
+# prints that file, as Liquibase prints a failed changeset, and exits 1.
 _STUB_LIQUIBASE = ("#!/bin/sh\nfor arg; do case \"$arg\" in --changelog-file=*) "
-                   "echo \"${arg#*=}\" >> \"$STUB_DIR/liquibase.log\" ;; esac; done\n")
+                   "echo \"${arg#*=}\" >> \"$STUB_DIR/liquibase.log\" ;; esac; done\n"
+                   "if [ -f \"$STUB_DIR/liquibase_failure\" ]; then cat \"$STUB_DIR/liquibase_failure\"; exit 1; fi\n")
 
 
 def _stubbed_oracle_dev(tmp_path: Path, *args: str, user_errors: str = "", text_index: str = "",
-                        **env: str) -> subprocess.CompletedProcess[str]:
+                        liquibase_failure: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     stubs = tmp_path / "stubs"
     stubs.mkdir()
     (stubs / "user_errors").write_text(user_errors)
+    if liquibase_failure:
+        (stubs / "liquibase_failure").write_text(liquibase_failure)
     (stubs / "text_index").write_text(text_index)
     (stubs / "ojdbc11.jar").write_text("not a jar: the stub Liquibase never opens it")
     liquibase = stubs / "liquibase"
@@ -305,6 +309,68 @@ def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_
     assert "dbms_utility.compile_schema(schema => user, compile_all => false)" in owner_sql
     assert "from user_errors e" in owner_sql and "where o.status = 'INVALID'" in owner_sql
     assert "CtxOwnerTest1" in owner_sql, "the owner's password goes to SQL*Plus on stdin"
+    # and explained: the changeset of the body, the readiness row of the error and the gate that covers it
+    assert "scripts/oracle-dev: the first failure, explained" in result.stderr
+    assert f"PACKAGE BODY CTX_MEMORY line 801, column 31: PLS-00306" in result.stderr
+    assert f"[{body}, changeset ora-pkg-0050-ctx-memory-body]" in result.stderr
+    assert 'PLS-00306: docs/oracle.md, "Oracle readiness": A call into Oracle-supplied code' in result.stderr
+    assert "gate: `oracle_api`" in result.stderr
+
+
+# What Liquibase 4.29 prints when a changeset fails: the first deployment, before tenant_id was in bytes
+_TEXT_INDEX_FAILURE = """Running Changeset: db/schema/oracle/0030_retrieval_indexes.sql::ora-0030-04-knowledge-base-chunk-text-by-tenant::ctxasm
+ERROR: Exception Primary Class:  SQLException
+ERROR: Exception Primary Reason:  ORA-29855: Error while processing the ODCIINDEXCREATE routine for index "CTXASM_OWNER"."KNOWLEDGE_BASE_CHUNK_TEXT_IX".
+ORA-20000: Oracle Text error:
+DRG-11309: invalid filter by column: TENANT_ID of datatype VARCHAR2 and size 256
+ORA-06512: at "CTXSYS.DRUE", line 192
+Unexpected error running Liquibase: Migration failed for changeset db/schema/oracle/0030_retrieval_indexes.sql::ora-0030-04-knowledge-base-chunk-text-by-tenant::ctxasm:
+     Reason: liquibase.exception.DatabaseException: ORA-29855: Error while processing the ODCIINDEXCREATE routine for index "CTXASM_OWNER"."KNOWLEDGE_BASE_CHUNK_TEXT_IX".
+ORA-20000: Oracle Text error:
+DRG-11309: invalid filter by column: TENANT_ID of datatype VARCHAR2 and size 256
+ORA-06512: at "CTXSYS.DRUE", line 192
+ [Failed SQL: (29855) declare
+   l_ddl varchar2(400) := 'create index knowledge_base_chunk_text_ix on knowledge_base_chunk (content)'
+begin
+   execute immediate l_ddl;
+end;]
+"""
+
+
+def test_oracle_dev_deploy_explains_the_first_failed_changeset(tmp_path: Path) -> None:
+    result = _stubbed_oracle_dev(tmp_path, "deploy", liquibase_failure=_TEXT_INDEX_FAILURE)
+    assert result.returncode == 1, result.stderr
+    assert "liquibase update of liquibase/changelog-master.yaml failed" in result.stderr
+    line = next(number for number, text in enumerate(
+        (REPO / "db/oracle/schema/retrieval_indexes.sql").read_text().split("\n"), start=1)
+        if text.startswith("--changeset ctxasm:ora-0030-04-"))
+    explained = result.stderr[result.stderr.index("scripts/oracle-dev: the first failure, explained"):]
+    assert ("changeset: ora-0030-04-knowledge-base-chunk-text-by-tenant  [db/oracle/schema/retrieval_indexes.sql:"
+            f"{line}, recorded as db/schema/oracle/0030_retrieval_indexes.sql]") in explained
+    assert "object:    index knowledge_base_chunk_text_ix on knowledge_base_chunk" in explained
+    assert "Oracle:    DRG-11309: invalid filter by column: TENANT_ID of datatype VARCHAR2 and size 256" in explained
+    assert "USER_ERRORS: empty" in explained
+    assert 'ORA-29855, DRG-11309: docs/oracle.md, "Oracle readiness": Oracle Text structured columns' in explained
+    assert "gate: `oracle_semantics` rule `text-filter`" in explained
+    assert 'Oracle documentation: Oracle Text Reference, "CREATE INDEX"' in explained
+    # the wrappers (ORA-20000, the ORA-06512 stack line) are shown, not explained
+    assert "ORA-20000: docs/oracle.md" not in explained and "ORA-06512: no row" not in explained
+    # it stopped at the master changelog: the compile check and the utPLSQL changelog never ran
+    assert _stub_log(tmp_path, "liquibase.log") == ["liquibase/changelog-master.yaml"]
+
+
+def test_the_docs_count_the_utplsql_tests() -> None:
+    """docs/oracle.md says how many utPLSQL tests a real database must pass, suite by suite."""
+    counts = {name: len(re.findall(r"^\s*--%test\(", parts["spec"], re.MULTILINE))
+              for name, parts in _packages().items() if "spec" in parts}
+    text = (REPO / "docs" / "oracle.md").read_text()
+    said = re.search(r"That the (\d+) utPLSQL tests pass\*\* \((\d+) for CTX_MEMORY, (\d+) for CTX_ASSEMBLY, "
+                     r"(\d+) for CTX_SESSION, (\d+) for the\s+schema", text)
+    assert said, "docs/oracle.md no longer says how many utPLSQL tests there are"
+    total, memory, assembly, session, schema = map(int, said.groups())
+    assert (memory, assembly, session, schema) == (counts["test_ctx_memory"], counts["test_ctx_assembly"],
+                                                   counts["test_ctx_session"], counts["test_schema"])
+    assert total == sum(counts.values())
 
 
 def test_oracle_dev_deploy_checks_after_each_changelog_and_goes_on_when_all_compiles(tmp_path: Path) -> None:
@@ -448,7 +514,8 @@ def test_the_workflow_sets_up_and_deploys_through_oracle_dev() -> None:
     # are loaded only on a database where everything compiled
     assert deploy["if"] == "${{ !cancelled() }}"
     assert _run_of("scripts/oracle-dev seed")["if"] == "${{ steps.deploy.outcome == 'success' }}"
-    for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names"):
+    for gate in ("oracle_parse", "liquibase_render", "contract_check", "oracle_api", "oracle_names",
+                 "oracle_semantics"):
         _run_of(f"ctxasm_dev.gates.{gate}")
     # the check after each changelog is part of deploy (tested above with a stub of the database)
     assert "check_compiled \"$changelog\"" in _function("liquibase_update")

@@ -847,6 +847,7 @@ create or replace package body ctx_memory is
       l_members   varchar2(32767);
       l_sql       varchar2(32767);
       l_scn       number;
+      l_probe     number;
       l_rows      sys_refcursor;
    begin
       l_tenant_id := ctx_session.require_tenant();
@@ -876,6 +877,11 @@ create or replace package body ctx_memory is
                || ' and n.id = t.id and n.version = t.version and n.status = :b_erased)'
                || ' order by t.id, t.version';
       begin
+         -- Oracle may refuse the SCN when a cursor opens or only at its first fetch, which would be the caller's
+         -- and unmapped: one row is read here first, where the refusal is mapped
+         execute immediate 'select count(*) from ' || l_table || ' as of scn :b_scn t where rownum <= 1'
+            into l_probe
+            using l_scn;
          open l_rows for l_sql using l_scn, l_tenant_id, co_erased;
       exception
          when e_invalid_scn or e_snapshot_not_found or e_table_changed then
@@ -994,8 +1000,9 @@ create or replace package body ctx_memory is
                   into l_then
                   using l_scn, l_tenant_id, l_id, l_version;
             exception
-               when no_data_found or e_invalid_scn or e_snapshot_not_found then
-                  -- not readable at the snapshot (written later, or the undo no longer reaches it)
+               when no_data_found or e_invalid_scn or e_snapshot_not_found or e_table_changed then
+                  -- not readable at the snapshot (written later, the undo no longer reaches it, or the table's
+                  -- definition changed since: ORA-01466)
                   l_then := null;
             end;
             l_pair := json_array_t();

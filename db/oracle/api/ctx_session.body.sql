@@ -65,10 +65,11 @@ create or replace package body ctx_session is
 
    -- The payload of a claim whose signature was verified; NULL when its contents break a rule.
    function checked_payload(in_header in varchar2, in_payload in varchar2) return json_object_t is
-      l_header  json_object_t;
-      l_payload json_object_t;
-      l_now     number := epoch_seconds();
-      l_count   pls_integer;
+      l_header    json_object_t;
+      l_payload   json_object_t;
+      l_now       number := epoch_seconds();
+      l_count     pls_integer;
+      l_tenant_id varchar2(4096);
    begin
       l_header := treat(json_element_t.parse(sys.utl_raw.cast_to_varchar2(r => base64url_decode(in_header)))
                         as json_object_t);
@@ -89,10 +90,12 @@ create or replace package body ctx_session is
          or l_payload.get_number('exp') - l_payload.get_number('iat') > co_max_lifetime then
          return null;
       end if;
+      -- read into a local first: a method of a PL/SQL JSON type is not SQL (ORA-40573)
+      l_tenant_id := l_payload.get_string('tenant');
       select count(*)
         into l_count
         from ctx_tenant t
-       where t.tenant_id = l_payload.get_string('tenant');
+       where t.tenant_id = l_tenant_id;
       return case when l_count = 1 then l_payload end;
    end checked_payload;
 
@@ -107,6 +110,14 @@ create or replace package body ctx_session is
    end bind_to_transaction;
 
    procedure set_tenant(in_claim in varchar2) is
+      -- what the contents of a signed claim can raise while they are read: JSON that does not parse
+      -- (ORA-40441) or is no input (ORA-40834), a value that does not convert or fit (ORA-06502, ORA-01426)
+      e_json_syntax exception;
+      pragma exception_init(e_json_syntax, -40441);
+      e_json_input exception;
+      pragma exception_init(e_json_input, -40834);
+      e_numeric_overflow exception;
+      pragma exception_init(e_numeric_overflow, -1426);
       l_header    varchar2(4096);
       l_payload   varchar2(4096);
       l_signature varchar2(64);
@@ -134,9 +145,10 @@ create or replace package body ctx_session is
             begin
                l_claims := checked_payload(in_header => l_header, in_payload => l_payload);
             exception
-               when others then
-                  -- deliberately not re-raised: the contents of a signed claim that do not parse (bad base64,
-                  -- bad JSON, a number out of range) are refused exactly like a forged one, below
+               when e_json_syntax or e_json_input or value_error or e_numeric_overflow then
+                  -- contents of a signed claim that do not parse (bad base64, bad JSON, a number out of range)
+                  -- are refused exactly like a forged one, below; any other error (a missing privilege, an
+                  -- invalid object) propagates as itself and is never reported as a bad claim
                   l_claims := null;
             end;
          end if;

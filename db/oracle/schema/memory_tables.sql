@@ -400,3 +400,69 @@ create unique index context_source_ref_active_ux on context_source_ref (
    case when status = 'active' then id end
 );
 --rollback drop index context_source_ref_active_ux;
+
+-- The tables with an Oracle Text index keep tenant_id in bytes. A FILTER BY column is stored in an SDATA section,
+-- at most 249 bytes (DRG-11309): varchar2(64) under the deployment's NLS_LENGTH_SEMANTICS=CHAR is 256 bytes in
+-- AL32UTF8, and the CONTEXT index would not be created (ORA-29855). A tenant id is ASCII (ctx_tenant's check
+-- constraint), so 64 bytes hold every id a tenant can have. The one-active index reads tenant_id, so it is
+-- dropped and created again around the change (ORA-30556 otherwise). docs/oracle.md, "Oracle readiness".
+
+--changeset ctxasm:ora-0020-12-knowledge-base-chunk-tenant-in-bytes dbms:oracle
+--comment: knowledge_base_chunk.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index knowledge_base_chunk_active_ux;
+alter table knowledge_base_chunk modify (tenant_id varchar2(64 byte));
+create unique index knowledge_base_chunk_active_ux on knowledge_base_chunk (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index knowledge_base_chunk_active_ux; alter table knowledge_base_chunk modify (tenant_id varchar2(64)); create unique index knowledge_base_chunk_active_ux on knowledge_base_chunk (case when status = 'active' then tenant_id end, case when status = 'active' then id end);
+
+--changeset ctxasm:ora-0020-13-knowledge-base-document-tenant-in-bytes dbms:oracle
+--comment: knowledge_base_document.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index knowledge_base_document_active_ux;
+alter table knowledge_base_document modify (tenant_id varchar2(64 byte));
+create unique index knowledge_base_document_active_ux on knowledge_base_document (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index knowledge_base_document_active_ux; alter table knowledge_base_document modify (tenant_id varchar2(64)); create unique index knowledge_base_document_active_ux on knowledge_base_document (case when status = 'active' then tenant_id end, case when status = 'active' then id end);
+
+--changeset ctxasm:ora-0020-14-entity-memory-tenant-in-bytes dbms:oracle
+--comment: entity_memory.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index entity_memory_active_ux;
+alter table entity_memory modify (tenant_id varchar2(64 byte));
+create unique index entity_memory_active_ux on entity_memory (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index entity_memory_active_ux; alter table entity_memory modify (tenant_id varchar2(64)); create unique index entity_memory_active_ux on entity_memory (case when status = 'active' then tenant_id end, case when status = 'active' then id end);
+
+--changeset ctxasm:ora-0020-15-workflow-memory-tenant-in-bytes dbms:oracle
+--comment: workflow_memory.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index workflow_memory_active_ux;
+alter table workflow_memory modify (tenant_id varchar2(64 byte));
+create unique index workflow_memory_active_ux on workflow_memory (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index workflow_memory_active_ux; alter table workflow_memory modify (tenant_id varchar2(64)); create unique index workflow_memory_active_ux on workflow_memory (case when status = 'active' then tenant_id end, case when status = 'active' then id end);
+
+--changeset ctxasm:ora-0020-16-conversation-memory-tenant-in-bytes dbms:oracle
+--comment: conversation_memory.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index conversation_memory_active_ux;
+alter table conversation_memory modify (tenant_id varchar2(64 byte));
+create unique index conversation_memory_active_ux on conversation_memory (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index conversation_memory_active_ux; alter table conversation_memory modify (tenant_id varchar2(64)); create unique index conversation_memory_active_ux on conversation_memory (case when status = 'active' then tenant_id end, case when status = 'active' then id end);
+
+--changeset ctxasm:ora-0020-17-summarization-memory-tenant-in-bytes dbms:oracle
+--comment: summarization_memory.tenant_id in bytes (at most 249 for its CONTEXT index's FILTER BY)
+drop index summarization_memory_active_ux;
+alter table summarization_memory modify (tenant_id varchar2(64 byte));
+create unique index summarization_memory_active_ux on summarization_memory (
+   case when status = 'active' then tenant_id end,
+   case when status = 'active' then id end
+);
+--rollback drop index summarization_memory_active_ux; alter table summarization_memory modify (tenant_id varchar2(64)); create unique index summarization_memory_active_ux on summarization_memory (case when status = 'active' then tenant_id end, case when status = 'active' then id end);

@@ -89,10 +89,13 @@ end;
 --rollback begin execute immediate 'drop index workflow_memory_text_ix'; end;
 
 --changeset ctxasm:ora-0060-13-conversation-memory-text dbms:oracle endDelimiter:/ stripComments:false rollbackSplitStatements:false
---comment: Oracle Text CONTEXT index on conversation_memory.content, filtered by tenant, user and event type (recalled history reads one user's messages), synced on commit
+--comment: Oracle Text CONTEXT index on conversation_memory.content, filtered by tenant, synced on commit. Recalled
+--comment: history reads one user's messages, but user_id and event_type stay out of the filter: they hold any 64
+--comment: characters, up to 256 bytes, and a FILTER BY column takes at most 249 (DRG-11309); the text query's
+--comment: user and event predicates apply to the tenant's hits of the bounded probe (CTX_RETRIEVAL)
 declare
    l_ddl varchar2(400) := 'create index conversation_memory_text_ix on conversation_memory (content)'
-                          || ' indextype is ctxsys.context filter by tenant_id, user_id, event_type'
+                          || ' indextype is ctxsys.context filter by tenant_id'
                           || ' parameters (''sync (on commit)'')';
 begin
    execute immediate l_ddl;

@@ -23,6 +23,12 @@ create or replace package test_claims authid definer is
     * base64url without padding, as a claim's three parts are written.
     */
    function base64url(in_bytes in raw) return varchar2;
+
+   /**
+    * A claim whose payload is in_payload exactly (any text, JSON or not), signed with the installed claim key:
+    * what only a holder of the key could send.
+    */
+   function signed(in_payload in varchar2) return varchar2;
 end test_claims;
 /
 
@@ -40,6 +46,22 @@ create or replace package body test_claims is
                 '=');
    end base64url;
 
+   -- header.payload.signature over in_payload, with in_key or, when NULL, the installed claim key
+   function signed_with(in_payload in varchar2, in_key in raw) return varchar2 is
+      l_key   raw(256);
+      l_input varchar2(4000);
+   begin
+      if in_key is null then
+         select k.key_bytes into l_key from ctx_hmac_key k where k.purpose = 'claim';
+      else
+         l_key := in_key;
+      end if;
+      l_input := base64url(sys.utl_raw.cast_to_raw(c => co_header)) || '.'
+                 || base64url(sys.utl_raw.cast_to_raw(c => in_payload));
+      return l_input || '.' || base64url(sys.dbms_crypto.mac(src => sys.utl_raw.cast_to_raw(c => l_input),
+                                                             typ => sys.dbms_crypto.hmac_sh256, key => l_key));
+   end signed_with;
+
    function claim_for(
       in_tenant_id      in varchar2,
       in_user_id        in varchar2 default null,
@@ -50,8 +72,6 @@ create or replace package body test_claims is
    ) return varchar2 is
       l_payload json_object_t := json_object_t();
       l_now     number;
-      l_key     raw(256);
-      l_input   varchar2(4000);
    begin
       l_now := round((cast(sys_extract_utc(systimestamp) as date) - to_date('1970-01-01', 'YYYY-MM-DD')) * 86400);
       l_payload.put('tenant', in_tenant_id);
@@ -63,15 +83,12 @@ create or replace package body test_claims is
       end if;
       l_payload.put('iat', l_now + in_issued_offset);
       l_payload.put('exp', l_now + in_issued_offset + in_lifetime);
-      if in_key is null then
-         select k.key_bytes into l_key from ctx_hmac_key k where k.purpose = 'claim';
-      else
-         l_key := in_key;
-      end if;
-      l_input := base64url(sys.utl_raw.cast_to_raw(c => co_header)) || '.'
-                 || base64url(sys.utl_raw.cast_to_raw(c => l_payload.to_string()));
-      return l_input || '.' || base64url(sys.dbms_crypto.mac(src => sys.utl_raw.cast_to_raw(c => l_input),
-                                                             typ => sys.dbms_crypto.hmac_sh256, key => l_key));
+      return signed_with(in_payload => l_payload.to_string(), in_key => in_key);
    end claim_for;
+
+   function signed(in_payload in varchar2) return varchar2 is
+   begin
+      return signed_with(in_payload => in_payload, in_key => null);
+   end signed;
 end test_claims;
 /

@@ -691,10 +691,17 @@ create or replace package body test_ctx_memory is
 
    procedure rows_as_of_rejects_future_scn is
       l_rows sys_refcursor;
+      l_row  clob;
+      l_scn  number;
    begin
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
-      -- well formed, but far beyond the current SCN (ORA-08181), mapped like ORA-08180 and ORA-01466
-      l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => '999999999999999999999');
+      -- an SCN Oracle can hold, a trillion changes ahead of the current one (ORA-08181), mapped like ORA-08180
+      -- and ORA-01466; whether Oracle refuses it when the cursor opens or at its first fetch, the fetch below
+      -- reaches it, so the test cannot pass without the refusal
+      l_scn := to_number(ctx_memory.capture_snapshot()) + 1000000000000;
+      l_rows := ctx_memory.rows_as_of(in_memory_type => co_entity, in_snapshot => to_char(l_scn));
+      fetch l_rows into l_row;
+      close l_rows;
    end rows_as_of_rejects_future_scn;
 
    procedure thread_activity_and_turns is

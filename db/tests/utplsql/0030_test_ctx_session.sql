@@ -25,6 +25,12 @@ create or replace package test_ctx_session authid definer is
    --%test(a claim signed with the claim key scopes the transaction to its tenant)
    procedure signed_claim_sets_the_tenant;
 
+   --%test(a valid claim naming tenant, user and agent is accepted and read: its tenant is looked up from a local)
+   procedure claim_reads_tenant_user_and_agent;
+
+   --%test(signed contents that do not parse or do not fit are refused like a forged claim)
+   procedure signed_malformed_claims_are_refused_alike;
+
    --%test(a bare tenant id, a forged, tampered, expired, future, long-lived or unregistered claim: one error)
    procedure every_bad_claim_is_refused_alike;
 
@@ -94,6 +100,46 @@ create or replace package body test_ctx_session is
       l_expect.to_equal(co_tenant);
    end signed_claim_sets_the_tenant;
 
+   procedure claim_reads_tenant_user_and_agent is
+      l_expect ut_expectation;
+   begin
+      -- every claim went through CTX_TENANT's lookup, which read the tenant with a PL/SQL JSON method inside
+      -- SQL (ORA-40573): every valid claim was refused, or the body did not compile
+      ctx_session.set_tenant(
+         in_claim => test_claims.claim_for(in_tenant_id => co_tenant, in_user_id => 'jane',
+                                           in_agent_id => 'research-assistant')
+      );
+      l_expect := ut.expect(ctx_session.current_tenant());
+      l_expect.to_equal(co_tenant);
+      l_expect := ut.expect(ctx_session.claim_scope(in_attribute => 'USER_ID'));
+      l_expect.to_equal('jane');
+      l_expect := ut.expect(ctx_session.claim_scope(in_attribute => 'AGENT_ID'));
+      l_expect.to_equal('research-assistant');
+      l_expect := ut.expect(ctx_session.require_scope(in_user_id => 'jane', in_agent_id => 'research-assistant'));
+      l_expect.to_equal(co_tenant);
+   end claim_reads_tenant_user_and_agent;
+
+   procedure signed_malformed_claims_are_refused_alike is
+      type t_payload_tab is table of varchar2(4000);
+      l_expect   ut_expectation;
+      l_payloads t_payload_tab;
+   begin
+      -- contents only a holder of the claim key could sign; set_tenant's handler takes exactly these errors
+      l_payloads := t_payload_tab(
+         'not json at all',
+         '[1, 2, 3]',
+         '{"tenant": 5, "iat": 1, "exp": 4102444800}',
+         '{"tenant": "' || co_tenant || '", "iat": 1, "exp": 1e400}',
+         '{"tenant": "' || rpad('x', 1000, 'x') || '", "iat": 1, "exp": 4102444800}'
+      );
+      for i in 1 .. l_payloads.count loop
+         l_expect := ut.expect(refusal_of(in_claim => test_claims.signed(in_payload => l_payloads(i))));
+         l_expect.to_equal(co_refused);
+         l_expect := ut.expect(ctx_session.current_tenant());
+         l_expect.to_be_null();
+      end loop;
+   end signed_malformed_claims_are_refused_alike;
+
    procedure every_bad_claim_is_refused_alike is
       type t_claim_tab is table of varchar2(4000);
       l_expect  ut_expectation;
@@ -126,17 +172,41 @@ create or replace package body test_ctx_session is
    end every_bad_claim_is_refused_alike;
 
    procedure tenant_ends_with_the_transaction is
-      l_expect ut_expectation;
-      l_rows   number;
+      l_expect  ut_expectation;
+      l_id      varchar2(128);
+      l_rows    number;
+      l_refused boolean := false;
+      l_report  clob;
    begin
+      -- a row of the tenant, committed, so that there is something a leaked tenant would show
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      l_id := ctx_memory.put_memory(
+                 in_memory_type => 'entity',
+                 in_record      => '{"id": "ut_session_row", "subject": "s", "predicate": "p", '
+                                   || '"content": "Only the session tenant reads this."}'
+              );
+      commit;
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      select count(*) into l_rows from entity_memory e where e.id = 'ut_session_row';
+      l_expect := ut.expect(l_rows);
+      l_expect.to_equal(1);
       rollback;
       l_expect := ut.expect(ctx_session.current_tenant());
       l_expect.to_be_null();
-      -- the context attributes are still there, but VPD gives the next transaction no rows
-      select count(*) into l_rows from entity_memory;
-      l_expect := ut.expect(l_rows);
-      l_expect.to_equal(0);
+      -- The context's attributes outlive the transaction (Oracle Text's sync after the commit reads under them),
+      -- so the guarantee is the packages': the application holds no table privilege, and every routine first
+      -- asks for the tenant of the current transaction.
+      begin
+         l_report := ctx_memory.inventory();
+      exception
+         when others then
+            if sqlcode <> ctx_errors.co_tenant_not_set then
+               raise;
+            end if;
+            l_refused := true;
+      end;
+      l_expect := ut.expect(l_refused);
+      l_expect.to_be_true();
    end tenant_ends_with_the_transaction;
 
    procedure scoped_claim_refuses_another_user is

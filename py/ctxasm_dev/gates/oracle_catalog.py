@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ctxasm_dev.gates.formatted_sql import oracle_files, read_changelog, statements_of
+from ctxasm_dev.gates.oracle_schema import column_type_text
 from ctxasm_dev.gates.plsql_tokens import IDENT, OP, matching, split_top_level, tokenize
 
 SIGNATURES = Path(__file__).with_name("oracle_signatures.json")
@@ -55,6 +56,8 @@ class OracleType:
     static: dict[str, Member]
     members: dict[str, Member]
     doc: str
+    sql: bool = True                            # False: a PL/SQL-only type (sql_doc says why)
+    sql_doc: str = ""
 
 
 @dataclass
@@ -110,6 +113,8 @@ def load_signatures(path: Path = SIGNATURES) -> Signatures:
             static={m: _member(name, m, e) for m, e in (entry.get("static") or {}).items()},
             members={m: _member(name, m, e) for m, e in (entry.get("members") or {}).items()},
             doc=entry["doc"]["url"],
+            sql=entry.get("sql", True),
+            sql_doc=entry.get("sql_doc", ""),
         )
     views = {name: [c.lower() for c in entry["columns"]] for name, entry in data["views"].items()}
     return Signatures(
@@ -138,6 +143,8 @@ def check_signature_table(signatures: Signatures, path: Path = SIGNATURES) -> li
     for name, entry in data["types"].items():
         if not entry.get("doc", {}).get("url"):
             problems.append(f"{path.name}: type {name} has no documentation URL")
+        if entry.get("sql", True) is False and not entry.get("sql_doc"):
+            problems.append(f"{path.name}: type {name} is marked PL/SQL only without sql_doc saying why")
         for member, item in (entry.get("members") or {}).items():
             if not item.get("doc"):
                 problems.append(f"{path.name}: {name}.{member} cites no documentation section")
@@ -151,6 +158,8 @@ def check_signature_table(signatures: Signatures, path: Path = SIGNATURES) -> li
 @dataclass
 class Tables:
     columns: dict[str, list[str]] = field(default_factory=dict)
+    # declared type of each column, normalised ('varchar2(64 byte)', 'clob'): the last CREATE, ADD or MODIFY read
+    types: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def repository_tables(repo: Path) -> Tables:
@@ -180,17 +189,26 @@ def _read_table_statement(tokens, tables: Tables) -> None:
         if open_at is None:
             return
         close = matching(tokens, open_at)
-        created = [tokens[a].text for a, b in split_top_level(tokens, open_at + 1, close)
-                   if tokens[a].kind == IDENT and tokens[a].text not in _CONSTRAINT_WORDS]
+        items = [(a, b) for a, b in split_top_level(tokens, open_at + 1, close)
+                 if tokens[a].kind == IDENT and tokens[a].text not in _CONSTRAINT_WORDS]
         # files are read in path order, not deployment order: schema/catalogue/ (ALTER TABLE ... ADD) sorts
         # before the file that creates the table, so keep what was added
-        tables.columns[name] = created + tables.columns.get(name, [])
-    elif words[:2] == ["alter", "table"] and len(tokens) > 4 and tokens[3].is_word("add"):
+        tables.columns[name] = [tokens[a].text for a, _ in items] + tables.columns.get(name, [])
+        types = tables.types.setdefault(name, {})
+        for a, b in items:
+            types.setdefault(tokens[a].text, column_type_text(tokens, a + 1, b))
+    elif words[:2] == ["alter", "table"] and len(tokens) > 4 and tokens[3].is_word("add", "modify"):
         name = tokens[2].text
         if tokens[4].kind == OP and tokens[4].text == "(":
-            close = matching(tokens, 4)
-            added = [tokens[a].text for a, b in split_top_level(tokens, 5, close)
+            items = [(a, b) for a, b in split_top_level(tokens, 5, matching(tokens, 4))
                      if tokens[a].kind == IDENT and tokens[a].text not in _CONSTRAINT_WORDS]
         else:
-            added = [tokens[4].text] if tokens[4].kind == IDENT else []
-        tables.columns.setdefault(name, []).extend(added)
+            items = [(4, len(tokens))] if tokens[4].kind == IDENT and tokens[4].text not in _CONSTRAINT_WORDS else []
+        if tokens[3].is_word("add"):
+            tables.columns.setdefault(name, []).extend(tokens[a].text for a, _ in items)
+        types = tables.types.setdefault(name, {})
+        for a, b in items:
+            declared = column_type_text(tokens, a + 1, b)
+            if declared:
+                # MODIFY (c NULL) changes no type
+                types[tokens[a].text] = declared

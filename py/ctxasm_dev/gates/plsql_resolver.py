@@ -48,9 +48,10 @@ class Finding:
 @dataclass(frozen=True)
 class TypeDesc:
     kind: str                                       # scalar | record | collection | object | cursor | unknown
-    name: str = ""                                  # object: the Oracle type's name
+    name: str = ""                                  # object: the Oracle type's name; scalar: its base (clob, ...)
     fields: tuple[tuple[str, "TypeDesc"], ...] = ()
     element: "TypeDesc | None" = None
+    origin: str = ""                                # a declared type: where (spec | body | local)
 
     def field(self, name: str) -> "TypeDesc | None":
         return next((t for f, t in self.fields if f == name), None)
@@ -59,6 +60,28 @@ class TypeDesc:
 SCALAR = TypeDesc("scalar")
 UNKNOWN = TypeDesc("unknown")
 CURSOR = TypeDesc("cursor")
+
+
+def base_type(declared: str | None) -> str:
+    """The base name of a declared datatype: 'varchar2(64 byte)' -> 'varchar2', 'timestamp with time zone'
+    -> 'timestamp', 'clob' -> 'clob'; '' when unknown."""
+    if not declared:
+        return ""
+    word = declared.strip().lower().split("(")[0].split()
+    return word[0] if word else ""
+
+
+def column_type(declared: str | None) -> TypeDesc:
+    """The PL/SQL view of a column of this declared type."""
+    return TypeDesc("scalar", base_type(declared)) if declared else SCALAR
+
+
+class Columns(list):
+    """The output columns of a query, with the base type of each where it is known ('' otherwise)."""
+
+    def __init__(self, names: list[str] | None = None, types: dict[str, str] | None = None):
+        super().__init__(names or [])
+        self.types: dict[str, str] = dict(types or {})
 
 
 @dataclass
@@ -77,6 +100,7 @@ class Entity:
     name: str
     type: TypeDesc = UNKNOWN
     routines: list[Routine] = field(default_factory=list)
+    where: str = ""      # a package member: spec | body (a routine or type of a block or routine: "")
 
 
 @dataclass
@@ -177,6 +201,42 @@ class Resolver:
         self.units: list[_Unit] = []
         self.path: Path = repo
         self._seen: set[tuple[Path, int, str, str]] = set()
+        # > 0 while the tokens being resolved are SQL (a static statement, a cursor's query) rather than PL/SQL
+        self._sql_depth = 0
+        # > 0 while the arguments of a call to a repository routine are resolved
+        self._routine_arguments = 0
+        # the columns of every query resolved, by (id(tokens), index of its first token)
+        self._query_columns: dict[tuple[int, int], Columns] = {}
+
+    # -- hooks for the rules built on this resolver (oracle_semantics); no-ops here ---------------------------
+
+    def _declared_type(self, tokens: list[Token], start: int, stop: int, in_sql: bool) -> None:
+        """A datatype written in the code: a declaration, CAST(... AS type), RETURNING type."""
+
+    def _literal(self, token: Token, in_sql: bool) -> None:
+        """A string literal (or the BOOLEAN literal TRUE / FALSE) in PL/SQL or in SQL."""
+
+    def _chain_step(self, state: tuple, token: Token, step: str, sql: "_SqlScope | None") -> None:
+        """One step of a name chain, in SQL (sql given) or PL/SQL: `first`, `member`, `call` (the state before a
+        parenthesised argument list) or `apply` (the state after it: a call or an index)."""
+
+    def _chain_end(self, state: tuple, first: Token, sql: "_SqlScope | None") -> None:
+        """What a name chain resolved to, at its end."""
+
+    def _expression_type(self, tokens: list[Token], start: int, stop: int, block: "_SqlScope",
+                         scope: Scope) -> str:
+        """The base type of a SQL expression ('' when not known)."""
+        return ""
+
+    def _after_query_block(self, tokens: list[Token], start: int, stop: int, block: "_SqlScope", scope: Scope,
+                           items: list[tuple[int, int]], clauses: list[tuple[str, int]], distinct: bool) -> None:
+        """A query block has been resolved: its select items (expression ranges) and clause positions."""
+
+    def _after_query(self, tokens: list[Token], branches: list[tuple[int, int]], results: list) -> None:
+        """A query of one or more set-operation branches has been resolved, with each branch's columns."""
+
+    def _condition(self, tokens: list[Token], start: int, stop: int, block: "_SqlScope", scope: Scope) -> None:
+        """The condition of a DML statement (UPDATE / DELETE WHERE, MERGE ON)."""
 
     # -- reporting -------------------------------------------------------------------------------------
 
@@ -240,7 +300,8 @@ class Resolver:
                 target = package.spec if kind == "spec" else package.body
                 scope = self._package_scope(unit.package, with_body=False)
                 end = self._package_end(unit)
-                self._declarations(unit.tokens, unit.start, end, scope, collect_into=target, check=False)
+                self._declarations(unit.tokens, unit.start, end, scope, collect_into=target, check=False,
+                                   origin=kind)
 
     def _package_end(self, unit: _Unit) -> int:
         """The index of the package's final END."""
@@ -255,10 +316,10 @@ class Resolver:
         if package and package in self.packages:
             info = self.packages[package]
             for entity in info.spec.values():
-                scope.declare(Entity(entity.kind, entity.name, entity.type, list(entity.routines)))
+                scope.declare(Entity(entity.kind, entity.name, entity.type, list(entity.routines), "spec"))
             if with_body:
                 for entity in info.body.values():
-                    scope.declare(Entity(entity.kind, entity.name, entity.type, list(entity.routines)))
+                    scope.declare(Entity(entity.kind, entity.name, entity.type, list(entity.routines), "body"))
         return scope
 
     # -- pass 2 ----------------------------------------------------------------------------------------
@@ -297,7 +358,7 @@ class Resolver:
         if unit.kind in ("spec", "body"):
             scope = self._package_scope(unit.package, with_body=unit.kind == "body")
             self._declarations(unit.tokens, unit.start, self._package_end(unit), scope, collect_into=None,
-                               check=True)
+                               check=True, origin=unit.kind)
         elif unit.kind == "block":
             self._block(unit.tokens, 0, len(unit.tokens), Scope())
         else:
@@ -317,8 +378,9 @@ class Resolver:
     # Declarations
 
     def _declarations(self, tokens: list[Token], start: int, stop: int, scope: Scope, *,
-                      collect_into: dict[str, Entity] | None, check: bool) -> int:
-        """Declarations from start until BEGIN or stop; returns the index of BEGIN (or stop)."""
+                      collect_into: dict[str, Entity] | None, check: bool, origin: str = "local") -> int:
+        """Declarations from start until BEGIN or stop; returns the index of BEGIN (or stop). `origin` is where
+        the types declared there live: a package spec, a package body, or a block or routine (local)."""
         index = start
         while index < stop:
             token = tokens[index]
@@ -332,7 +394,7 @@ class Resolver:
                 if check:
                     self._pragma(tokens, index, end, scope)
             elif token.is_word("type", "subtype"):
-                entity = self._type_declaration(tokens, index, end, scope, check)
+                entity = self._type_declaration(tokens, index, end, scope, check, origin)
                 if entity:
                     scope.declare(entity)
                     if collect_into is not None:
@@ -394,7 +456,7 @@ class Resolver:
         return Entity("var", name, type_desc)
 
     def _type_declaration(self, tokens: list[Token], start: int, end: int, scope: Scope,
-                          check: bool) -> Entity | None:
+                          check: bool, origin: str = "local") -> Entity | None:
         name = tokens[start + 1].text
         is_at = start + 2
         if not tokens[is_at].is_word("is"):
@@ -410,14 +472,14 @@ class Resolver:
                 type_end = next((i for i in range(a + 1, b) if _op(tokens[i], ":=") or tokens[i].is_word("default")
                                  or tokens[i].is_word("not")), b)
                 fields.append((field_name, self._type_reference(tokens, a + 1, type_end, scope, check)))
-            return Entity("type", name, TypeDesc("record", fields=tuple(fields)))
+            return Entity("type", name, TypeDesc("record", fields=tuple(fields), origin=origin))
         if tokens[body].is_word("table", "varray", "array") or tokens[body].is_word("varying"):
             of_at = next((i for i in range(body, end) if tokens[i].is_word("of")), None)
             if of_at is None:
-                return Entity("type", name, TypeDesc("collection", element=UNKNOWN))
+                return Entity("type", name, TypeDesc("collection", element=UNKNOWN, origin=origin))
             element_end = next((i for i in range(of_at + 1, end) if tokens[i].is_word("index", "not")), end)
             element = self._type_reference(tokens, of_at + 1, element_end, scope, check)
-            return Entity("type", name, TypeDesc("collection", element=element))
+            return Entity("type", name, TypeDesc("collection", element=element, origin=origin))
         if tokens[body].is_word("ref") and tokens[body + 1].is_word("cursor"):
             return Entity("type", name, CURSOR)
         return Entity("type", name, UNKNOWN)
@@ -444,7 +506,8 @@ class Resolver:
                 if check:
                     self.report(NAMES, first, f"{'.'.join(names)}%ROWTYPE: no table or view {names[-1]}")
                 return UNKNOWN
-            return TypeDesc("record", fields=tuple((c, SCALAR) for c in table))
+            types = self.tables.types.get(names[-1], {})
+            return TypeDesc("record", fields=tuple((c, column_type(types.get(c))) for c in table))
         qualified = ".".join(names)
         if qualified in self.signatures.types:
             oracle_type = self.signatures.types[qualified]
@@ -452,7 +515,9 @@ class Resolver:
                 TypeDesc("collection", qualified, element=SCALAR)
         if len(names) == 1:
             if names[0] in self.signatures.scalar_types:
-                return CURSOR if names[0] == "sys_refcursor" else SCALAR
+                if check:
+                    self._declared_type(tokens, start, stop, in_sql=self._sql_depth > 0)
+                return CURSOR if names[0] == "sys_refcursor" else TypeDesc("scalar", names[0])
             entity = scope.lookup(names[0])
             if entity is not None and entity.kind == "type":
                 return entity.type
@@ -480,7 +545,7 @@ class Resolver:
                 if check:
                     self.report(NAMES, parts[-1], f"{'.'.join(names)}%TYPE: table {table} has no column {column}")
                 return UNKNOWN
-            return SCALAR
+            return column_type(self.tables.types.get(table, {}).get(column))
         entity = scope.lookup(names[0])
         if entity is not None and entity.kind == "var" and entity.type.kind == "record":
             field_type = entity.type.field(names[1])
@@ -835,6 +900,8 @@ class Resolver:
         while index < stop:
             token = tokens[index]
             if token.kind in (STRING, NUMBER, BIND):
+                if token.kind == STRING:
+                    self._literal(token, in_sql=sql is not None)
                 index += 1
                 continue
             if token.kind == OP:
@@ -870,9 +937,13 @@ class Resolver:
                 index = close + 1
                 continue
             if sql is not None and token.text == "returning":
-                index = self._skip_type(tokens, index + 1, stop)
+                end = self._skip_type(tokens, index + 1, stop)
+                self._declared_type(tokens, index + 1, end, in_sql=True)
+                index = end
                 continue
             if token.text in keywords and not (index + 1 < stop and _op(tokens[index + 1], ".")):
+                if token.text in ("true", "false"):
+                    self._literal(token, in_sql=sql is not None)
                 index += 1
                 continue
             if sql is not None and token.text in self.signatures.scalar_types \
@@ -915,14 +986,19 @@ class Resolver:
         if first.text == "sql" and index < stop and _op(tokens[index], "%"):
             return index + 2
         state = self._first(first, tokens, index, stop, scope, sql)
+        self._chain_step(state, first, "first", sql)
         while index < stop:
             token = tokens[index]
             if _op(token, "("):
                 close = matching(tokens, index, stop)
+                before = state
                 state = self._apply(state, tokens, index, close, scope, sql, first)
+                self._chain_step(before, tokens[index - 1], "call", sql)
+                self._chain_step(state, tokens[index - 1], "apply", sql)
                 index = close + 1
             elif _op(token, ".") and index + 1 < stop and tokens[index + 1].kind == IDENT:
                 state = self._member(state, tokens[index + 1], tokens, index + 2, stop)
+                self._chain_step(state, tokens[index + 1], "member", sql)
                 index += 2
             elif _op(token, ".") and index + 1 < stop and _op(tokens[index + 1], "*"):
                 index += 2
@@ -933,6 +1009,7 @@ class Resolver:
                 index += 2
             else:
                 break
+        self._chain_end(state, first, sql)
         return index
 
     # The state of a chain: ("entity", Entity) | ("value", TypeDesc) | ("ora_package", name) |
@@ -1064,8 +1141,12 @@ class Resolver:
     def _apply(self, state: tuple, tokens: list[Token], open_at: int, close: int, scope: Scope,
                sql: "_SqlScope | None", first: Token) -> tuple:
         """Arguments in parentheses after a chain: a call, a constructor or a collection index."""
-        positional, named = self._arguments(tokens, open_at, close, scope, sql)
         kind = state[0]
+        self._routine_arguments += kind == "routine"
+        try:
+            positional, named = self._arguments(tokens, open_at, close, scope, sql)
+        finally:
+            self._routine_arguments -= kind == "routine"
         anchor = tokens[open_at - 1]
         if kind == "ora_member":
             self._check_call(state[1], positional, named, anchor)
@@ -1162,6 +1243,14 @@ class Resolver:
 
     def _sql_statement(self, tokens: list[Token], start: int, stop: int, scope: Scope,
                        outer: "_SqlScope | None") -> None:
+        self._sql_depth += 1
+        try:
+            self._sql_statement_in_sql(tokens, start, stop, scope, outer)
+        finally:
+            self._sql_depth -= 1
+
+    def _sql_statement_in_sql(self, tokens: list[Token], start: int, stop: int, scope: Scope,
+                              outer: "_SqlScope | None") -> None:
         word = tokens[start].text
         outers = [outer] if outer is not None else []
         if word in ("select", "with"):
@@ -1177,7 +1266,19 @@ class Resolver:
 
     def _query(self, tokens: list[Token], start: int, stop: int, scope: Scope, outers: list["_SqlScope"],
                ctes: dict[str, list[str] | None]) -> list[str] | None:
-        """A query (WITH ..., set operations); returns the names of its columns (None when unknown)."""
+        """A query (WITH ..., set operations); returns the names of its columns (None when unknown), with their
+        types where known (Columns)."""
+        self._sql_depth += 1
+        try:
+            result = self._query_in_sql(tokens, start, stop, scope, outers, ctes)
+        finally:
+            self._sql_depth -= 1
+        if isinstance(result, Columns):
+            self._query_columns[(id(tokens), start)] = result
+        return result
+
+    def _query_in_sql(self, tokens: list[Token], start: int, stop: int, scope: Scope, outers: list["_SqlScope"],
+                      ctes: dict[str, list[str] | None]) -> list[str] | None:
         while start < stop and _op(tokens[start], "(") and matching(tokens, start, stop) == stop - 1:
             start, stop = start + 1, stop - 1
         ctes = dict(ctes)
@@ -1196,7 +1297,11 @@ class Resolver:
                 open_at = index + 1
                 close = matching(tokens, open_at, stop)
                 columns = self._query(tokens, open_at + 1, close, scope, outers, ctes)
-                ctes[name] = explicit if explicit is not None else columns
+                if explicit is not None:
+                    kinds = [getattr(columns, "types", {}).get(c, "") for c in columns or []]
+                    ctes[name] = Columns(explicit, dict(zip(explicit, kinds)))
+                else:
+                    ctes[name] = columns
                 index = close + 1
                 if index < stop and _op(tokens[index], ","):
                     index += 1
@@ -1204,12 +1309,9 @@ class Resolver:
                 break
             start = index
         branches = self._set_branches(tokens, start, stop)
-        result: list[str] | None = None
-        for position, (a, b) in enumerate(branches):
-            columns = self._query_block(tokens, a, b, scope, outers, ctes)
-            if position == 0:
-                result = columns
-        return result
+        results = [self._query_block(tokens, a, b, scope, outers, ctes) for a, b in branches]
+        self._after_query(tokens, branches, results)
+        return results[0] if results else None
 
     def _set_branches(self, tokens: list[Token], start: int, stop: int) -> list[tuple[int, int]]:
         branches: list[tuple[int, int]] = []
@@ -1249,17 +1351,28 @@ class Resolver:
             from_end = min([i for w, i in clauses if i > positions["from"]] + [stop])
             self._from_clause(tokens, positions["from"] + 1, from_end, scope, block)
         items_start = start + 1
+        distinct = tokens[items_start].is_word("distinct", "unique")
         if tokens[items_start].is_word("distinct", "unique", "all"):
             items_start += 1
-        columns: list[str] | None = []
+        columns: Columns | None = Columns()
+        items: list[tuple[int, int]] = []
         for a, b in split_top_level(tokens, items_start, select_end):
             expression_end, names = self._item_names(tokens, a, b, block)
             self._expression(tokens, a, expression_end, scope, block)
+            items.append((a, expression_end))
             if names is None or columns is None:
                 columns = None
             else:
+                kind = self._expression_type(tokens, a, expression_end, block, scope) if len(names) == 1 else ""
+                if len(names) != 1:
+                    source = block.source(tokens[b - 3].text) if b - a >= 3 else None
+                    for name in names:
+                        columns.types[name] = (source.types or {}).get(name, "") if source else ""
+                else:
+                    columns.types[names[0]] = kind
                 columns.extend(names)
         block.aliases = set(columns or [])
+        block.alias_types = dict(columns.types) if columns is not None else {}
         for word, at in clauses:
             following = min([i for _, i in clauses if i > at] + [stop])
             if word == "into":
@@ -1279,6 +1392,7 @@ class Resolver:
                 self._expression(tokens, at + 1, following, scope, block)
             elif word == "for":
                 pass
+        self._after_query_block(tokens, start, stop, block, scope, items, clauses, distinct)
         return columns
 
     def _clauses(self, tokens: list[Token], start: int, stop: int) -> list[tuple[str, int]]:
@@ -1377,6 +1491,7 @@ class Resolver:
         columns: list[str] | None
         label: str
         name: str | None = None
+        types: dict[str, str] | None = None
         if _op(token, "("):
             close = matching(tokens, start, stop)
             columns = self._query(tokens, start + 1, close, scope, block.outers, block.ctes)
@@ -1410,6 +1525,7 @@ class Resolver:
             else:
                 columns = self._source_columns(name)
                 label = f"table {name}"
+                types = self.tables.types.get(name)
                 if columns is None:
                     self.report(NAMES, token, f"no table, view or WITH query {'.'.join(parts)}")
         else:
@@ -1431,18 +1547,27 @@ class Resolver:
         if index < stop and tokens[index].kind == IDENT and tokens[index].text not in _CLAUSE_WORDS:
             alias = tokens[index].text
             index += 1
-        block.add(_Source(alias or name or "", columns, label))
+        if types is None and isinstance(columns, Columns):
+            types = columns.types
+        block.add(_Source(alias or name or "", columns, label, types=types,
+                          base_table=name if label.startswith("table ") else None))
         return index
 
-    def _json_table_columns(self, tokens: list[Token], start: int, stop: int) -> list[str]:
-        names: list[str] = []
+    def _json_table_columns(self, tokens: list[Token], start: int, stop: int) -> Columns:
+        names = Columns()
         for a, b in split_top_level(tokens, start, stop):
             if tokens[a].is_word("nested"):
                 inner = next((i for i in range(a, b) if tokens[i].is_word("columns")), None)
                 if inner is not None and inner + 1 < b and _op(tokens[inner + 1], "("):
-                    names.extend(self._json_table_columns(tokens, inner + 2, matching(tokens, inner + 1, b)))
+                    nested = self._json_table_columns(tokens, inner + 2, matching(tokens, inner + 1, b))
+                    names.extend(nested)
+                    names.types.update(nested.types)
             elif tokens[a].kind == IDENT:
                 names.append(tokens[a].text)
+                declared = tokens[a + 1].text if a + 1 < b and tokens[a + 1].kind == IDENT else ""
+                # name FOR ORDINALITY is a number; name PATH ... (no type) is VARCHAR2(4000)
+                names.types[tokens[a].text] = {"for": "number", "path": "varchar2", "format": "varchar2",
+                                               "exists": "varchar2"}.get(declared, base_type(declared))
         return names
 
     # -- DML -----------------------------------------------------------------------------------------------
@@ -1463,7 +1588,8 @@ class Resolver:
         if index < stop and tokens[index].kind == IDENT and tokens[index].text not in _CLAUSE_WORDS:
             alias = tokens[index].text
             index += 1
-        return _Source(alias, columns, f"table {parts[-1]}", table=parts[-1]), index
+        return _Source(alias, columns, f"table {parts[-1]}", table=parts[-1],
+                       types=self.tables.types.get(parts[-1]), base_table=parts[-1]), index
 
     def _column_list(self, tokens: list[Token], start: int, stop: int, target: _Source) -> None:
         for a, b in split_top_level(tokens, start, stop):
@@ -1511,6 +1637,7 @@ class Resolver:
             self._assignments(tokens, index + 1, where, scope, block, target)
         if where < stop:
             self._expression(tokens, where + 1, stop, scope, block)
+            self._condition(tokens, where + 1, stop, block, scope)
 
     def _assignments(self, tokens: list[Token], start: int, stop: int, scope: Scope, block: "_SqlScope",
                      target: _Source) -> None:
@@ -1540,6 +1667,7 @@ class Resolver:
         stop = self._returning(tokens, index, stop, scope, block)
         if index < stop and tokens[index].is_word("where"):
             self._expression(tokens, index + 1, stop, scope, block)
+            self._condition(tokens, index + 1, stop, block, scope)
 
     def _merge(self, tokens: list[Token], start: int, stop: int, scope: Scope) -> None:
         index = start + 1
@@ -1555,6 +1683,7 @@ class Resolver:
         if tokens[index].is_word("on") and _op(tokens[index + 1], "("):
             close = matching(tokens, index + 1, stop)
             self._expression(tokens, index + 2, close, scope, block)
+            self._condition(tokens, index + 2, close, block, scope)
             index = close + 1
         whens = [i for i in range(index, stop) if tokens[i].is_word("when")] + [stop]
         for when, following in zip(whens, whens[1:]):
@@ -1625,6 +1754,8 @@ class _Source:
     columns: list[str] | None
     label: str
     table: str | None = None
+    types: dict[str, str] | None = None      # a column's declared type (a table's) or base type (a query's)
+    base_table: str | None = None           # the repository table this source reads, if it is one
 
 
 class _SqlScope:
@@ -1635,6 +1766,7 @@ class _SqlScope:
         self.ctes = ctes
         self.sources: list[_Source] = []
         self.aliases: set[str] = set()
+        self.alias_types: dict[str, str] = {}
         self.in_order_by = False
 
     def add(self, source: _Source) -> None:
