@@ -122,8 +122,9 @@ class Memory:
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
-        raise NotImplementedError("ctxasm does not drop a tenant's memory from the memory API: erase memories one "
-                                  "by one (Session.forget) or purge the tenant as its owner")
+        raise NotImplementedError("the Mem0 facade does not drop a tenant's memory: erase memories one by one "
+                                  "(Session.forget), or purge the tenant as its owner (ctxasm.api.Memory"
+                                  ".purge_tenant)")
 
     # -- reading ---------------------------------------------------------------------------------------------
 
