@@ -225,16 +225,18 @@ class Session:
             store.set_tenant(self.tenant_id)
             current = same_scope_budget(store.rows_as_of("guideline", store.capture_snapshot()), target)
             if current is not None:
-                spans.set_records(span, 1, current["id"])
-                store.supersede("guideline", current["id"], {k: v for k, v in record.items()
-                                                             if k in ("content", "content_json", "valid_from")})
+                budget_id = current["id"]
+                spans.set_records(span, 1, budget_id)
+                store.supersede("guideline", budget_id, {k: v for k, v in record.items()
+                                                         if k in ("content", "content_json", "valid_from")})
             else:
                 if target == Scope():
                     record["id"] = TENANT_BUDGET_ID
-                spans.set_records(span, 1, record.get("id"))
+                budget_id = record["id"]
+                spans.set_records(span, 1, budget_id)
                 store.put_memory("guideline", record)
             store.commit()
-            spans.set_content(span, records=[spans.memory_record(record.get("content_json"), record.get("id"),
+            spans.set_content(span, records=[spans.memory_record(record.get("content_json"), budget_id,
                                                                  description=record.get("content"))])
         return self.budget(at=when)
 

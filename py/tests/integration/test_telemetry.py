@@ -9,14 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
 from ctxasm.api import Memory
 from ctxasm.local import pgconn
-from ctxasm.services import telemetry
 from ctxasm.services.tenants import DEFAULT_BUDGET
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.engines.postgres import PostgresStore
@@ -25,18 +21,6 @@ from ctxasm.core.compose import WindowSpec
 from .test_agent_loop import run_transcript
 
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
-
-
-@pytest.fixture()
-def spans(monkeypatch) -> Iterator[InMemorySpanExporter]:
-    monkeypatch.delenv("CTXASM_TELEMETRY_CONTENT", raising=False)
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    telemetry.use_tracer_provider(provider)
-    yield exporter
-    telemetry.use_tracer_provider(None)
-    provider.shutdown()
 
 
 def jane(question: str = QUESTION) -> WindowSpec:
