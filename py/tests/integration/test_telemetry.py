@@ -139,6 +139,7 @@ def every_operation(memory: Memory, tmp_path: Path) -> dict:
     memory.create_tenant("newco", "NewCo Research")
     ann = memory.session("newco", user_id="ann", agent_id="helper", thread_id="launch")
     budget = ann.set_budget({**DEFAULT_BUDGET, "usable_context": 3000}, scope="agent")
+    ann.set_budget({**DEFAULT_BUDGET, "usable_context": 3200}, scope="agent")  # a new version of that row
     memory.load(path)
     memory.load(path, upsert=True)
     turn = ann.add_turn("user", "Our launch moved to March 3.")
@@ -158,7 +159,7 @@ def test_every_memory_operation_is_a_span_of_the_genai_memory_conventions(memory
     done = every_operation(memory, tmp_path)
     finished = spans.get_finished_spans()
     assert [(s.name, s.attributes["ctxasm.operation"]) for s in finished] == [
-        ("create_memory_store", "tenant_create"), ("upsert_memory", "set_budget"),
+        ("create_memory_store", "tenant_create"), ("upsert_memory", "set_budget"), ("upsert_memory", "set_budget"),
         ("create_memory", "load"), ("upsert_memory", "load"),
         ("create_memory", "add_turn"), ("upsert_memory", "remember"), ("upsert_memory", "remember"),
         ("search_memory", "lookup"), ("search_memory", "assemble"), ("retrieval newco", "search"),
@@ -169,13 +170,14 @@ def test_every_memory_operation_is_a_span_of_the_genai_memory_conventions(memory
         assert span.attributes["gen_ai.operation.name"] == span.name.split()[0]
         store = "gen_ai.data_source.id" if span.name.startswith("retrieval") else "gen_ai.memory.store.id"
         assert span.attributes[store] == "newco"
-    (tenant, budget, load, upsert, turn, first, second, lookup, window, search, retract, forget,
+    (tenant, budget, new_budget, load, upsert, turn, first, second, lookup, window, search, retract, forget,
      purge) = [dict(s.attributes) for s in finished]
     # record.id: the ids ctxasm minted (turn_..., fact_..., budget_...), never one a file or a caller chose
     assert turn["gen_ai.memory.record.id"] == done["turn"].id and turn["ctxasm.memory_type"] == "conversation"
     assert first["gen_ai.memory.record.id"] == second["gen_ai.memory.record.id"] == done["fact"]
     assert (first["ctxasm.version"], second["ctxasm.version"]) == (1, 2)
-    assert budget["gen_ai.memory.record.id"] == done["budget"]["id"] and done["budget"]["id"].startswith("budget_")
+    assert budget["gen_ai.memory.record.id"] == new_budget["gen_ai.memory.record.id"] == done["budget"]["id"]
+    assert done["budget"]["id"].startswith("budget_")
     assert forget["gen_ai.memory.record.id"] == done["turn"].id
     assert forget["ctxasm.erased_memories"] == len(done["erased"]["erased"])
     assert "gen_ai.memory.record.id" not in retract  # fact_launch_city: the file chose it
