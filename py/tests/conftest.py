@@ -109,6 +109,26 @@ def demo_target(demo_loaded, clean_db):
 
 
 @pytest.fixture()
+def spans(monkeypatch):
+    """ctxasm's spans, caught by the OpenTelemetry SDK's in-memory exporter (content not allowed unless a test
+    sets CTXASM_TELEMETRY_CONTENT)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ctxasm.services import telemetry
+
+    monkeypatch.delenv("CTXASM_TELEMETRY_CONTENT", raising=False)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry.use_tracer_provider(provider)
+    yield exporter
+    telemetry.use_tracer_provider(None)
+    provider.shutdown()
+
+
+@pytest.fixture()
 def catalogue_copy(tmp_path: Path) -> Path:
     """A copy of the catalogue and of every file generated from it (or holding generated values), for tests
     that edit the catalogue and regenerate without touching the repository."""

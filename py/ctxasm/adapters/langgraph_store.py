@@ -37,6 +37,7 @@ from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, Op, 
 
 from ctxasm import api
 from ctxasm.adapters.ranking import by_meaning
+from ctxasm.services import memory_spans as spans
 from ctxasm.services.upsert import instant
 
 SUBJECT_PREFIX = "lg:"
@@ -70,11 +71,20 @@ class CtxasmStore(BaseStore):
                 rows = None
                 results.append(None)
                 continue
+            if isinstance(op, SearchOp):
+                with spans.memory_span(spans.SEARCH_MEMORY, self.tenant_id, "langgraph.search",
+                                       memory_type="entity") as span:
+                    rows = rows if rows is not None else self._items()
+                    found = self._search(op, rows)
+                    spans.set_records(span, len(found))
+                    spans.set_content(span, query=op.query, records=[
+                        spans.memory_record(item.value, item.key, score=item.score, namespace=list(item.namespace))
+                        for item in found])
+                results.append(found)
+                continue
             rows = rows if rows is not None else self._items()
             if isinstance(op, GetOp):
                 results.append(rows.get((tuple(op.namespace), op.key)))
-            elif isinstance(op, SearchOp):
-                results.append(self._search(op, rows))
             elif isinstance(op, ListNamespacesOp):
                 results.append(self._namespaces(op, rows))
             else:

@@ -32,6 +32,7 @@ from typing import Any
 from ctxasm import api
 from ctxasm.adapters.ranking import by_meaning
 from ctxasm.errors import InvalidClaim
+from ctxasm.services import memory_spans as spans
 
 #: The subject prefix of the facts this facade writes: get_all lists these, not the tenant's other facts.
 SUBJECT_PREFIX = "mem0:"
@@ -91,9 +92,10 @@ class Memory:
                 memory_id = turn.id
             else:
                 owner = user_id or agent_id
-                _, memory_id, _ = session.remember(
-                    f"{SUBJECT_PREFIX}{owner}", f"memory_{uuid.uuid4().hex[:12]}", message["content"],
-                    content_json={"metadata": dict(metadata or {}), "role": message["role"]}, personal=True)
+                with spans.asked_as(spans.CREATE_MEMORY):  # a fact of its own, never an existing one
+                    _, memory_id, _ = session.remember(
+                        f"{SUBJECT_PREFIX}{owner}", f"memory_{uuid.uuid4().hex[:12]}", message["content"],
+                        content_json={"metadata": dict(metadata or {}), "role": message["role"]}, personal=True)
             results.append({"id": memory_id, "memory": message["content"], "event": "ADD"})
         return {"results": results}
 
@@ -101,8 +103,9 @@ class Memory:
         """A new version of a fact this facade wrote (the old one stays in history)."""
         row = self._row(memory_id)
         session = self._session(row.get("user_id"), row.get("agent_id"), None)
-        session.remember(row["subject"], row["predicate"], data, content_json=row.get("content_json"),
-                         personal=True)
+        with spans.asked_as(spans.UPDATE_MEMORY):  # the caller named an existing memory
+            session.remember(row["subject"], row["predicate"], data, content_json=row.get("content_json"),
+                             personal=True)
         return {"message": "Memory updated successfully!"}
 
     def delete(self, memory_id: str) -> dict[str, str]:
@@ -119,18 +122,24 @@ class Memory:
         return {"message": "Memories deleted successfully!"}
 
     def reset(self) -> None:
-        raise NotImplementedError("ctxasm does not drop a tenant's memory from the memory API: erase memories one "
-                                  "by one (Session.forget) or purge the tenant as its owner")
+        raise NotImplementedError("the Mem0 facade does not drop a tenant's memory: erase memories one by one "
+                                  "(Session.forget), or purge the tenant as its owner (ctxasm.api.Memory"
+                                  ".purge_tenant)")
 
     # -- reading ---------------------------------------------------------------------------------------------
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
                run_id: str | None = None, limit: int = 100, **_: Any) -> dict[str, Any]:
         """The caller's memories (those get_all lists) ranked by meaning against the query, best first, each with
-        its cosine `score` (ctxasm.adapters.ranking)."""
-        items = self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=10_000)["results"]
-        ranked = by_meaning(query, [str(item["memory"]) for item in items])
-        return {"results": [{**items[i], "score": score} for i, score in ranked[:limit]]}
+        its cosine `score` (ctxasm.adapters.ranking). Its span: search_memory."""
+        with spans.memory_span(spans.SEARCH_MEMORY, self.tenant_id, "mem0.search") as span:
+            items = self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=10_000)["results"]
+            ranked = by_meaning(query, [str(item["memory"]) for item in items])
+            results = [{**items[i], "score": score} for i, score in ranked[:limit]]
+            spans.set_records(span, len(results))
+            spans.set_content(span, query=query, records=[spans.memory_record(r["memory"], r["id"], score=r["score"])
+                                                          for r in results])
+        return {"results": results}
 
     def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                 limit: int = 100, **_: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import InvalidArgument, ToolRefused, brief_message
+from ctxasm.services import memory_spans as spans
 from ctxasm.services import recall
 from ctxasm.services.recall import SEARCH_LIMIT, Caller
 
@@ -241,15 +242,20 @@ class MemoryManager:
 
     def record_event(self, event_type: str, content: str, content_json: Mapping[str, Any],
                      source_refs: list[dict[str, Any]] | None = None) -> str:
-        """One thread-scoped event in conversation_memory, committed at once (it outlives the call)."""
+        """One thread-scoped event in conversation_memory, committed at once (it outlives the call). Its span:
+        create_memory, one record, with the event type."""
         c = self.caller
         event_id = f"{event_type}_{uuid.uuid4().hex}"
-        self.store.set_tenant(c.tenant_id)
         record: dict[str, Any] = {"id": event_id, "role": "event", "event_type": event_type, "user_id": c.user_id,
                                   "agent_id": c.agent_id, "thread_id": c.thread_id, "content": content,
                                   "content_json": dict(content_json)}
         if source_refs:
             record["source_refs"] = source_refs
-        self.store.put_memory("conversation", record)
-        self.store.commit()
+        with spans.memory_span(spans.CREATE_MEMORY, c.tenant_id, "record_event", memory_type="conversation") as span:
+            span.set_attribute("ctxasm.event_type", event_type)
+            spans.set_records(span, 1, event_id)
+            self.store.set_tenant(c.tenant_id)
+            self.store.put_memory("conversation", record)
+            self.store.commit()
+            spans.set_content(span, records=[spans.memory_record(content, event_id, event_type=event_type)])
         return event_id

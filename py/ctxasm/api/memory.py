@@ -73,6 +73,15 @@ class Memory:
         with self.owner_store() as store:
             return create_tenant(store, tenant_id, display_name or tenant_id, when)
 
+    def purge_tenant(self, tenant_id: str) -> int:
+        """Remove a tenant: every row of every memory type, their history and its registration, as the schema
+        owner (offboarding; nothing is kept to replay its windows with). Returns the rows removed, 0 for a tenant
+        the database does not have."""
+        from ctxasm.services.tenants import purge_tenant
+
+        with self.owner_store() as store:
+            return purge_tenant(store, tenant_id)
+
     def owner_store(self):
         """A store on an owner connection of its own (a context manager): tenant registration and purging."""
         return connected_store(self.engine, role=OWNER)

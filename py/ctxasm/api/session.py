@@ -17,6 +17,7 @@ from ctxasm.claims import ClaimSigner, ClaimSource
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import InvalidClaim
+from ctxasm.services import memory_spans as spans
 from ctxasm.services import recall
 from ctxasm.services.budgets import (TENANT_BUDGET_ID, BudgetView, Scope, budget_record, budget_scope,
                                      effective_budget, same_scope_budget)
@@ -150,22 +151,27 @@ class Session:
                 record[key] = value
         at_time = record.get("valid_from")
         claims = self._claims if personal else self._shared_claims
-        with self._store() as store:
-            found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
-            store.rollback()
-            current = (found or {}).get("current")
-        with self._store(claims) as store:
-            store.set_tenant(c.tenant_id)
-            if current:
-                memory_id = current["ref"][1]
-                version = store.supersede("entity", memory_id, record)
-            else:
-                memory_id = f"fact_{uuid.uuid4().hex}"
-                scope = {"user_id": c.user_id, "agent_id": c.agent_id} if personal else {}
-                store.put_memory("entity", {"id": memory_id, "subject": subject, "predicate": predicate,
-                                            **scope, **record})
-                version = 1
-            store.commit()
+        # Its span is an upsert: the caller names the fact, this call finds whether it is new.
+        with spans.memory_span(spans.UPSERT_MEMORY, c.tenant_id, "remember", memory_type="entity") as span:
+            with self._store() as store:
+                found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
+                store.rollback()
+                current = (found or {}).get("current")
+            memory_id = current["ref"][1] if current else f"fact_{uuid.uuid4().hex}"
+            spans.set_records(span, 1, memory_id)
+            with self._store(claims) as store:
+                store.set_tenant(c.tenant_id)
+                if current:
+                    version = store.supersede("entity", memory_id, record)
+                else:
+                    scope = {"user_id": c.user_id, "agent_id": c.agent_id} if personal else {}
+                    store.put_memory("entity", {"id": memory_id, "subject": subject, "predicate": predicate,
+                                                **scope, **record})
+                    version = 1
+                store.commit()
+            span.set_attribute("ctxasm.version", int(version))
+            spans.set_content(span, records=[spans.memory_record(content, memory_id, subject=subject,
+                                                                 predicate=predicate, version=int(version))])
         return ("entity", memory_id, int(version))
 
     def retract(self, memory_type: str, memory_id: str, *, at: datetime | str | None = None) -> None:
@@ -174,7 +180,9 @@ class Session:
         Nothing is erased: for a fact whose latest value was wrong, `remember` the right one instead (it
         supersedes); to remove every trace of a memory, `forget` it."""
         when = _when(at)
-        with self._store(self._shared_claims) as store:
+        with spans.memory_span(spans.DELETE_MEMORY, self.tenant_id, "retract", memory_type=memory_type) as span, \
+                self._store(self._shared_claims) as store:
+            spans.set_records(span, 1, memory_id)
             store.set_tenant(self.tenant_id)
             store.delete_memory(memory_type, memory_id, when.isoformat() if when else None)
             store.commit()
@@ -198,10 +206,15 @@ class Session:
         """Erase a memory: every version of it (not only the latest) and every copy made from it, so the windows
         that showed any of them can no longer be replayed; returns what went, per table (CTX_MEMORY.erase_report).
         To stop using a memory and keep its history, `retract` it; to correct a fact, `remember` the new value."""
-        with self._store(self._shared_claims) as store:
+        with spans.memory_span(spans.DELETE_MEMORY, self.tenant_id, "forget", memory_type=memory_type) as span, \
+                self._store(self._shared_claims) as store:
+            spans.set_records(span, 1, memory_id)
             store.set_tenant(self.tenant_id)
             report = store.erase_report(memory_type, memory_id)
             store.commit()
+            # what went: the memory and every copy made from it, in all their versions
+            span.set_attributes({"ctxasm.erased_memories": len(report.get("erased") or ()),
+                                 "ctxasm.erased_row_versions": int(report.get("total") or 0)})
         return report
 
     # -- the context budget ----------------------------------------------------------------------------------
@@ -226,17 +239,25 @@ class Session:
         target = budget_scope(self.caller, scope)
         when = _when(at)
         record = budget_record(budget, target, description=description, at=when)
-        with self._store(self._shared_claims) as store:
+        # Its span is an upsert: a new version of the scope's budget or a new row, as this call finds.
+        with spans.memory_span(spans.UPSERT_MEMORY, self.tenant_id, "set_budget", memory_type="guideline") as span, \
+                self._store(self._shared_claims) as store:
             store.set_tenant(self.tenant_id)
             current = same_scope_budget(store.rows_as_of("guideline", store.capture_snapshot()), target)
             if current is not None:
-                store.supersede("guideline", current["id"], {k: v for k, v in record.items()
-                                                             if k in ("content", "content_json", "valid_from")})
+                budget_id = current["id"]
+                spans.set_records(span, 1, budget_id)
+                store.supersede("guideline", budget_id, {k: v for k, v in record.items()
+                                                         if k in ("content", "content_json", "valid_from")})
             else:
                 if target == Scope():
                     record["id"] = TENANT_BUDGET_ID
+                budget_id = record["id"]
+                spans.set_records(span, 1, budget_id)
                 store.put_memory("guideline", record)
             store.commit()
+            spans.set_content(span, records=[spans.memory_record(record.get("content_json"), budget_id,
+                                                                 description=record.get("content"))])
         return self.budget(at=when)
 
     # -- reading outside a window --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ctxasm.core.refs import Ref
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import BudgetMissing, CtxasmError, InvalidArgument, InvalidQuestion
-from ctxasm.services import telemetry
+from ctxasm.services import memory_spans
 from ctxasm.services.compress import compress_during_assembly
 
 
@@ -110,13 +110,21 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
     return again
 
 
-@telemetry.traced("ctxasm.assemble", telemetry.describe_window)
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
              scores: dict[str, float] | None = None, reranker: Any = None, summarizer: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
     configures), else the database's lexical scorer; the manifest names which. When the budget turns compression
     on, candidates short of room get a summary from `summarizer` (default: the deployment's, ctxasm.ml.summarizer)
-    before the manifest is recorded (ctxasm.services.compress)."""
+    before the manifest is recorded (ctxasm.services.compress). Its span is a search of the tenant's memory store
+    (search_memory, ctxasm.operation assemble: ctxasm.services.memory_spans)."""
+    with memory_spans.memory_span(memory_spans.SEARCH_MEMORY, spec.tenant_id, "assemble") as span:
+        window, selection = _select_and_compose(store, spec, at, scores, reranker, summarizer)
+        memory_spans.describe_window(span, window, selection)
+        return window
+
+
+def _select_and_compose(store: MemoryStore, spec: WindowSpec, at: datetime | None, scores: dict[str, float] | None,
+                        reranker: Any, summarizer: Any) -> tuple[AssembledWindow, dict[str, Any]]:
     check_spec(spec)
     embedded = query_embedding(spec.question)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
@@ -139,7 +147,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
     except BaseException:
         store.rollback()  # a failed manifest write too: the connection goes back clean for the next call
         raise
-    return AssembledWindow(window.request, window.manifest, manifest_id)
+    return AssembledWindow(window.request, window.manifest, manifest_id), selection
 
 
 def record_provider_request(store: MemoryStore, window: AssembledWindow) -> str:

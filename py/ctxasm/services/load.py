@@ -26,6 +26,7 @@ from ctxasm.engines.store import MemoryStore
 from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import CtxasmError, ScenarioError, brief_message
 from ctxasm.progress import ProgressCallback, progress
+from ctxasm.services import memory_spans as spans
 from ctxasm.services.upsert import instant
 
 # Keys of a memory item that steer the loader rather than being columns of the row.
@@ -460,13 +461,24 @@ def load_file(engine: Engine | Any, path: str | Path, *, upsert: bool = False) -
     """Validate, embed the searchable memories, then load through the engine's owner connection (an admin
     tool: the owner registers tenants). `engine` may be a PostgreSQL target too. `upsert`: memories already
     stored are compared and only what changed is written (a new version), so loading a file twice writes
-    nothing the second time."""
+    nothing the second time. Its span: create_memory (upsert_memory with `upsert`), every memory of the file;
+    the store is named when the file has one tenant."""
     engine = as_engine(engine)
-    document = read_scenario(path)
-    with connected_store(engine, role=OWNER) as store:
-        add_memory_instructions(document, registered_tenants(store, [t["tenant_id"] for t in document["tenants"]]))
-    embed_memories(document)
-    compress_chunks(document)
-    total = sum(len(tenant["memories"]) for tenant in document["tenants"])
-    with connected_store(engine, role=OWNER) as store, progress(f"loading {Path(path).name}", total=total) as tick:
-        return load_document(store, document, str(path), tick, upsert=upsert)
+    with spans.memory_span(spans.UPSERT_MEMORY if upsert else spans.CREATE_MEMORY, None, "load") as span:
+        document = read_scenario(path)
+        tenant_ids = [t["tenant_id"] for t in document["tenants"]]
+        if len(set(tenant_ids)) == 1:
+            span.set_attribute(spans.STORE_ID, tenant_ids[0])
+        elif tenant_ids:  # several stores: each is named, none is the operation's
+            span.set_attribute("ctxasm.tenant_ids", sorted(set(tenant_ids)))
+        with connected_store(engine, role=OWNER) as store:
+            add_memory_instructions(document, registered_tenants(store, tenant_ids))
+        total = sum(len(tenant["memories"]) for tenant in document["tenants"])
+        spans.set_records(span, total)
+        embed_memories(document)
+        compress_chunks(document)
+        with connected_store(engine, role=OWNER) as store, progress(f"loading {Path(path).name}", total=total) as tick:
+            report = load_document(store, document, str(path), tick, upsert=upsert)
+        if upsert:
+            span.set_attributes({"ctxasm.unchanged": report.unchanged, "ctxasm.changed": report.changed})
+        return report

@@ -2,7 +2,8 @@
 
 Each is one CTX_TOOLS routine for the caller's scope, read and rolled back; the result is a ToolOutput, the
 shape a tool result is fitted and rendered in (ctxasm.core.tool_results), so the MCP tools, the agent loop and
-the Python API show the same items.
+the Python API show the same items. Each is a span (ctxasm.services.memory_spans): the search a retrieval from
+the tenant's knowledge base, a lookup and an expand a search of its memory store.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ctxasm.core.render import memory_id as render_memory_id
 from ctxasm.core.tool_results import ToolItem, ToolOutput
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import InvalidArgument
+from ctxasm.services import memory_spans as spans
 
 SEARCH_LIMIT = 8
 
@@ -39,18 +41,29 @@ def search(store: MemoryStore, caller: Caller, at: datetime, query: str, embed: 
            limit: int = SEARCH_LIMIT) -> ToolOutput:
     """The authorised memories that match `query` best (hybrid: lexical and the query's embedding)."""
     c = caller
-    found = store.search_memory(c.tenant_id, c.user_id, c.agent_id, c.thread_id, at, query, embed(query), limit)
-    store.rollback()
-    items = tuple(ToolItem(ref=i["ref"], type=i["ref"][0], status="evidence",
-                           text=_titled(i.get("title"), i["content"]), extra={"scores": i.get("scores", {})})
-                  for i in found["items"])
-    notes = () if items else ("no authorized memory matches the query",)
-    return ToolOutput("search_memory", items, notes)
+    with spans.retrieval_span(c.tenant_id, "search", top_k=limit) as span:
+        found = store.search_memory(c.tenant_id, c.user_id, c.agent_id, c.thread_id, at, query, embed(query), limit)
+        store.rollback()
+        items = tuple(ToolItem(ref=i["ref"], type=i["ref"][0], status="evidence",
+                               text=_titled(i.get("title"), i["content"]), extra={"scores": i.get("scores", {})})
+                      for i in found["items"])
+        notes = () if items else ("no authorized memory matches the query",)
+        output = ToolOutput("search_memory", items, notes)
+        spans.describe_retrieval(span, query, output)
+        return output
 
 
 def lookup(store: MemoryStore, caller: Caller, at: datetime, subject: str, predicate: str) -> ToolOutput:
     """A fact's current value first, then its history (kept for explanation, not for answers)."""
     c = caller
+    with spans.memory_span(spans.SEARCH_MEMORY, c.tenant_id, "lookup", memory_type="entity") as span:
+        output = _lookup(store, c, at, subject, predicate)
+        spans.set_records(span, len(output.items))
+        spans.set_content(span, query=f"{subject} {predicate}", records=spans.tool_records(output))
+        return output
+
+
+def _lookup(store: MemoryStore, c: Caller, at: datetime, subject: str, predicate: str) -> ToolOutput:
     found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at, subject, predicate)
     store.rollback()
     current = found.get("current")
@@ -70,6 +83,14 @@ def lookup(store: MemoryStore, caller: Caller, at: datetime, subject: str, predi
 
 def expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | None, memory_id: str) -> ToolOutput:
     """One record of the window `manifest_id` in full (only ids that window issued can be opened)."""
+    with spans.memory_span(spans.SEARCH_MEMORY, caller.tenant_id, "expand") as span:
+        output = _expand(store, caller, at, manifest_id, memory_id)
+        spans.set_records(span, 1, output.items[0].ref.id)
+        spans.set_content(span, records=spans.tool_records(output))
+        return output
+
+
+def _expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | None, memory_id: str) -> ToolOutput:
     if not manifest_id:
         raise InvalidArgument("invalid_argument: expand: there is no current window for this caller yet")
     found = store.expand(caller.tenant_id, manifest_id, memory_id, at)

@@ -1,13 +1,16 @@
-"""OpenTelemetry spans for each assembled window and each round of the agent loop.
+"""OpenTelemetry spans: where they go, how a span ends on an error, and the agent loop's spans.
 
-A window's span (`ctxasm.assemble`) carries what an operator needs to find it again and to see its shape: the
-tenant, the manifest id, the request hash, the tokens against the limit, and events for the rows included by
-slice, the rows excluded by rule and the tokens by slice. A round's span (`ctxasm.agent_round`, under the run's
-`ctxasm.agent_run`) carries the round's request and one event per tool call with its tokens.
+Every memory operation (a window assembled, a search, a write, a tenant created or purged) is a span of the
+OpenTelemetry GenAI memory conventions, made by ctxasm.services.memory_spans, which says which and why. Here:
+the agent loop's run (`gen_ai.operation.name` `invoke_agent`) and its rounds (`ctxasm.agent_round`), with the
+round's request and one event per tool call with its tokens.
 
-No memory content goes into a span unless asked for (CTXASM_TELEMETRY_CONTENT=1): not the question, not row ids or
-text, not the user, agent or thread, not a tool call's arguments. Figures, rule names, slice names, hashes and
-the tenant and manifest ids do.
+No memory content goes into a span unless asked for (CTXASM_TELEMETRY_CONTENT=1): not the question, not row text,
+not the user, agent or thread, not a tool call's arguments. Figures, rule names, slice names, hashes and the tenant
+and manifest ids do.
+
+A span that ends on an exception has status ERROR (the exception's type and error code), an `exception` event and
+`error.type`: the error's symbolic code (contract/errors.toml), else the exception's class name.
 
 Where spans go:
 - CTXASM_TELEMETRY=console|otlp|off (a ctxasm setting), else the standard OTEL_TRACES_EXPORTER
@@ -28,24 +31,25 @@ import inspect
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from ctxasm import __version__
-from ctxasm.core.refs import Ref
-from ctxasm.errors import ConfigError
+from ctxasm.errors import ConfigError, CtxasmError
 
 TRACER_NAME = "ctxasm"
-#: The OpenTelemetry GenAI semantic conventions' operation attribute and the well-known values ctxasm's spans use:
-#: a window's assembly is a memory retrieval, the agent loop's run an agent invocation.
+#: The OpenTelemetry GenAI semantic conventions the spans follow (docs/telemetry.md): the repository
+#: open-telemetry/semantic-conventions-genai at this commit, where the memory spans are still unreleased
+#: (status Development); `error.type` is the stable attribute of semantic-conventions v1.41.1.
+GENAI_CONVENTIONS = "open-telemetry/semantic-conventions-genai@002c8a6ea1c8a42b14a4527db83b3cabcded610a"
 GEN_AI_OPERATION = "gen_ai.operation.name"
-RETRIEVAL, INVOKE_AGENT = "retrieval", "invoke_agent"
+ERROR_TYPE = "error.type"
+INVOKE_AGENT = "invoke_agent"
 EXPORTERS = ("console", "otlp")
 OTLP_PACKAGE = "opentelemetry-exporter-otlp-proto-http"
 
@@ -113,123 +117,63 @@ def tracer() -> Tracer:
     return trace.get_tracer(TRACER_NAME, __version__)
 
 
+def error_type(exc: BaseException) -> str:
+    """`error.type` of a failed operation: ctxasm's symbolic error code (invalid_argument, memory_not_found, ...:
+    contract/errors.toml and ctxasm.errors), else the exception's class name, qualified by its module unless it
+    is one of Python's own (psycopg.errors.UniqueViolation, ValueError)."""
+    code = getattr(exc, "code", None)
+    if isinstance(exc, CtxasmError) and isinstance(code, str) and code:
+        return code
+    kind = type(exc)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _failed(span: Span, exc: BaseException) -> None:
     span.record_exception(exc)
+    span.set_attribute(ERROR_TYPE, error_type(exc))
     span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {getattr(exc, 'code', '')}".rstrip(": ")))
 
 
-def traced(name: str, describe: Callable[..., None]) -> Callable:
-    """Decorator: run the function (sync or async) in a span `name`; on success `describe(span, result, *args,
-    **kwargs)` sets its attributes and events; an exception is recorded on the span (type and error code only
-    in the status) and raised."""
+@contextmanager
+def in_span(name: str, *, kind: SpanKind = SpanKind.INTERNAL,
+            attributes: Mapping[str, Any] | None = None) -> Iterator[Span]:
+    """A current span `name` for the block, with `attributes` from its start (where a sampler can see them). An
+    exception leaving the block ends it as an error (status, `exception` event, `error.type`) and goes on."""
+    with tracer().start_as_current_span(name, kind=kind, attributes=attributes, record_exception=False,
+                                        set_status_on_exception=False) as current:
+        try:
+            yield current
+        except BaseException as exc:
+            _failed(current, exc)
+            raise
+
+
+def traced(name: str, describe: Callable[..., None], *, kind: SpanKind = SpanKind.INTERNAL,
+           attributes: Mapping[str, Any] | None = None) -> Callable:
+    """Decorator: run the function (sync or async) in a span (`in_span`); on success `describe(span, result, *args,
+    **kwargs)` sets its attributes and events."""
 
     def wrap(function: Callable) -> Callable:
         if inspect.iscoroutinefunction(function):
             @functools.wraps(function)
             async def run_async(*args: Any, **kwargs: Any) -> Any:
-                with tracer().start_as_current_span(name, record_exception=False, set_status_on_exception=False) \
-                        as span:
-                    try:
-                        result = await function(*args, **kwargs)
-                    except BaseException as exc:
-                        _failed(span, exc)
-                        raise
-                    if span.is_recording():
-                        describe(span, result, *args, **kwargs)
+                with in_span(name, kind=kind, attributes=attributes) as current:
+                    result = await function(*args, **kwargs)
+                    if current.is_recording():
+                        describe(current, result, *args, **kwargs)
                     return result
             return run_async
 
         @functools.wraps(function)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with tracer().start_as_current_span(name, record_exception=False, set_status_on_exception=False) as span:
-                try:
-                    result = function(*args, **kwargs)
-                except BaseException as exc:
-                    _failed(span, exc)
-                    raise
-                if span.is_recording():
-                    describe(span, result, *args, **kwargs)
+            with in_span(name, kind=kind, attributes=attributes) as current:
+                result = function(*args, **kwargs)
+                if current.is_recording():
+                    describe(current, result, *args, **kwargs)
                 return result
         return run
 
     return wrap
-
-
-# -- the window ----------------------------------------------------------------------------------------------------
-
-
-def _by_slice_tokens(manifest: Mapping[str, Any]) -> dict[str, int]:
-    allocation = manifest.get("allocation") or {}
-    tokens = {f"slice.{name}": int(value) for name, value in (allocation.get("fixed") or {}).items()}
-    if allocation.get("memory_instructions") is not None:
-        tokens["memory_instructions"] = int(allocation["memory_instructions"])
-    for name, part in (allocation.get("slices") or {}).items():
-        tokens[f"slice.{name}"] = int((part or {}).get("used") or 0)
-    tool_results = [m for m in manifest.get("memories") or [] if m.get("slice") == "tool_results"]
-    if tool_results:
-        tokens["slice.tool_results"] = sum(int(m.get("tokens") or 0) for m in tool_results)
-    return tokens
-
-
-def window_attributes(manifest: Mapping[str, Any], manifest_id: str) -> dict[str, Any]:
-    """A window's span attributes: ids, hash, figures and versions; content only when allowed."""
-    allocation = manifest.get("allocation") or {}
-    limit, used = manifest.get("request_limit"), manifest.get("request_tokens")
-    attributes: dict[str, Any] = {
-        "ctxasm.tenant_id": str(manifest.get("tenant_id")),
-        "ctxasm.manifest_id": manifest_id,
-        "ctxasm.intent": str(manifest.get("intent")),
-        "ctxasm.engine": str(manifest.get("mode")),
-        "ctxasm.snapshot": str(manifest.get("scn")),
-        "ctxasm.renderer_version": str(manifest.get("renderer_version")),
-        "ctxasm.selection_version": str(manifest.get("selection_version")),
-        "ctxasm.request.hash": str(manifest.get("request_hash")),
-        "ctxasm.request.tokens": int(used or 0),
-        "ctxasm.request.limit": int(limit or 0),
-        "ctxasm.request.unused": int((limit or 0) - (used or 0)),
-        "ctxasm.usable_context": int(allocation.get("usable_context") or 0),
-        "ctxasm.included": len(manifest.get("memories") or []),
-        "ctxasm.excluded": len(manifest.get("excluded") or []),
-        "gen_ai.request.model": str(manifest.get("model")),
-        # OpenTelemetry GenAI conventions: assembling a window retrieves memory for a model call; the data source
-        # is the tenant's memory store (docs/telemetry.md)
-        GEN_AI_OPERATION: RETRIEVAL,
-        "gen_ai.data_source.id": f"ctxasm:{manifest.get('tenant_id')}",
-        "gen_ai.retrieval.documents.count": len(manifest.get("memories") or []),
-    }
-    if content_allowed():
-        scope = manifest.get("scope") or {}
-        attributes["ctxasm.question"] = str(manifest.get("question"))
-        attributes["gen_ai.retrieval.query.text"] = str(manifest.get("question"))
-        attributes.update({f"ctxasm.{k}": str(v) for k, v in scope.items() if v is not None})
-    return attributes
-
-
-def window_events(span: Span, manifest: Mapping[str, Any]) -> None:
-    """Events of a window: included rows by slice, excluded rows by rule (candidate cuts among them), tokens by
-    slice, the request hash; with content allowed, the citation ids and refs in and out."""
-    memories = manifest.get("memories") or []
-    included = Counter(f"slice.{m.get('slice')}" for m in memories)
-    span.add_event("ctxasm.included", {"count": len(memories), **included})
-    excluded = Counter(f"rule.{x.get('rule')}" for x in manifest.get("excluded") or [])
-    for cut in manifest.get("candidate_cuts") or []:
-        excluded[f"rule.{cut.get('rule') or 'candidate_limit'}"] += int(cut.get("rows") or 0)
-    span.add_event("ctxasm.excluded", {"count": sum(excluded.values()), **excluded})
-    span.add_event("ctxasm.tokens", _by_slice_tokens(manifest))
-    span.add_event("ctxasm.request", {"hash": str(manifest.get("request_hash")),
-                                      "tokens": int(manifest.get("request_tokens") or 0)})
-    if content_allowed():
-        span.add_event("ctxasm.rows", {
-            "included": [Ref.of(m["ref"]).key for m in memories],
-            "included_ids": [str(m.get("id")) for m in memories],
-            "excluded": [f"{x.get('rule')} {':'.join(str(p) for p in x.get('ref') or [])}"
-                         for x in manifest.get("excluded") or []]})
-
-
-def describe_window(span: Span, window: Any, *args: Any, **kwargs: Any) -> None:
-    """`traced` describer for assemble(): its result is an AssembledWindow."""
-    span.set_attributes(window_attributes(window.manifest, window.manifest_id))
-    window_events(span, window.manifest)
 
 
 # -- the agent loop ------------------------------------------------------------------------------------------------
@@ -282,13 +226,9 @@ class RoundTrace:
 @contextmanager
 def round_span(number: int) -> Iterator[RoundTrace]:
     """A span for one round of the agent loop (its model call and its tool calls)."""
-    with tracer().start_as_current_span("ctxasm.agent_round", record_exception=False,
-                                        set_status_on_exception=False) as span:
-        traced_round = RoundTrace(number, span)
+    with in_span("ctxasm.agent_round") as current:
+        traced_round = RoundTrace(number, current)
         try:
             yield traced_round
-        except BaseException as exc:
-            _failed(span, exc)
-            raise
         finally:
             traced_round.finish()

@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxasm.engines.store import MemoryStore
 from ctxasm.services import load
+from ctxasm.services import memory_spans as spans
 from ctxasm.services.budgets import TENANT_BUDGET_ID
 
 #: The row id of a tenant's budget guideline (the key prefixed with context_, as in the article's seed).
@@ -52,5 +53,22 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime | None) 
 
 
 def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime | None) -> load.LoadReport:
-    """Register the tenant and write its default rows in one transaction, through an owner store."""
-    return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")
+    """Register the tenant and write its default rows in one transaction, through an owner store. Its span:
+    create_memory_store (a tenant's memory is its store)."""
+    with spans.memory_span(spans.CREATE_MEMORY_STORE, tenant_id, "tenant_create"):
+        return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")
+
+
+def purge_tenant(store: MemoryStore, tenant_id: str) -> int:
+    """Remove every row of the tenant, its history and its registration (CTX_ADMIN.purge_tenant), committed,
+    through an owner store; returns the rows removed (0 for a tenant the database does not have). Its span:
+    delete_memory_store."""
+    with spans.memory_span(spans.DELETE_MEMORY_STORE, tenant_id, "tenant_purge") as span:
+        try:
+            removed = int(store.purge_tenant(tenant_id))
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+        span.set_attribute("ctxasm.purged_rows", removed)
+        return removed

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from ctxasm.engines.store import MemoryStore
+from ctxasm.services import memory_spans as spans
 from ctxasm.services.recall import Caller
 
 
@@ -22,14 +23,17 @@ class Turn:
 def add_turn(store: MemoryStore, caller: Caller, role: str, content: str, at: datetime | None,
              source_refs: list[dict[str, Any]] | None = None) -> Turn:
     """The caller's thread's next turn (role user or assistant), committed; `at` None: said now, by the
-    database's clock."""
+    database's clock. Its span: create_memory, one record."""
     record: dict[str, Any] = {"id": f"turn_{uuid.uuid4().hex}", "role": role, "content": content,
                               "user_id": caller.user_id, "agent_id": caller.agent_id, "thread_id": caller.thread_id}
     if at is not None:
         record["valid_from"] = at
     if source_refs:
         record["source_refs"] = source_refs
-    store.set_tenant(caller.tenant_id)
-    index = store.add_turn(record)
-    store.commit()
+    with spans.memory_span(spans.CREATE_MEMORY, caller.tenant_id, "add_turn", memory_type="conversation") as span:
+        spans.set_records(span, 1, record["id"])
+        store.set_tenant(caller.tenant_id)
+        index = store.add_turn(record)
+        store.commit()
+        spans.set_content(span, records=[spans.memory_record(content, record["id"], role=role, turn_index=index)])
     return Turn(record["id"], int(index), role)

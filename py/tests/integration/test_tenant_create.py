@@ -50,3 +50,21 @@ def test_a_bad_tenant_id_is_refused_with_the_field(clean_db, monkeypatch, capsys
     monkeypatch.setenv("CTXASM_PG_DATABASE", clean_db.database)
     assert cli.main(["tenant", "create", bad]) != 0
     assert "tenant" in capsys.readouterr().err
+
+
+def test_a_purged_tenant_is_gone_and_its_neighbour_untouched(clean_db):
+    """Memory.purge_tenant removes the tenant's rows and its registration; another tenant keeps everything."""
+    from ctxasm.errors import InvalidClaim
+
+    with Memory.open(database=clean_db.database, pool_size=1) as memory:
+        for tenant in ("leaving", "staying"):
+            memory.create_tenant(tenant)
+            memory.session(tenant, user_id="ann", thread_id="t").add_turn("user", f"a turn of {tenant}")
+        staying = memory.session("staying").inventory()
+        removed = memory.purge_tenant("leaving")
+        assert removed == sum(rows for _, _, rows in staying)  # the same rows: default budget, instructions, turn
+        with pytest.raises(InvalidClaim):
+            memory.session("leaving").inventory()
+        assert memory.session("staying").inventory() == staying
+        assert memory.purge_tenant("leaving") == 0
+        memory.create_tenant("leaving")  # the id is free again
