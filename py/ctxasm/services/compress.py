@@ -35,6 +35,7 @@ from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError
+from ctxasm.services import memory_spans as spans
 
 #: summarizer calls of one window in flight at once
 PARALLEL_CALLS = 4
@@ -131,8 +132,8 @@ def _ask(summarizer: Any, wanted: Sequence[Target], settings: budgets.Compressio
 
 
 def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outcome: _Outcome) -> dict[str, Stored]:
-    """Write each compression (and its provenance row) and commit them together; a refused write is recorded as a
-    failure of that candidate and the others are written without it."""
+    """Write each compression with its provenance row (a create_memory span each); a refused write is recorded as
+    a failure of that candidate and the others are written without it."""
     texts = {target.ref.key: target.text for target in wanted}
     stored: dict[str, Stored] = {}
     for key, written in list(outcome.written.items()):
@@ -140,19 +141,10 @@ def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outco
         compression_id = f"cmp_{uuid.uuid4().hex}"
         scope = {"user_id": spec.user_id, "agent_id": spec.agent_id}
         try:
-            store.set_tenant(spec.tenant_id)
-            store.put_memory("compression", {
-                "id": compression_id, "source_type": source.memory_type, "source_id": source.id,
-                "source_version": source.version, "source_hash": source_hash(texts[key]),
-                "generating_model": written.model, "prompt_version": written.prompt_version,
-                "content": written.text, "source_refs": [source.as_source_ref()], **scope})
-            store.put_memory("source_ref", {
-                "id": f"ref_{compression_id}", "derived_type": "compression", "derived_id": compression_id,
-                "derived_version": 1, "source_type": source.memory_type, "source_id": source.id,
-                "source_version": source.version, "relation": COMPRESSED_FROM, **scope,
-                "content": f"compression {compression_id} of {source.memory_type} {source.id} "
-                           f"version {source.version}"})
-            store.commit()
+            with spans.memory_span(spans.CREATE_MEMORY, spec.tenant_id, "compress",
+                                   memory_type="compression") as span:
+                _write(store, spec, source, compression_id, texts[key], written, scope)
+                spans.set_records(span, 1, compression_id)
         except CtxasmError as exc:
             store.rollback()
             outcome.failed.append((source, f"not stored: {exc}"))
@@ -160,3 +152,20 @@ def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outco
         stored[key] = Stored(Ref("compression", compression_id, 1), written.text, count_tokens(written.text),
                              written.model, written.prompt_version)
     return stored
+
+
+def _write(store: MemoryStore, spec: WindowSpec, source: Ref, compression_id: str, text: str, written: Any,
+           scope: dict[str, Any]) -> None:
+    """One compression and its provenance row, committed together."""
+    store.set_tenant(spec.tenant_id)
+    store.put_memory("compression", {
+        "id": compression_id, "source_type": source.memory_type, "source_id": source.id,
+        "source_version": source.version, "source_hash": source_hash(text), "generating_model": written.model,
+        "prompt_version": written.prompt_version, "content": written.text, "source_refs": [source.as_source_ref()],
+        **scope})
+    store.put_memory("source_ref", {
+        "id": f"ref_{compression_id}", "derived_type": "compression", "derived_id": compression_id,
+        "derived_version": 1, "source_type": source.memory_type, "source_id": source.id,
+        "source_version": source.version, "relation": COMPRESSED_FROM, **scope,
+        "content": f"compression {compression_id} of {source.memory_type} {source.id} version {source.version}"})
+    store.commit()

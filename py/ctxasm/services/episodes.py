@@ -29,6 +29,7 @@ from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore
 from ctxasm.errors import CtxasmError, InvalidArgument
+from ctxasm.services import memory_spans as spans
 
 SUMMARY_KEY_PREFIX = "thread:"
 SUMMARY_ID_PREFIX = "episode_"
@@ -161,7 +162,9 @@ def _summarize(store: MemoryStore, tenant_id: str, summarizer: Any, thread: dict
             written = summarizer.episode([(t["role"], t["content"]) for t in part], earlier=earlier,
                                          max_tokens=thresholds.summary_tokens)
             earlier = written.text
-        ref = _write(store, tenant_id, thread, previous, turns, written)
+        with spans.memory_span(spans.UPSERT_MEMORY, tenant_id, "summarize_threads", memory_type="summary") as span:
+            ref = _write(store, tenant_id, thread, previous, turns, written)
+            spans.set_records(span, 1, ref.id)
     except CtxasmError as exc:
         store.rollback()
         return ThreadSummary(thread_id, reason, "failed", len(turns), problem=str(exc))

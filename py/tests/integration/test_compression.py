@@ -236,3 +236,19 @@ def test_a_model_configured_without_its_key_costs_the_compressions_not_the_windo
     assert report["summarizer"] == "gpt-4.1-mini" and report["asked"] == 0 and report["written"] == []
     assert report["failed"] and all("needs OPENAI_API_KEY" in f["problem"] for f in report["failed"])
     assert compressions(clean_db) == []
+
+
+def test_each_compression_written_is_a_create_memory_span_inside_the_windows_search(clean_db, tmp_path, server,
+                                                                                     spans):
+    data.load_tenant(clean_db, tmp_path, ON)
+    made = window(clean_db, summarizer(server))
+    finished = spans.get_finished_spans()
+    def named(name: str, call: str) -> list:
+        return [s for s in finished if s.name == name and s.attributes.get("ctxasm.operation") == call]
+
+    created = named("create_memory", "compress")
+    (search,) = named("search_memory", "assemble")
+    written = [w["summary_ref"][1] for w in made.manifest["compression"]["written"]]
+    assert sorted(s.attributes["gen_ai.memory.record.id"] for s in created) == sorted(written)
+    assert all(s.attributes["ctxasm.memory_type"] == "compression" and s.parent.span_id == search.context.span_id
+               and s.attributes["gen_ai.memory.store.id"] == data.TENANT for s in created)

@@ -37,8 +37,8 @@ def run(target, chosen, thresholds: Thresholds = Thresholds(), now: datetime = N
 
 def summary_rows(target) -> list[tuple]:
     return read_as_owner(target, data.TENANT,
-                         "SELECT id, version, status, summary_key, user_id, agent_id, thread_id, content, content_json, "
-                         "valid_from, source_refs FROM ctxasm.summarization_memory ORDER BY id, version")
+                         "SELECT id, version, status, summary_key, user_id, agent_id, thread_id, content, "
+                         "content_json, valid_from, source_refs FROM ctxasm.summarization_memory ORDER BY id, version")
 
 
 def add_turns(target, count: int, start: int) -> None:
@@ -76,6 +76,15 @@ def test_a_grown_thread_gets_a_model_written_episode_summary_with_its_provenance
 
     again = run(clean_db, summarizer(server))
     assert (again.written, again.failed, again.waiting, len(server.requests)) == (0, 0, 0, 1)
+
+
+def test_a_written_summary_is_an_upsert_memory_span(clean_db, tmp_path, server, spans):
+    data.load_tenant(clean_db, tmp_path)
+    assert run(clean_db, summarizer(server)).written == 1
+    (span,) = [s for s in spans.get_finished_spans() if s.attributes.get("ctxasm.operation") == "summarize_threads"]
+    assert span.name == "upsert_memory" and span.attributes["ctxasm.memory_type"] == "summary"
+    assert span.attributes["gen_ai.memory.record.count"] == 1
+    assert "gen_ai.memory.record.id" not in span.attributes  # the id names the thread: content, not shown by default
 
 
 def test_new_turns_make_a_new_version_that_continues_the_last(clean_db, tmp_path, server):
