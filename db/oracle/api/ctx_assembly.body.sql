@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-115cc5967a4f';
+   co_selection_version constant varchar2(30) := 'selection-2398667054aa';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -47,12 +47,13 @@ create or replace package body ctx_assembly is
    co_tail       constant varchar2(32) := ctx_rules.co_tail;
    co_dynamic_slices constant varchar2(100) := 'durable_facts, evidence, recalled_history, volatile_tail';
 
-   -- candidate limits: 1.25 times the records of 25 tokens a slice's share would hold, 10..200 (the budget's
-   -- candidate_limits overrides it, 1..1000)
+   -- candidate limits: 1.25 times the records of 25 tokens (a recalled turn with its line, the smallest record) a
+   -- slice's share would hold, 10..1000, so a large budget can fill (the budget's candidate_limits overrides it,
+   -- 1..1000)
    co_candidate_factor     constant number := 1.25;
    co_tokens_per_candidate constant pls_integer := 25;
    co_min_candidates       constant pls_integer := 10;
-   co_max_candidates       constant pls_integer := 200;
+   co_max_candidates       constant pls_integer := 1000;
    co_max_limit            constant pls_integer := 1000;
 
    -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
@@ -62,6 +63,13 @@ create or replace package body ctx_assembly is
    co_facts_enumerated constant pls_integer := 100;
    -- how far below its thread neighbour's relevance a recalled turn may fall (logits; PostgreSQL the same)
    co_adjacent_margin  constant number := 2.5;
+   -- a recalled turn gains this share of its thread's best relevance (logits; PostgreSQL the same)
+   co_thread_weight    constant number := 0.3;
+   -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
+   -- full only when the question asks about the present (co_present_words; PostgreSQL the same)
+   co_tie_share        constant number := 0.02;
+   co_present_words    constant varchar2(200) :=
+      '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|still|today|anymore)([^a-z]|$)';
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
    co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
@@ -358,6 +366,7 @@ create or replace package body ctx_assembly is
       l_lexical        clob;
       l_retrieved      clob;
       l_result         clob;
+      l_present        pls_integer := 0;
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
@@ -369,6 +378,10 @@ create or replace package body ctx_assembly is
             in_detail => 'in_question is ' || to_char(length(in_question)) || ' characters long, at most '
                          || to_char(co_max_question) || ' are allowed'
          );
+      end if;
+      -- Does the question ask about the present? Then recency counts in full (step priority).
+      if regexp_like(lower(in_question), co_present_words) then
+         l_present := 1;
       end if;
       if in_evaluation_time is null then
          ctx_errors.raise_error(
@@ -644,7 +657,7 @@ create or replace package body ctx_assembly is
             source_entries as (
                select e.memory_type, e.id, e.version, e.origin, e.slice, e.lexical_rank, e.vector_rank,
                       e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity, e.next_to,
-                      e.adjacent_logit,
+                      e.adjacent_logit, e.thread_logit,
                       case e.origin
                          when 'tail' then 1
                          when 'scope' then 2
@@ -669,7 +682,8 @@ create or replace package body ctx_assembly is
                             bm25            number        path '$.bm25',
                             similarity      number        path '$.similarity',
                             next_to         varchar2(128) path '$.next_to',
-                            adjacent_logit  number        path '$.adjacent_logit'
+                            adjacent_logit  number        path '$.adjacent_logit',
+                            thread_logit    number        path '$.thread_logit'
                          )
                       ) e
                 where e.memory_type is not null
@@ -686,6 +700,9 @@ create or replace package body ctx_assembly is
                       coalesce(max(case when s.origin = 'retrieval' then s.adjacent_logit end),
                                min(s.adjacent_logit) keep (dense_rank first order by s.precedence))
                          as adjacent_logit,
+                      coalesce(max(case when s.origin = 'retrieval' then s.thread_logit end),
+                               min(s.thread_logit) keep (dense_rank first order by s.precedence))
+                         as thread_logit,
                       min(s.slice) keep (dense_rank first order by s.precedence) as item_slice,
                       min(s.precedence) as precedence,
                       max(case when s.origin = 'retrieval' then 1 else 0 end) as retrieved,
@@ -1408,12 +1425,30 @@ create or replace package body ctx_assembly is
                                   co_no_logit
                                )
                             ), co_no_logit) - co_adjacent_margin
-                      end as adjacent_logit
+                      end as adjacent_logit,
+                      -- The thread's best relevance among the recalled turns (live hybrid scoring; replay shows
+                      -- the recorded figure, which its recorded logit already includes).
+                      case
+                         when l_scores is not null then null
+                         when l_use_sources = 1 then
+                            (select s.thread_logit
+                               from sources s
+                              where s.memory_type = r.memory_type
+                                and s.id = r.id
+                                and s.version = r.version)
+                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
+                            max(r.own_logit) over (partition by r.slice, r.memory_type, r.thread_id)
+                      end as thread_logit
                  from scored_logit r
             ),
             adjacent_scored as (
                select a.*,
-                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end as logit
+                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end
+                      + case
+                           when l_use_sources = 0 and a.thread_logit is not null
+                           then round(co_thread_weight * a.thread_logit, co_score_places)
+                           else 0
+                        end as logit
                  from adjacency a
             ),
             step_score as (
@@ -1433,11 +1468,13 @@ create or replace package body ctx_assembly is
                       ) as recency
                  from adjacent_scored p
             ),
-            -- Step: priority. w_rerank * rerank + w_confidence * confidence + w_recency * recency.
+            -- Step: priority. w_rerank * rerank, then confidence and recency at co_tie_share of their weights
+            -- (recency in full when the question asks about the present): they break near-ties of relevance.
             step_priority as (
                select p.*,
                       round(
-                         l_w_rerank * p.rerank + l_w_confidence * p.confidence_score + l_w_recency * p.recency,
+                         l_w_rerank * p.rerank + co_tie_share * l_w_confidence * p.confidence_score
+                         + case when l_present = 1 then 1 else co_tie_share end * l_w_recency * p.recency,
                          co_score_places
                       ) as priority,
                       case when q.cur_id is not null then 1 else 0 end as required
@@ -1574,6 +1611,7 @@ create or replace package body ctx_assembly is
                             'similarity' value t.similarity,
                             'adjacent_logit' value
                                case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
+                            'thread_logit' value t.thread_logit,
                             'lexical_rank' value t.source_lexical_rank,
                             'vector_rank' value t.source_vector_rank,
                             'fused' value t.source_fused
@@ -1730,7 +1768,8 @@ create or replace package body ctx_assembly is
                                'bm25' value p.bm25,
                                'similarity' value p.similarity,
                                'adjacent_logit' value
-                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end
+                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
+                               'thread_logit' value p.thread_logit
                                absent on null returning clob
                             )
                             returning clob

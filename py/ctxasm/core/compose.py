@@ -128,6 +128,11 @@ def _group_key(candidate: Mapping[str, Any]) -> str:
     return f"{candidate.get('thread_id') or ''}|{_turn_date(candidate) or ''}"
 
 
+def _year_key(candidate: Mapping[str, Any]) -> str:
+    """One year line above that year's date headings (a group key no conversation heading can take)."""
+    return f"year|{render.turn_year(_turn_date(candidate))}"
+
+
 def _record_tiers(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> dict[str, str | None]:
     """Each tier as the line it would be in the memory context: a whole <memory> record, or, for a recalled
     turn, its line in the turn group."""
@@ -195,8 +200,10 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
         priced.update(_stored_costs(item, tiers))
         groups: tuple[tuple[str, int], ...] = ()
         if _is_grouped(item):
-            heading = _group_key(item)
-            groups = ((_TURN_SECTION, section_cost), (heading, _priced(render.turn_heading(_turn_date(item)))))
+            date = _turn_date(item)
+            groups = ((_TURN_SECTION, section_cost),
+                      (_year_key(item), _priced(render.turn_year(date)) if date else 0),
+                      (_group_key(item), _priced(render.turn_heading(date))))
         by_slice[item["slice"]].append(
             Candidate(key=Ref.of(item["ref"]).key, slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
                       ref=item, token_counts=priced, groups=groups))
@@ -267,10 +274,17 @@ def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: in
     return seated
 
 
+def _turn_order(seat: Seated) -> tuple[str, int, str]:
+    """Turns in the order they were said: by time, then by place in their conversation."""
+    item = seat.candidate.ref
+    return (str(item.get("valid_from") or ""), item.get("turn_index") or 0, seat.candidate.key)
+
+
 def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | None, str]]:
     """The memory context's lines in order, each with the seat it belongs to (None for a shared line): slices
     in layout order, records by selection rank; the recalled turns in one section after the slice's other
-    records, one heading per conversation and date (in the order of their best-ranked turn), turns in order."""
+    records, in the order they were said: a year line, under it one heading per conversation and date (by the
+    date, then the conversation's first turn), turns in order; undated turns last."""
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
         seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
@@ -279,14 +293,20 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
         if not turns:
             continue
         headings: dict[str, list[Seated]] = {}
-        for seat in turns:  # best-ranked first: a heading's place is its best turn's
+        for seat in turns:
             headings.setdefault(_group_key(seat.candidate.ref), []).append(seat)
+        groups = sorted((sorted(members, key=_turn_order) for members in headings.values()),
+                        key=lambda members: (_turn_date(members[0].candidate.ref) is None,
+                                             _turn_date(members[0].candidate.ref) or "", _turn_order(members[0])))
         lines.append((None, render.TURN_SECTION_OPEN))
-        for members in headings.values():
-            lines.append((None, render.turn_heading(_turn_date(members[0].candidate.ref))))
-            lines += [(member, member.candidate.tiers[member.tier]) for member in sorted(
-                members, key=lambda s: (s.candidate.ref.get("turn_index") or 0, s.candidate.ref["valid_from"] or "",
-                                        s.candidate.key))]
+        year = None
+        for members in groups:
+            date = _turn_date(members[0].candidate.ref)
+            if date and render.turn_year(date) != year:
+                year = render.turn_year(date)
+                lines.append((None, year))
+            lines.append((None, render.turn_heading(date)))
+            lines += [(member, member.candidate.tiers[member.tier]) for member in members]
         lines.append((None, render.TURN_SECTION_CLOSE))
     return lines
 
