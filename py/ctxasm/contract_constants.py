@@ -33,6 +33,6 @@ ADJACENT_MARGIN = 2.5
 #: the share of its thread's best logit a recalled turn's logit gains (live hybrid scoring)
 THREAD_WEIGHT = 0.3
 #: confidence and recency count at this share of their weights (recency in full when the question asks about the present): they break near-ties of relevance
-TIE_SHARE = 0.02
+TIE_SHARE = 0.005
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
 SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')

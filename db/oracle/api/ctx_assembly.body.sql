@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-2398667054aa';
+   co_selection_version constant varchar2(30) := 'selection-088628088b67';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -67,7 +67,7 @@ create or replace package body ctx_assembly is
    co_thread_weight    constant number := 0.3;
    -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
    -- full only when the question asks about the present (co_present_words; PostgreSQL the same)
-   co_tie_share        constant number := 0.02;
+   co_tie_share        constant number := 0.005;
    co_present_words    constant varchar2(200) :=
       '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|still|today|anymore)([^a-z]|$)';
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
@@ -732,6 +732,7 @@ create or replace package body ctx_assembly is
                       f.vector_rank as source_vector_rank, f.lexical_score as source_lexical_score,
                       f.vector_distance as source_vector_distance, f.fused as source_fused, f.logit as source_logit,
                       f.bm25 as source_bm25, f.similarity as source_similarity,
+                      f.thread_logit as source_thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob) as content_json,
@@ -752,6 +753,7 @@ create or replace package body ctx_assembly is
                union all
                select 'guideline', 'guideline_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -767,6 +769,7 @@ create or replace package body ctx_assembly is
                union all
                select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -782,6 +785,7 @@ create or replace package body ctx_assembly is
                union all
                select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -797,6 +801,7 @@ create or replace package body ctx_assembly is
                union all
                select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -814,6 +819,7 @@ create or replace package body ctx_assembly is
                union all
                select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -830,7 +836,7 @@ create or replace package body ctx_assembly is
                 where f.memory_type = 'toolbox' and l_snapshot_scn is not null
                union all
                select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -849,7 +855,7 @@ create or replace package body ctx_assembly is
                 where f.memory_type = 'entity' and l_snapshot_scn is null
                union all
                select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -869,6 +875,7 @@ create or replace package body ctx_assembly is
                union all
                select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -888,6 +895,7 @@ create or replace package body ctx_assembly is
                union all
                select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -907,6 +915,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -925,6 +934,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -943,6 +953,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -962,6 +973,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -981,6 +993,7 @@ create or replace package body ctx_assembly is
                union all
                select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1000,6 +1013,7 @@ create or replace package body ctx_assembly is
                union all
                select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1019,6 +1033,7 @@ create or replace package body ctx_assembly is
                union all
                select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1040,6 +1055,7 @@ create or replace package body ctx_assembly is
                union all
                select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1357,7 +1373,10 @@ create or replace package body ctx_assembly is
                select g.*,
                       case
                          when l_scores is not null then sc.score_logit
-                         when l_use_sources = 1 then g.source_logit
+                         -- the recorded logit less its thread share, which adjacent_scored adds back
+                         when l_use_sources = 1 then
+                            g.source_logit
+                            - coalesce(round(co_thread_weight * g.source_thread_logit, co_score_places), 0)
                          when g.slice in ('durable_facts', 'evidence', 'recalled_history') then
                             ctx_rules.hybrid_logit(
                                in_similarity      => g.similarity_raw,
@@ -1426,16 +1445,11 @@ create or replace package body ctx_assembly is
                                )
                             ), co_no_logit) - co_adjacent_margin
                       end as adjacent_logit,
-                      -- The thread's best relevance among the recalled turns (live hybrid scoring; replay shows
-                      -- the recorded figure, which its recorded logit already includes).
+                      -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes
+                      -- the recorded figure).
                       case
                          when l_scores is not null then null
-                         when l_use_sources = 1 then
-                            (select s.thread_logit
-                               from sources s
-                              where s.memory_type = r.memory_type
-                                and s.id = r.id
-                                and s.version = r.version)
+                         when l_use_sources = 1 then r.source_thread_logit
                          when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
                             max(r.own_logit) over (partition by r.slice, r.memory_type, r.thread_id)
                       end as thread_logit
@@ -1444,11 +1458,7 @@ create or replace package body ctx_assembly is
             adjacent_scored as (
                select a.*,
                       case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end
-                      + case
-                           when l_use_sources = 0 and a.thread_logit is not null
-                           then round(co_thread_weight * a.thread_logit, co_score_places)
-                           else 0
-                        end as logit
+                      + coalesce(round(co_thread_weight * a.thread_logit, co_score_places), 0) as logit
                  from adjacency a
             ),
             step_score as (

@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-6a91a76b6380'::varchar
+    SELECT 'selection-5c4f2616f856'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -57,7 +57,7 @@ DECLARE
     co_thread_weight   constant numeric := 0.3;
     -- Confidence and recency break near-ties of relevance: their weights count at this share, and recency's
     -- in full only when the question asks about the present (co_present_words).
-    co_tie_share       constant numeric := 0.02;
+    co_tie_share       constant numeric := 0.005;
     co_present_words   constant text := '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|'
                                         'lately|still|today|anymore)([^a-z]|$)';
     -- Durable facts are enumerated while the scope holds at most this many row versions of them.
@@ -457,7 +457,9 @@ BEGIN
         SELECT g.*,
                CASE WHEN in_scores IS NOT NULL
                     THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
+                    -- the recorded logit less its thread share, which step_score adds back
                     WHEN in_sources IS NOT NULL THEN (g.source ->> 'logit')::numeric
+                         - coalesce(round(co_thread_weight * (g.source ->> 'thread_logit')::numeric, 6), 0)
                     WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
                     THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
                                              max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS own_logit,
@@ -480,8 +482,8 @@ BEGIN
                             CASE WHEN lead(r.turn_index) OVER thread_turns = r.turn_index + 1
                                  THEN lead(r.own_logit) OVER thread_turns END) - co_adjacent_margin
                END AS adjacent_logit,
-               -- The thread's best relevance among the recalled turns (live hybrid scoring; replay shows the
-               -- recorded figure, which its recorded logit already includes).
+               -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes the
+               -- recorded figure).
                CASE WHEN in_scores IS NOT NULL THEN NULL
                     WHEN in_sources IS NOT NULL THEN (r.source ->> 'thread_logit')::numeric
                     WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation'
@@ -499,8 +501,7 @@ BEGIN
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
           FROM (SELECT a.*,
                        CASE WHEN a.adjacent_logit > a.own_logit THEN a.adjacent_logit ELSE a.own_logit END
-                       + CASE WHEN in_sources IS NULL AND a.thread_logit IS NOT NULL
-                              THEN round(co_thread_weight * a.thread_logit, 6) ELSE 0 END AS logit
+                       + coalesce(round(co_thread_weight * a.thread_logit, 6), 0) AS logit
                   FROM adjacency AS a) AS x
     ),
     step_priority AS (
