@@ -7,6 +7,7 @@ the database, so the same selection always gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -99,6 +100,12 @@ def _annotations(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[
                           note.get("current_content"))
         for note in candidate.get("annotations", ())
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_line_price(piece: str) -> int:
+    """_priced of a line many candidates share (a year, a date heading): counted once."""
+    return _priced(piece)
 
 
 def _priced(piece: str) -> int:
@@ -196,14 +203,15 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
                           token_counts={"full": count_tokens(message)}))
             continue
         tiers = _record_tiers(item, ids)
-        priced = {tier: _priced(text) for tier, text in tiers.items() if text is not None}
+        # The full tier is always tried: priced now; the others only when the fitter reaches them (_priced).
+        priced = {"full": _priced(tiers["full"])}
         priced.update(_stored_costs(item, tiers))
         groups: tuple[tuple[str, int], ...] = ()
         if _is_grouped(item):
             date = _turn_date(item)
             groups = ((_TURN_SECTION, section_cost),
-                      (_year_key(item), _priced(render.turn_year(date)) if date else 0),
-                      (_group_key(item), _priced(render.turn_heading(date))))
+                      (_year_key(item), _shared_line_price(render.turn_year(date)) if date else 0),
+                      (_group_key(item), _shared_line_price(render.turn_heading(date))))
         by_slice[item["slice"]].append(
             Candidate(key=Ref.of(item["ref"]).key, slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
                       ref=item, token_counts=priced, groups=groups))
@@ -249,7 +257,7 @@ def _fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Bud
     for name in budgets.fit_order(budget):
         state = states[name]
         state.allowance = allowances[name]
-        fit = fit_slice(by_slice[name], allowances[name], tier_limits=budget.tier_limits.get(name))
+        fit = fit_slice(by_slice[name], allowances[name], _priced, tier_limits=budget.tier_limits.get(name))
         state.absorb(fit, reclaim=False)
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
         state.passed_on = fit.unused if budgets.overflow_receiver(budget.overflow_order, name) else 0
@@ -266,7 +274,7 @@ def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: in
         waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
         if pool <= 0 or not waiting:
             continue
-        fit = fit_slice(waiting, pool, tier_limits=budget.tier_limits.get(name),
+        fit = fit_slice(waiting, pool, _priced, tier_limits=budget.tier_limits.get(name),
                         open_groups=state.open_groups, taken=state.taken)
         state.absorb(fit, reclaim=True)
         pool -= fit.used
@@ -372,7 +380,7 @@ def _reprice(state: _SliceState) -> None:
     opened: set[str] = set()
     repriced = []
     for seat in state.seated:
-        tokens = seat.candidate.cost(seat.tier, count_tokens) + seat.candidate.opening(opened)
+        tokens = seat.candidate.cost(seat.tier, _priced) + seat.candidate.opening(opened)
         opened.update(group for group, _ in seat.candidate.groups)
         repriced.append(replace(seat, tokens=tokens))
     state.seated = repriced
