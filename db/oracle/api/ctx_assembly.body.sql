@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-088628088b67';
+   co_selection_version constant varchar2(30) := 'selection-443469ab0276';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -66,10 +66,8 @@ create or replace package body ctx_assembly is
    -- a recalled turn gains this share of its thread's best relevance (logits; PostgreSQL the same)
    co_thread_weight    constant number := 0.3;
    -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
-   -- full only when the question asks about the present (co_present_words; PostgreSQL the same)
+   -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
    co_tie_share        constant number := 0.005;
-   co_present_words    constant varchar2(200) :=
-      '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|still|today|anymore)([^a-z]|$)';
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
    co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
@@ -380,9 +378,7 @@ create or replace package body ctx_assembly is
          );
       end if;
       -- Does the question ask about the present? Then recency counts in full (step priority).
-      if regexp_like(lower(in_question), co_present_words) then
-         l_present := 1;
-      end if;
+      l_present := ctx_rules.asks_about_present(in_question => in_question);
       if in_evaluation_time is null then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,

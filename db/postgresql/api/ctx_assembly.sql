@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-5c4f2616f856'::varchar
+    SELECT 'selection-2365d438c6a2'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -56,10 +56,8 @@ DECLARE
     -- the question lifts its other turns over scattered matches elsewhere (docs/assembly.md, "Relevance").
     co_thread_weight   constant numeric := 0.3;
     -- Confidence and recency break near-ties of relevance: their weights count at this share, and recency's
-    -- in full only when the question asks about the present (co_present_words).
+    -- in full only when the question asks about the present (ctxasm.asks_about_present).
     co_tie_share       constant numeric := 0.005;
-    co_present_words   constant text := '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|'
-                                        'lately|still|today|anymore)([^a-z]|$)';
     -- Durable facts are enumerated while the scope holds at most this many row versions of them.
     co_facts_enumerated constant integer := 100;
     -- A slice's candidate limit by default: 1.25 times the records of 25 tokens (a recalled turn with its line,
@@ -88,7 +86,7 @@ DECLARE
     l_df        double precision[];
     l_rows      double precision[];
     l_facts_enumerated boolean;
-    l_present   boolean := lower(in_question) ~ co_present_words;
+    l_present   boolean := ctxasm.asks_about_present(in_question);
     l_result    jsonb;
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
