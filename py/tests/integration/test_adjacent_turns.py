@@ -67,6 +67,17 @@ def _window(target, sample):
         return assemble(PostgresStore(connection), spec, tenants.question_time(sample))
 
 
+def _selection(target, sample) -> dict:
+    """select_window's document for the question, read and rolled back (nothing recorded)."""
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        selection = store.select_window("kayak", WindowScope(
+            tenants.USER_ID, tenants.AGENT_ID, THREAD, tenants.INTENT, tenants.question_time(sample), QUESTION,
+            query_embedding=query_embedding(QUESTION)))
+        store.rollback()
+    return selection
+
+
 def test_the_answer_next_to_the_matching_turn_is_recalled_through_it(kayak_target):
     target, sample = kayak_target
     window = _window(target, sample)
@@ -92,12 +103,7 @@ def test_the_answer_next_to_the_matching_turn_is_recalled_through_it(kayak_targe
 
 def test_a_turn_is_never_scored_from_a_neighbour_in_another_thread(kayak_target):
     target, sample = kayak_target
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection)
-        selection = store.select_window("kayak", WindowScope(
-            tenants.USER_ID, tenants.AGENT_ID, THREAD, tenants.INTENT, tenants.question_time(sample), QUESTION,
-            query_embedding=query_embedding(QUESTION)))
-        store.rollback()
+    selection = _selection(target, sample)
     by_place = {(c["thread_id"], c["turn_index"]): c for c in selection["candidates"]
                 if c["slice"] == "recalled_history"}
     assert any("adjacent_logit" in c["scores"] for c in by_place.values())
@@ -123,12 +129,7 @@ def test_a_recalled_turn_gains_a_share_of_its_conversations_best_turn(kayak_targ
     from ctxasm.contract_constants import THREAD_WEIGHT
 
     target, sample = kayak_target
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection)
-        selection = store.select_window("kayak", WindowScope(
-            tenants.USER_ID, tenants.AGENT_ID, THREAD, tenants.INTENT, tenants.question_time(sample), QUESTION,
-            query_embedding=query_embedding(QUESTION)))
-        store.rollback()
+    selection = _selection(target, sample)
     turns = [c for c in selection["candidates"] if c["slice"] == "recalled_history"]
     by_thread: dict[str, list[dict]] = {}
     for candidate in turns:
