@@ -20,8 +20,8 @@ FACTS_ENUMERATED = 100
 TOKENS_PER_CANDIDATE = 25
 #: the smallest default candidate limit of a slice
 MIN_CANDIDATES = 10
-#: the largest default candidate limit of a slice
-MAX_CANDIDATES = 200
+#: the largest default candidate limit of a slice (as large as a budget may set, so large budgets fill)
+MAX_CANDIDATES = 1000
 #: the largest candidate limit a budget's candidate_limits may set
 MAX_CANDIDATE_LIMIT = 1000
 #: the most items search_memory returns
@@ -32,5 +32,9 @@ EMBEDDING_DIMENSIONS = 384
 POINTER_LENGTH = 60
 #: how far below its thread neighbour's logit a recalled turn may score (adjacent turns, live hybrid scoring)
 ADJACENT_MARGIN = 2.5
+#: the share of its thread's best logit a recalled turn's logit gains (live hybrid scoring)
+THREAD_WEIGHT = 0.3
+#: confidence and recency count at this share of their weights (recency in full when the question asks about the present): they break near-ties of relevance
+TIE_SHARE = 0.005
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
 SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')

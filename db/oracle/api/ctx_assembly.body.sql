@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-044112bf5f08';
+   co_selection_version constant varchar2(30) := 'selection-fdce70c57df7';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -47,12 +47,13 @@ create or replace package body ctx_assembly is
    co_tail       constant varchar2(32) := ctx_rules.co_tail;
    co_dynamic_slices constant varchar2(100) := 'durable_facts, evidence, recalled_history, volatile_tail';
 
-   -- candidate limits: 1.25 times the records of 25 tokens a slice's share would hold, 10..200 (the budget's
-   -- candidate_limits overrides it, 1..1000)
+   -- candidate limits: 1.25 times the records of 25 tokens (a recalled turn with its line, the smallest record) a
+   -- slice's share would hold, 10..1000, so a large budget can fill (the budget's candidate_limits overrides it,
+   -- 1..1000)
    co_candidate_factor     constant number := 1.25;
    co_tokens_per_candidate constant pls_integer := 25;
    co_min_candidates       constant pls_integer := 10;
-   co_max_candidates       constant pls_integer := 200;
+   co_max_candidates       constant pls_integer := 1000;
    co_max_limit            constant pls_integer := 1000;
 
    -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
@@ -62,6 +63,11 @@ create or replace package body ctx_assembly is
    co_facts_enumerated constant pls_integer := 100;
    -- how far below its thread neighbour's relevance a recalled turn may fall (logits; PostgreSQL the same)
    co_adjacent_margin  constant number := 2.5;
+   -- a recalled turn gains this share of its thread's best relevance (logits; PostgreSQL the same)
+   co_thread_weight    constant number := 0.3;
+   -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
+   -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
+   co_tie_share        constant number := 0.005;
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
    co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
@@ -358,6 +364,7 @@ create or replace package body ctx_assembly is
       l_lexical        clob;
       l_retrieved      clob;
       l_result         clob;
+      l_present        pls_integer := 0;
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
@@ -370,6 +377,8 @@ create or replace package body ctx_assembly is
                          || to_char(co_max_question) || ' are allowed'
          );
       end if;
+      -- Does the question ask about the present? Then recency counts in full (step priority).
+      l_present := ctx_rules.asks_about_present(in_question => in_question);
       if in_evaluation_time is null then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
@@ -644,7 +653,7 @@ create or replace package body ctx_assembly is
             source_entries as (
                select e.memory_type, e.id, e.version, e.origin, e.slice, e.lexical_rank, e.vector_rank,
                       e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity, e.next_to,
-                      e.adjacent_logit,
+                      e.adjacent_logit, e.thread_logit,
                       case e.origin
                          when 'tail' then 1
                          when 'scope' then 2
@@ -669,7 +678,8 @@ create or replace package body ctx_assembly is
                             bm25            number        path '$.bm25',
                             similarity      number        path '$.similarity',
                             next_to         varchar2(128) path '$.next_to',
-                            adjacent_logit  number        path '$.adjacent_logit'
+                            adjacent_logit  number        path '$.adjacent_logit',
+                            thread_logit    number        path '$.thread_logit'
                          )
                       ) e
                 where e.memory_type is not null
@@ -686,6 +696,9 @@ create or replace package body ctx_assembly is
                       coalesce(max(case when s.origin = 'retrieval' then s.adjacent_logit end),
                                min(s.adjacent_logit) keep (dense_rank first order by s.precedence))
                          as adjacent_logit,
+                      coalesce(max(case when s.origin = 'retrieval' then s.thread_logit end),
+                               min(s.thread_logit) keep (dense_rank first order by s.precedence))
+                         as thread_logit,
                       min(s.slice) keep (dense_rank first order by s.precedence) as item_slice,
                       min(s.precedence) as precedence,
                       max(case when s.origin = 'retrieval' then 1 else 0 end) as retrieved,
@@ -715,6 +728,7 @@ create or replace package body ctx_assembly is
                       f.vector_rank as source_vector_rank, f.lexical_score as source_lexical_score,
                       f.vector_distance as source_vector_distance, f.fused as source_fused, f.logit as source_logit,
                       f.bm25 as source_bm25, f.similarity as source_similarity,
+                      f.thread_logit as source_thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob) as content_json,
@@ -735,6 +749,7 @@ create or replace package body ctx_assembly is
                union all
                select 'guideline', 'guideline_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -750,6 +765,7 @@ create or replace package body ctx_assembly is
                union all
                select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -765,6 +781,7 @@ create or replace package body ctx_assembly is
                union all
                select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -780,6 +797,7 @@ create or replace package body ctx_assembly is
                union all
                select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -797,6 +815,7 @@ create or replace package body ctx_assembly is
                union all
                select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -813,7 +832,7 @@ create or replace package body ctx_assembly is
                 where f.memory_type = 'toolbox' and l_snapshot_scn is not null
                union all
                select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -832,7 +851,7 @@ create or replace package body ctx_assembly is
                 where f.memory_type = 'entity' and l_snapshot_scn is null
                union all
                select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -852,6 +871,7 @@ create or replace package body ctx_assembly is
                union all
                select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -871,6 +891,7 @@ create or replace package body ctx_assembly is
                union all
                select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -890,6 +911,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -908,6 +930,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -926,6 +949,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -945,6 +969,7 @@ create or replace package body ctx_assembly is
                union all
                select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -964,6 +989,7 @@ create or replace package body ctx_assembly is
                union all
                select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -983,6 +1009,7 @@ create or replace package body ctx_assembly is
                union all
                select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1002,6 +1029,7 @@ create or replace package body ctx_assembly is
                union all
                select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1023,6 +1051,7 @@ create or replace package body ctx_assembly is
                union all
                select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
                       f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
+                      f.thread_logit,
                       t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
@@ -1340,7 +1369,10 @@ create or replace package body ctx_assembly is
                select g.*,
                       case
                          when l_scores is not null then sc.score_logit
-                         when l_use_sources = 1 then g.source_logit
+                         -- the recorded logit less its thread share, which adjacent_scored adds back
+                         when l_use_sources = 1 then
+                            g.source_logit
+                            - coalesce(round(co_thread_weight * g.source_thread_logit, co_score_places), 0)
                          when g.slice in ('durable_facts', 'evidence', 'recalled_history') then
                             ctx_rules.hybrid_logit(
                                in_similarity      => g.similarity_raw,
@@ -1408,12 +1440,21 @@ create or replace package body ctx_assembly is
                                   co_no_logit
                                )
                             ), co_no_logit) - co_adjacent_margin
-                      end as adjacent_logit
+                      end as adjacent_logit,
+                      -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes
+                      -- the recorded figure).
+                      case
+                         when l_scores is not null then null
+                         when l_use_sources = 1 then r.source_thread_logit
+                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
+                            max(r.own_logit) over (partition by r.slice, r.memory_type, r.thread_id)
+                      end as thread_logit
                  from scored_logit r
             ),
             adjacent_scored as (
                select a.*,
-                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end as logit
+                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end
+                      + coalesce(round(co_thread_weight * a.thread_logit, co_score_places), 0) as logit
                  from adjacency a
             ),
             step_score as (
@@ -1433,11 +1474,13 @@ create or replace package body ctx_assembly is
                       ) as recency
                  from adjacent_scored p
             ),
-            -- Step: priority. w_rerank * rerank + w_confidence * confidence + w_recency * recency.
+            -- Step: priority. w_rerank * rerank, then confidence and recency at co_tie_share of their weights
+            -- (recency in full when the question asks about the present): they break near-ties of relevance.
             step_priority as (
                select p.*,
                       round(
-                         l_w_rerank * p.rerank + l_w_confidence * p.confidence_score + l_w_recency * p.recency,
+                         l_w_rerank * p.rerank + co_tie_share * l_w_confidence * p.confidence_score
+                         + case when l_present = 1 then 1 else co_tie_share end * l_w_recency * p.recency,
                          co_score_places
                       ) as priority,
                       case when q.cur_id is not null then 1 else 0 end as required
@@ -1576,6 +1619,7 @@ create or replace package body ctx_assembly is
                             'similarity' value t.similarity,
                             'adjacent_logit' value
                                case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
+                            'thread_logit' value t.thread_logit,
                             'lexical_rank' value t.source_lexical_rank,
                             'vector_rank' value t.source_vector_rank,
                             'fused' value t.source_fused
@@ -1749,7 +1793,8 @@ create or replace package body ctx_assembly is
                                'bm25' value p.bm25,
                                'similarity' value p.similarity,
                                'adjacent_logit' value
-                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end
+                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
+                               'thread_logit' value p.thread_logit
                                absent on null returning clob
                             )
                             returning clob

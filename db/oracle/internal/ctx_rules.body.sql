@@ -93,5 +93,15 @@ create or replace package body ctx_rules is
              end;
       -- end generated: authority
    end authority;
+
+   function asks_about_present(in_question in clob) return pls_integer deterministic is
+      co_present_words constant varchar2(200) :=
+         '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|still|today|anymore)([^a-z]|$)';
+   begin
+      if regexp_like(lower(in_question), co_present_words) then
+         return 1;
+      end if;
+      return 0;
+   end asks_about_present;
 end ctx_rules;
 /

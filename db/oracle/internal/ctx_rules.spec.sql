@@ -58,5 +58,12 @@ create or replace package ctx_rules authid definer is
     * summary 4, conversation 5, anything else 9.
     */
    function authority(in_memory_type in varchar2) return number deterministic;
+
+   /**
+    * 1 when the question asks about the present ("is it still ...", "what is the latest ..."): then recency
+    * counts in full in the priority; otherwise it only breaks near-ties (docs/assembly.md, "Choosing the
+    * weights"). Whole words, any case; 0 otherwise (PostgreSQL: ctxasm.asks_about_present).
+    */
+   function asks_about_present(in_question in clob) return pls_integer deterministic;
 end ctx_rules;
 /

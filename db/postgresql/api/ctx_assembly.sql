@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-3ff307ca8845'::varchar
+    SELECT 'selection-665b276b8982'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -52,12 +52,19 @@ DECLARE
     -- How far below its thread neighbour's relevance a recalled turn may fall (logits; measured on the
     -- conversation set: docs/conversation-eval.md).
     co_adjacent_margin constant numeric := 2.5;
+    -- A recalled turn gains this share of its thread's best relevance (logits): a conversation that is about
+    -- the question lifts its other turns over scattered matches elsewhere (docs/assembly.md, "Relevance").
+    co_thread_weight   constant numeric := 0.3;
+    -- Confidence and recency break near-ties of relevance: their weights count at this share, and recency's
+    -- in full only when the question asks about the present (ctxasm.asks_about_present).
+    co_tie_share       constant numeric := 0.005;
     -- Durable facts are enumerated while the scope holds at most this many row versions of them.
     co_facts_enumerated constant integer := 100;
-    -- A slice's candidate limit by default: 1.25 times the records of 25 tokens its share would hold, 10..200.
+    -- A slice's candidate limit by default: 1.25 times the records of 25 tokens (a recalled turn with its line,
+    -- the smallest record) its share would hold, 10..1000, so a large budget can fill.
     co_tokens_per_candidate constant integer := 25;
     co_min_candidates  constant integer := 10;
-    co_max_candidates  constant integer := 200;
+    co_max_candidates  constant integer := 1000;
     co_dynamic_slices  constant varchar[] := ARRAY['durable_facts', 'evidence', 'recalled_history', 'volatile_tail'];
     l_tenant    varchar := ctxasm.require_scope(in_user_id, in_agent_id);
     l_budget    record;
@@ -79,6 +86,7 @@ DECLARE
     l_df        double precision[];
     l_rows      double precision[];
     l_facts_enumerated boolean;
+    l_present   boolean := ctxasm.asks_about_present(in_question);
     l_result    jsonb;
 BEGIN
     IF in_question IS NULL OR btrim(in_question) = '' THEN
@@ -447,7 +455,9 @@ BEGIN
         SELECT g.*,
                CASE WHEN in_scores IS NOT NULL
                     THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
+                    -- the recorded logit less its thread share, which step_score adds back
                     WHEN in_sources IS NOT NULL THEN (g.source ->> 'logit')::numeric
+                         - coalesce(round(co_thread_weight * (g.source ->> 'thread_logit')::numeric, 6), 0)
                     WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
                     THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
                                              max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS own_logit,
@@ -469,9 +479,17 @@ BEGIN
                                  THEN lag(r.own_logit) OVER thread_turns END,
                             CASE WHEN lead(r.turn_index) OVER thread_turns = r.turn_index + 1
                                  THEN lead(r.own_logit) OVER thread_turns END) - co_adjacent_margin
-               END AS adjacent_logit
+               END AS adjacent_logit,
+               -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes the
+               -- recorded figure).
+               CASE WHEN in_scores IS NOT NULL THEN NULL
+                    WHEN in_sources IS NOT NULL THEN (r.source ->> 'thread_logit')::numeric
+                    WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation'
+                    THEN max(r.own_logit) OVER same_thread
+               END AS thread_logit
           FROM relevance AS r
-        WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id)
+        WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id),
+               same_thread AS (PARTITION BY r.slice, r.memory_type, r.thread_id)
     ),
     step_score AS (
         SELECT x.*,
@@ -480,14 +498,16 @@ BEGIN
                round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - x.valid_from) / 86400.0
                                    / (l_budget.content_json ->> 'recency_days')::numeric), 6) AS recency
           FROM (SELECT a.*,
-                       CASE WHEN a.adjacent_logit > a.own_logit THEN a.adjacent_logit ELSE a.own_logit END AS logit
+                       CASE WHEN a.adjacent_logit > a.own_logit THEN a.adjacent_logit ELSE a.own_logit END
+                       + coalesce(round(co_thread_weight * a.thread_logit, 6), 0) AS logit
                   FROM adjacency AS a) AS x
     ),
     step_priority AS (
         SELECT p.*,
                round((l_weights ->> 'rerank')::numeric * p.rerank
-                     + (l_weights ->> 'confidence')::numeric * p.confidence_score
-                     + (l_weights ->> 'recency')::numeric * p.recency, 6) AS priority,
+                     + co_tie_share * (l_weights ->> 'confidence')::numeric * p.confidence_score
+                     + CASE WHEN l_present THEN 1 ELSE co_tie_share END
+                       * (l_weights ->> 'recency')::numeric * p.recency, 6) AS priority,
                EXISTS (SELECT 1 FROM required_refs AS q
                         WHERE q.ref = jsonb_build_array(p.memory_type, p.id, p.version)) AS required
           FROM step_score AS p
@@ -527,7 +547,8 @@ BEGIN
                                  'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
                                  'similarity', o.similarity,
                                  'adjacent_logit', CASE WHEN o.adjacent_logit >= o.own_logit
-                                                        THEN o.adjacent_logit END))
+                                                        THEN o.adjacent_logit END,
+                                 'thread_logit', o.thread_logit))
                              || jsonb_strip_nulls(jsonb_build_object(
                                  'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
                                  'fused', o.source -> 'fused')),
@@ -621,13 +642,14 @@ BEGIN
                                 jsonb_strip_nulls(jsonb_build_object(
                                     'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
                                     'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit
-                                                           THEN p.adjacent_logit END))) AS figures
+                                                           THEN p.adjacent_logit END,
+                                    'thread_logit', p.thread_logit))) AS figures
           FROM step_priority AS p
     ),
     recorded_sources AS (
         SELECT jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id, r.version)
                    AS items
-          FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity' - 'adjacent_logit')
+          FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity' - 'adjacent_logit' - 'thread_logit')
                        || coalesce((SELECT f.figures FROM scored_figures AS f)
                                    -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
                        array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)

@@ -59,3 +59,14 @@ LANGUAGE sql IMMUTABLE AS $$
     -- end generated: authority
 $$;
 --rollback DROP FUNCTION ctxasm.authority(varchar);
+
+--changeset ctxasm:pg-sel-asks-about-present dbms:postgresql runOnChange:true splitStatements:false
+--comment: whether a question asks about the present ("is it still ...", "what is the latest ..."): then recency
+--comment: counts in full in the priority; otherwise it only breaks near-ties (docs/assembly.md, "Choosing the
+--comment: weights"). Whole words, any case.
+CREATE OR REPLACE FUNCTION ctxasm.asks_about_present(in_question text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT lower(in_question) ~ ('(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|'
+                                 'still|today|anymore)([^a-z]|$)')
+$$;
+--rollback DROP FUNCTION ctxasm.asks_about_present(text);

@@ -889,7 +889,8 @@ create or replace package body test_ctx_assembly is
       -- the default for a slice the budget gives no limit: ceil(1.25 * (5000 - 1900) * 0.25 / 25) = 39
       l_expect := ut.expect(l_evidence);
       l_expect.to_equal('39');
-      -- the most confident fact stays; the two others are cut, recorded once for the slice
+      -- the fact that shares most of the question's words stays (relevance decides; it is also the most
+      -- confident, which only breaks near-ties); the two others are cut, recorded once for the slice
       l_facts := candidates_of(l_window, 'durable_facts');
       l_expect := ut.expect(l_facts);
       l_expect.to_equal('entity:ut_l_one:1');

@@ -152,6 +152,10 @@ class Memory:
         wanted = [(kind, r) for kind, r in rows if r.get("status") == "active"
                   and (user_id is None or r.get("user_id") == user_id)
                   and (agent_id is None or r.get("agent_id") == agent_id)]
+        # Facts in the order they were written, then the run's turns in turn order: rows written in one
+        # transaction share the database's clock, so the time alone does not order them.
+        wanted.sort(key=lambda item: (item[0] == "conversation", item[1].get("turn_index") or 0,
+                                      str(item[1].get("valid_from") or ""), str(item[1].get("id"))))
         return {"results": [self._item(r) for _, r in wanted[:limit]]}
 
     def get(self, memory_id: str) -> dict[str, Any] | None:

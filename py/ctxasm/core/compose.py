@@ -7,6 +7,7 @@ the database, so the same selection always gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -101,6 +102,12 @@ def _annotations(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> tuple[
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _shared_line_price(piece: str) -> int:
+    """_priced of a line many candidates share (a year, a date heading): counted once."""
+    return _priced(piece)
+
+
 def _priced(piece: str) -> int:
     """What one line of the memory context costs in the serialized request: the line as JSON escapes it,
     with the line break that follows it. Lines start with '<', a digit or a capital letter (a date heading,
@@ -126,6 +133,11 @@ _TURN_SECTION = ""
 def _group_key(candidate: Mapping[str, Any]) -> str:
     """One heading per conversation and date under the turns section."""
     return f"{candidate.get('thread_id') or ''}|{_turn_date(candidate) or ''}"
+
+
+def _year_key(candidate: Mapping[str, Any]) -> str:
+    """One year line above that year's date headings (a group key no conversation heading can take)."""
+    return f"year|{render.turn_year(_turn_date(candidate))}"
 
 
 def _record_tiers(candidate: Mapping[str, Any], ids: Mapping[str, str]) -> dict[str, str | None]:
@@ -191,12 +203,15 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
                           token_counts={"full": count_tokens(message)}))
             continue
         tiers = _record_tiers(item, ids)
-        priced = {tier: _priced(text) for tier, text in tiers.items() if text is not None}
+        # The full tier is always tried: priced now; the others only when the fitter reaches them (_priced).
+        priced = {"full": _priced(tiers["full"])}
         priced.update(_stored_costs(item, tiers))
         groups: tuple[tuple[str, int], ...] = ()
         if _is_grouped(item):
-            heading = _group_key(item)
-            groups = ((_TURN_SECTION, section_cost), (heading, _priced(render.turn_heading(_turn_date(item)))))
+            date = _turn_date(item)
+            groups = ((_TURN_SECTION, section_cost),
+                      (_year_key(item), _shared_line_price(render.turn_year(date)) if date else 0),
+                      (_group_key(item), _shared_line_price(render.turn_heading(date))))
         by_slice[item["slice"]].append(
             Candidate(key=Ref.of(item["ref"]).key, slice=item["slice"], tiers=tiers, required=bool(item.get("required")),
                       ref=item, token_counts=priced, groups=groups))
@@ -242,7 +257,7 @@ def _fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Bud
     for name in budgets.fit_order(budget):
         state = states[name]
         state.allowance = allowances[name]
-        fit = fit_slice(by_slice[name], allowances[name], tier_limits=budget.tier_limits.get(name))
+        fit = fit_slice(by_slice[name], allowances[name], _priced, tier_limits=budget.tier_limits.get(name))
         state.absorb(fit, reclaim=False)
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
         state.passed_on = fit.unused if budgets.overflow_receiver(budget.overflow_order, name) else 0
@@ -259,7 +274,7 @@ def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: in
         waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
         if pool <= 0 or not waiting:
             continue
-        fit = fit_slice(waiting, pool, tier_limits=budget.tier_limits.get(name),
+        fit = fit_slice(waiting, pool, _priced, tier_limits=budget.tier_limits.get(name),
                         open_groups=state.open_groups, taken=state.taken)
         state.absorb(fit, reclaim=True)
         pool -= fit.used
@@ -267,10 +282,17 @@ def _reclaim(states: Mapping[str, _SliceState], budget: budgets.Budget, pool: in
     return seated
 
 
+def _turn_order(seat: Seated) -> tuple[str, int, str]:
+    """Turns in the order they were said: by time, then by place in their conversation."""
+    item = seat.candidate.ref
+    return (str(item.get("valid_from") or ""), item.get("turn_index") or 0, seat.candidate.key)
+
+
 def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | None, str]]:
     """The memory context's lines in order, each with the seat it belongs to (None for a shared line): slices
     in layout order, records by selection rank; the recalled turns in one section after the slice's other
-    records, one heading per conversation and date (in the order of their best-ranked turn), turns in order."""
+    records, in the order they were said: a year line, under it one heading per conversation and date (by the
+    date, then the conversation's first turn), turns in order; undated turns last."""
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
         seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
@@ -279,14 +301,20 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
         if not turns:
             continue
         headings: dict[str, list[Seated]] = {}
-        for seat in turns:  # best-ranked first: a heading's place is its best turn's
+        for seat in turns:
             headings.setdefault(_group_key(seat.candidate.ref), []).append(seat)
+        groups = sorted((sorted(members, key=_turn_order) for members in headings.values()),
+                        key=lambda members: (_turn_date(members[0].candidate.ref) is None,
+                                             _turn_date(members[0].candidate.ref) or "", _turn_order(members[0])))
         lines.append((None, render.TURN_SECTION_OPEN))
-        for members in headings.values():
-            lines.append((None, render.turn_heading(_turn_date(members[0].candidate.ref))))
-            lines += [(member, member.candidate.tiers[member.tier]) for member in sorted(
-                members, key=lambda s: (s.candidate.ref.get("turn_index") or 0, s.candidate.ref["valid_from"] or "",
-                                        s.candidate.key))]
+        year = None
+        for members in groups:
+            date = _turn_date(members[0].candidate.ref)
+            if date and render.turn_year(date) != year:
+                year = render.turn_year(date)
+                lines.append((None, year))
+            lines.append((None, render.turn_heading(date)))
+            lines += [(member, member.candidate.tiers[member.tier]) for member in members]
         lines.append((None, render.TURN_SECTION_CLOSE))
     return lines
 
@@ -352,7 +380,7 @@ def _reprice(state: _SliceState) -> None:
     opened: set[str] = set()
     repriced = []
     for seat in state.seated:
-        tokens = seat.candidate.cost(seat.tier, count_tokens) + seat.candidate.opening(opened)
+        tokens = seat.candidate.cost(seat.tier, _priced) + seat.candidate.opening(opened)
         opened.update(group for group, _ in seat.candidate.groups)
         repriced.append(replace(seat, tokens=tokens))
     state.seated = repriced

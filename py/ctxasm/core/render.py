@@ -22,7 +22,7 @@ from ctxasm.core.refs import Ref
 
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-fa39faf8113c"
+RENDERER_VERSION = "renderer-c9bece77884e"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -57,6 +57,14 @@ def window_id(number: int) -> str:
     return f"M{number}"
 
 
+def one_line(text: str) -> str:
+    """`text` with every line break a space (each boundary str.splitlines knows: \\n, \\r, \\u2028, ...). The
+    memory context is one record or one turn a line, and a line's start says what it is (`<memory`, a turn's
+    id, a date): stored text that could start a line of its own could forge a turn or a record, so it never
+    can. Data stays data."""
+    return " ".join(text.splitlines())
+
+
 @dataclass(frozen=True)
 class Annotation:
     current_id: str | None
@@ -66,16 +74,17 @@ class Annotation:
 def render_memory(mid: str, kind: str, status: str, tier: str, text: str,
                   annotations: Sequence[Annotation] = ()) -> str:
     """One <memory> record on one line: id, type and status as attributes (and the tier when it is not full),
-    the assembler's annotations, then the tier's text (full content, a summary, or a pointer line)."""
+    the assembler's annotations, then the tier's text (full content, a summary, or a pointer line), its line
+    breaks made spaces (one_line)."""
     attributes = f"id={quoteattr(mid)} type={quoteattr(kind)} status={quoteattr(status)}"
     if tier != "full":
         attributes += f" tier={quoteattr(tier)}"
     notes = "".join(
         f"<annotation current_fact_id={quoteattr(note.current_id)}>"
-        f"{escape(ANNOTATION_TEXT + (note.current_text or ''))}</annotation>" if note.current_id
+        f"{escape(ANNOTATION_TEXT + one_line(note.current_text or ''))}</annotation>" if note.current_id
         else f"<annotation>{escape(WITHDRAWN_TEXT)}</annotation>"
         for note in annotations)
-    return f"<memory {attributes}>{notes}{escape(text)}</memory>"
+    return f"<memory {attributes}>{notes}{escape(one_line(text))}</memory>"
 
 
 #: The section of a window's recalled turns: type and status once for every turn line in it.
@@ -87,14 +96,22 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December")
 
 
+def turn_year(date: str | None) -> str:
+    """The line that opens a year's conversations inside the turns section, `2026` (3 tokens with its line
+    break), under which each date line names day and month only. `date` is ISO (YYYY-MM-DD); undated turns
+    have no year line."""
+    return date[:4] if date else ""
+
+
 def turn_heading(date: str | None) -> str:
-    """The line that starts one conversation's turns of one date inside the turns section: the date alone,
-    `14 June 2026` (6 tokens where `# 2026-06-14` takes 9; a turn's line starts with its id, so the two
-    cannot be confused). `date` is ISO (YYYY-MM-DD)."""
+    """The line that starts one conversation's turns of one date inside the turns section: day and month,
+    `14 June` (3 tokens with its line break; the year stands once above, turn_year), where `14 June 2026` took
+    6 and `# 2026-06-14` 9. A turn's line starts with its id, so the two cannot be confused. `date` is ISO
+    (YYYY-MM-DD)."""
     if not date:
         return "Undated"
-    year, month, day = (int(part) for part in date.split("-"))
-    return f"{day} {_MONTHS[month - 1]} {year}"
+    _, month, day = (int(part) for part in date.split("-"))
+    return f"{day} {_MONTHS[month - 1]}"
 
 
 def turn_line(mid: str, role: str | None, text: str) -> str:
@@ -116,7 +133,7 @@ def tail_turn(mid: str, role: str, text: str) -> tuple[str, str]:
     if role in TAIL_ROLES:
         return role, text
     return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "
-                    f"role={quoteattr(str(role))}>{escape(text)}</memory>")
+                    f"role={quoteattr(str(role))}>{escape(one_line(text))}</memory>")
 
 
 def guidelines_section(guidelines: Sequence[str]) -> str:

@@ -2,8 +2,12 @@
 
 The budget is the article's example (5,000 usable tokens; 400 for output, 1,000 for tool results across the loop,
 500 for request framing; three rounds; the comparison and fact_check shares) with `reclaim_unused` on, so a
-slice's unused share goes to the next slice in the overflow order. It is a starting point: a production budget
-comes from evaluations of the workload; a new version of the guideline row (supersede) changes it.
+slice's unused share goes to the next slice in the overflow order, and a `recall` intent for questions about
+earlier conversations (most of the dynamic share to recalled history). Its weights (rerank 0.6, confidence 0.25,
+recency 0.15) cost no recall: relevance orders the candidates, confidence and recency break near-ties, and
+recency counts in full only when the question asks about the present ("now", "latest", "still", ...;
+docs/assembly.md, "Choosing the weights"). It is a starting point: a production budget comes from evaluations of
+the workload; a new version of the guideline row (supersede) changes it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ DEFAULT_BUDGET: dict[str, Any] = {
     "shares": {
         "comparison": {"durable_facts": 0.15, "evidence": 0.60, "recalled_history": 0.05, "volatile_tail": 0.20},
         "fact_check": {"durable_facts": 0.40, "evidence": 0.25, "recalled_history": 0.10, "volatile_tail": 0.25},
+        "recall": {"durable_facts": 0.15, "evidence": 0.10, "recalled_history": 0.50, "volatile_tail": 0.25},
     },
     "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
     "reclaim_unused": True,
@@ -44,7 +49,10 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime | None) 
     budget = {"type": "guideline", "id": BUDGET_ID, "guideline_key": "context_budget",
               **({"valid_from": at.isoformat()} if at is not None else {}),
               "content": "Context budget: 5000 usable tokens with reserves for output (400), tools (1000) and "
-                         "framing (500); unused shares are reclaimed in the overflow order.",
+                         "framing (500); unused shares are reclaimed in the overflow order. Intents: comparison, "
+                         "fact_check, and recall (questions about earlier conversations: half the dynamic share is "
+                         "recalled history). Relevance orders the candidates; confidence and recency break near-ties, "
+                         "and recency counts in full only when the question asks about the present.",
               "content_json": DEFAULT_BUDGET}
     document = {"format": "ctxasm-scenario/1", "name": f"new-tenant-{tenant_id}",
                 "tenants": [{"tenant_id": tenant_id, "display_name": display_name, "memories": [budget]}]}

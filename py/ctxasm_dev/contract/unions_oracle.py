@@ -39,7 +39,7 @@ SOURCE_COLUMNS = (("origin", "origin"), ("item_slice", "item_slice"), ("retrieve
                   ("lexical_rank", "source_lexical_rank"), ("vector_rank", "source_vector_rank"),
                   ("lexical_score", "source_lexical_score"), ("vector_distance", "source_vector_distance"),
                   ("fused", "source_fused"), ("logit", "source_logit"), ("bm25", "source_bm25"),
-                  ("similarity", "source_similarity"))
+                  ("similarity", "source_similarity"), ("thread_logit", "source_thread_logit"))
 
 #: the shared columns of the tables' base DDL, where memory_rows carries them: before the slots, after `extra`,
 #: or not at all (the tenant is every read's key; created_at is not a candidate's; created_xid is PostgreSQL's)

@@ -1,6 +1,9 @@
 """scripts/eval-conversations: evidence recall of ctxasm and four baselines on a LoCoMo-format file.
 
-    python -m ctxasm_dev.evaluation.conversation_main PATH [--budgets 1000,2000,4000] [--limit-questions N] [--json]
+    python -m ctxasm_dev.evaluation.conversation_main PATH [--budgets 1000,2000,4000] [--weights relevance,default]
+        [--limit-questions N] [--json]
+
+PATH is a LoCoMo-format file or a LongMemEval-format one (the reader tells them apart).
 
 The database (CTXASM_PG_DATABASE, ctxasm_evalconv from the script) is dropped and deployed again on every
 run. Figures go to stdout, progress and logs to stderr.
@@ -28,6 +31,17 @@ def _budgets(text: str) -> tuple[int, ...]:
     return values
 
 
+def _weightings(text: str) -> tuple[str, ...]:
+    from ctxasm_dev.evaluation.conversation_tenants import RELEVANCE, WEIGHTINGS
+
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [name for name in names if name not in WEIGHTINGS]
+    if unknown or RELEVANCE not in names:
+        raise argparse.ArgumentTypeError(f"--weights: {text!r}: a comma-separated list of {', '.join(WEIGHTINGS)} "
+                                         f"that includes {RELEVANCE} (the baselines pack its allowance)")
+    return names
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -41,13 +55,17 @@ def _positive(text: str) -> int:
 def parser() -> argparse.ArgumentParser:
     result = argparse.ArgumentParser(
         prog="eval-conversations",
-        description="Evidence recall of ctxasm's windows on long conversations (LoCoMo format), against "
+        description="Evidence recall of ctxasm's windows on long conversations (LoCoMo or LongMemEval format), against "
                     "recency, BM25, dense and hybrid baselines at the same token allowance; assembly latency. "
                     "A benchmark: it prints figures, it asserts nothing. See docs/conversation-eval.md.",
         epilog="example: scripts/eval-conversations db/tests/conversations/ctxasm_conversations.json --budgets 1000,2000")
-    result.add_argument("path", help="a LoCoMo-format JSON file (a list of samples)")
+    result.add_argument("path", help="a LoCoMo-format JSON file (a list of samples) or a LongMemEval-format one (a "
+                                     "list of instances with haystack_sessions)")
     result.add_argument("--budgets", type=_budgets, default=DEFAULT_BUDGETS,
                         help="recalled-history token budgets, comma-separated (default 1000,2000,4000)")
+    result.add_argument("--weights", type=_weightings, default=("relevance", "default"),
+                        help="the weightings each question is asked with: relevance (rerank 1, confidence 0, "
+                             "recency 0) and default (the default budget a new tenant gets); default both")
     result.add_argument("--limit-questions", type=_positive, metavar="N",
                         help="evaluate at most N questions of each sample (the first N that are not adversarial)")
     result.add_argument("--json", action="store_true", help="print the figures as one JSON object")
@@ -84,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = pgconn.resolve_target(args.database, start=True)
         _log(f"deploying a fresh database to {target.describe()} ...")
         deploy.deploy_postgres(target, fresh=True)
-        evaluation = evaluate_file(target, args.path, args.budgets, args.limit_questions, log=_log)
+        evaluation = evaluate_file(target, args.path, args.budgets, args.limit_questions, log=_log,
+                                   weightings=args.weights)
     except CtxasmError as exc:
         _log(f"error: {exc}")
         return exc.exit_code

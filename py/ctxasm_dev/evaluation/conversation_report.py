@@ -3,7 +3,9 @@ JSON-ready summary and as text tables.
 
 Evidence recall of one question in one window = the share of its evidence turns the window holds; "any" = at
 least one of them, "all" = every one. Figures are means over questions. ctxasm's share is also split by the
-tier the turn was seated at (full, summary, pointer): the three add up to its share.
+tier the turn was seated at (full, summary, pointer): the three add up to its share. ctxasm is reported per
+weighting: "ctxasm" with relevance alone, "ctxasm default" with the default budget's weights; each with the
+tokens of its complete request per query.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from ctxasm_dev.evaluation.baselines import BASELINES, PACKING_RULE
 from ctxasm_dev.evaluation.conversations import Evaluation, QuestionResult, TIER_ORDER
 from ctxasm_dev.evaluation.locomo import CATEGORY_NAMES
 
-METHODS = ("ctxasm",) + BASELINES
+CTXASM = "ctxasm"
+CTXASM_DEFAULT = "ctxasm default"
+METHODS = (CTXASM, CTXASM_DEFAULT) + BASELINES
+_CTXASM_WINDOWS = {CTXASM: lambda r: r.window, CTXASM_DEFAULT: lambda r: r.default_window}
 _CATEGORY_ORDER = [CATEGORY_NAMES[c] for c in (1, 2, 3, 4)]
 
 
@@ -37,7 +42,15 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def _present(result: QuestionResult, method: str) -> Iterable[str]:
-    return result.window.turns if method == "ctxasm" else result.baseline_turns[method]
+    if method in _CTXASM_WINDOWS:
+        return _CTXASM_WINDOWS[method](result).turns
+    return result.baseline_turns[method]
+
+
+def methods_of(results: Sequence[QuestionResult]) -> tuple[str, ...]:
+    """The methods the results hold: ctxasm per weighting asked, then the baselines."""
+    asked_default = bool(results) and all(r.default_window is not None for r in results)
+    return tuple(m for m in METHODS if m != CTXASM_DEFAULT or asked_default)
 
 
 def _recall(results: Sequence[QuestionResult], method: str) -> dict[str, float]:
@@ -58,23 +71,29 @@ def _mean(values: Iterable[float | int | None]) -> float:
 
 
 def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any]:
+    methods = methods_of(results)
     windows = [r.window for r in results]
     allowances = [w.allowance for w in windows if w.allowance is not None]
-    recall = {method: _recall(results, method) for method in METHODS}
-    recall["ctxasm"]["tokens_used"] = _mean(w.used for w in windows)
+    recall = {method: _recall(results, method) for method in methods}
+    for method in methods:
+        if method in _CTXASM_WINDOWS:
+            chosen = [_CTXASM_WINDOWS[method](r) for r in results]
+            recall[method]["tokens_used"] = _mean(w.used for w in chosen)
+            recall[method]["tokens_per_query"] = _mean(w.request_tokens for w in chosen)
     for method in BASELINES:
         recall[method]["tokens_used"] = _mean(r.baseline_used[method] for r in results)
     categories = sorted({r.category_name for r in results}, key=_category_key)
     by_category = {}
     for name in categories:
         chosen = [r for r in results if r.category_name == name]
-        by_category[name] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in METHODS}}
+        by_category[name] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in methods}}
     tiers = {tier: _mean(share(r.evidence, [d for d, t in r.window.turns.items() if t == tier]) for r in results)
              for tier in TIER_ORDER}
     ok = [w for w in windows if w.error is None]
     embedding = [w.embedding_seconds for w in ok if w.embedding_seconds is not None]
     return {
         "budget": budget,
+        "methods": list(methods),
         "questions": len(results),
         "allowance": {"mean": _mean(allowances), "min": min(allowances, default=None),
                       "max": max(allowances, default=None)},
@@ -142,20 +161,28 @@ def format_report(summary: Mapping[str, Any]) -> str:
                  f"estimate: {summary['budget_corrections']}")
     lines.append(f"packing: {summary['packing_rule']}")
     budgets = summary["budgets"]
+    methods = budgets[0]["methods"] if budgets else list(METHODS)
+    ctxasm_methods = [m for m in methods if m in _CTXASM_WINDOWS]
 
     for key, title in (("share", "evidence recall: mean share of a question's evidence turns in the window"),
                        ("any", "evidence recall (any): share of questions with at least one evidence turn in the window"),
                        ("all", "evidence recall (all): share of questions with every evidence turn in the window")):
         lines += ["", title]
-        lines += _table(["budget", "allowance", *METHODS],
+        lines += _table(["budget", "allowance", *methods],
                         [[str(b["budget"]), _cell(b["allowance"]["mean"], 0)]
-                         + [_cell(b["recall"][m][key]) for m in METHODS] for b in budgets])
+                         + [_cell(b["recall"][m][key]) for m in methods] for b in budgets])
 
     lines += ["", "ctxasm by tier (share of evidence turns seated at each tier) and recalled-history tokens used (mean)"]
-    lines += _table(["budget", *TIER_ORDER, "turns seated", "failed", *(f"tokens {m}" for m in METHODS)],
+    lines += _table(["budget", *TIER_ORDER, "turns seated", "failed", *(f"tokens {m}" for m in methods)],
                     [[str(b["budget"])] + [_cell(b["ctxasm_tiers"][t]) for t in TIER_ORDER]
                      + [_cell(b["ctxasm_turns_seated"], 1), str(b["failed_windows"])]
-                     + [_cell(b["recall"][m]["tokens_used"], 0) for m in METHODS] for b in budgets])
+                     + [_cell(b["recall"][m]["tokens_used"], 0) for m in methods] for b in budgets])
+    lines += ["", "tokens per query: the complete request ctxasm sent (mean o200k_base tokens), next to its recall"]
+    lines += _table(["budget", *(f"{m} {k}" for m in ctxasm_methods for k in ("recall", "tokens"))],
+                    [[str(b["budget"])] + [cell for m in ctxasm_methods
+                                           for cell in (_cell(b["recall"][m]["share"]),
+                                                        _cell(b["recall"][m]["tokens_per_query"], 0))]
+                     for b in budgets])
     for b in budgets:
         for error in b["errors"]:
             lines.append(f"  budget {b['budget']}: failed window: {error}")
@@ -164,10 +191,10 @@ def format_report(summary: Mapping[str, Any]) -> str:
         lines += ["", f"per category at budget {b['budget']} (mean share; any / all for ctxasm and hybrid)"]
         rows = []
         for name, figures in b["by_category"].items():
-            rows.append([name, str(figures["questions"])] + [_cell(figures[m]["share"]) for m in METHODS]
+            rows.append([name, str(figures["questions"])] + [_cell(figures[m]["share"]) for m in methods]
                         + [f"{_cell(figures['ctxasm']['any'], 2)}/{_cell(figures['ctxasm']['all'], 2)}",
                            f"{_cell(figures['hybrid']['any'], 2)}/{_cell(figures['hybrid']['all'], 2)}"])
-        lines += _table(["category", "n", *METHODS, "ctxasm any/all", "hybrid any/all"], rows)
+        lines += _table(["category", "n", *methods, "ctxasm any/all", "hybrid any/all"], rows)
 
     lines += ["", f"latency: {summary['latency_basis']}"]
     lines += _table(["budget", "windows", "p50 ms", "p95 ms", "mean ms", "embedding p50 ms"],

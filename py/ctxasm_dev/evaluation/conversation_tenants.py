@@ -8,7 +8,8 @@ plus TURN_SPACING per turn, role `user` for speaker_a and `assistant` for speake
 Questions are asked after the last session, each from a thread of its own that holds no turns. That thread
 also carries the question's context_budget guideline (thread scope is the narrowest, so it wins): the whole
 remainder goes to recalled history, and usable_context is chosen so the remainder is exactly the budget under
-test (conversations.py calibrates it against what the manifest reports).
+test (conversations.py calibrates it against what the manifest reports). Each question is asked once per
+weighting (WEIGHTINGS): relevance alone, and the default budget's weights a new tenant gets.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ctxasm.services.tenants import DEFAULT_BUDGET
 from ctxasm_dev.evaluation.locomo import Sample, Turn
 
 USER_ID = "user"
@@ -26,6 +28,14 @@ INTENT = "recall"
 #: older evidence out, and the turns carry no confidence of their own. The horizon is kept for the budget's shape.
 WEIGHTS = {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}
 RECENCY_DAYS = 60
+RELEVANCE = "relevance"
+DEFAULT = "default"
+#: The weightings a question is asked with: name -> (weights, recency_days). "default" is the budget a new
+#: tenant gets (ctxasm.services.tenants.DEFAULT_BUDGET), so its figures are what a tenant sees out of the box.
+WEIGHTINGS: dict[str, tuple[dict[str, float], float]] = {
+    RELEVANCE: (WEIGHTS, RECENCY_DAYS),
+    DEFAULT: (DEFAULT_BUDGET["weights"], DEFAULT_BUDGET["recency_days"]),
+}
 OUTPUT_RESERVE = 400
 #: usable_context of the tenant-wide budget (only the calibration window uses it).
 CALIBRATION_USABLE = 20000
@@ -58,12 +68,16 @@ def thread_id(session: int) -> str:
     return f"session-{session}"
 
 
-def question_thread(question_number: int, budget: int) -> str:
-    return f"question-{question_number}-budget-{budget}"
+def question_thread(question_number: int, budget: int, weighting: str = RELEVANCE) -> str:
+    thread = f"question-{question_number}-budget-{budget}"
+    return thread if weighting == RELEVANCE else f"{thread}-{weighting}"
 
 
 def question_time(sample: Sample) -> datetime:
-    return sample.last_time + QUESTION_DELAY
+    """When the questions are asked: the sample's own question date (LongMemEval has one) when it is after
+    the last turn, else an hour after it."""
+    latest = sample.last_time + QUESTION_DELAY
+    return sample.asked_at if sample.asked_at is not None and sample.asked_at > latest else latest
 
 
 def _iso(value: datetime) -> str:
@@ -75,8 +89,10 @@ def request_overhead_reserve(budget: int) -> int:
     return 200 + budget // 4
 
 
-def budget_content(usable_context: int, overhead_reserve: int) -> dict[str, Any]:
-    """A context_budget whose one intent gives every token after the fixed slices to recalled history."""
+def budget_content(usable_context: int, overhead_reserve: int, weighting: str = RELEVANCE) -> dict[str, Any]:
+    """A context_budget whose one intent gives every token after the fixed slices to recalled history, with the
+    weights of `weighting`."""
+    weights, recency_days = WEIGHTINGS[weighting]
     return {
         "usable_context": usable_context,
         "output_reserve": OUTPUT_RESERVE,
@@ -84,22 +100,22 @@ def budget_content(usable_context: int, overhead_reserve: int) -> dict[str, Any]
         "request_overhead_reserve": overhead_reserve,
         "max_rounds": 1,
         "max_tool_result_tokens": 0,
-        "weights": dict(WEIGHTS),
-        "recency_days": RECENCY_DAYS,
+        "weights": dict(weights),
+        "recency_days": recency_days,
         "shares": {INTENT: {"durable_facts": 0.0, "evidence": 0.0, "recalled_history": 1.0, "volatile_tail": 0.0}},
         "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
     }
 
 
 def budget_row(row: str, thread: str | None, usable_context: int, overhead_reserve: int,
-               valid_from: datetime) -> dict[str, Any]:
+               valid_from: datetime, weighting: str = RELEVANCE) -> dict[str, Any]:
     """The context_budget guideline row (without `type`), scoped to the agent and, if given, one thread."""
     return {
         "id": row, "guideline_key": "context_budget", "agent_id": AGENT_ID, "user_id": USER_ID,
         "thread_id": thread, "valid_from": _iso(valid_from),
         "content": "Context budget for the conversation evaluation: everything after the fixed slices is "
                    "recalled history.",
-        "content_json": budget_content(usable_context, overhead_reserve),
+        "content_json": budget_content(usable_context, overhead_reserve, weighting),
     }
 
 

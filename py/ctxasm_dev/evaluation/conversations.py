@@ -2,8 +2,8 @@
 
 For each sample of a LoCoMo-format file (locomo.py): load it as a tenant through the loader
 (conversation_tenants.py), then ask every question from a new thread after the last session through the real
-assembler, once per recalled-history budget, and read from the manifest which evidence turns entered the
-window and at which tier. The baselines (baselines.py) rank the same turns and pack them into the allowance
+assembler, once per recalled-history budget and weighting (relevance alone, and the default budget's
+weights), and read from the manifest which evidence turns entered the window and at which tier. The baselines (baselines.py) rank the same turns and pack them into the allowance
 the manifest reports. A benchmark: it measures, it asserts nothing (scripts/eval-conversations).
 
 What is read from a manifest is kept to documented keys (`memories[].ref`, `memories[].tier`,
@@ -18,7 +18,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,8 @@ class Window:
     embedding_seconds: float | None
     scorer: str | None = None
     error: str | None = None
+    #: the complete request's o200k_base tokens (the manifest's request_tokens): what the query costs
+    request_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,15 @@ class QuestionResult:
     #: baseline -> dia_ids packed into the window's allowance
     baseline_turns: Mapping[str, frozenset[str]]
     baseline_used: Mapping[str, int]
+    #: the same question and budget under the default budget's weights (None when not asked)
+    default_window: Window | None = None
 
 
 @dataclass
 class Evaluation:
     path: str
     budgets: tuple[int, ...]
+    weightings: tuple[str, ...] = (tenants.RELEVANCE, tenants.DEFAULT)
     samples: list[dict[str, Any]] = field(default_factory=list)
     notes: ReadNotes = field(default_factory=ReadNotes)
     results: list[QuestionResult] = field(default_factory=list)
@@ -160,7 +165,8 @@ def _assemble(store: Any, tenant_id: str, thread: str, question: str, at: Any,
     embedding = phases.get("query_embedding")
     allowance, used = recalled_history(assembled.manifest)
     return Window(allowance, used, window_turns(assembled.manifest, dia_of_row),
-                  elapsed - (embedding or 0.0), embedding, assembled.manifest.get("scorer"))
+                  elapsed - (embedding or 0.0), embedding, assembled.manifest.get("scorer"),
+                  request_tokens=assembled.manifest.get("request_tokens"))
 
 
 @dataclass(frozen=True)
@@ -185,24 +191,23 @@ def calibrate(store: Any, data: _SampleData) -> Calibration:
 
 
 def _question_window(store: Any, data: _SampleData, calibration: Calibration, question: Question, budget: int,
-                     evaluation: Evaluation) -> Window:
+                     evaluation: Evaluation, weighting: str = tenants.RELEVANCE) -> Window:
     """Store the question thread's budget, assemble; if the allowance misses the budget, correct the budget
     once (a later version of the same row) and assemble again."""
     at = tenants.question_time(data.sample)
-    thread = tenants.question_thread(question.number, budget)
+    thread = tenants.question_thread(question.number, budget, weighting)
     row = f"budget-{thread}"
     usable = calibration.usable_context(question.question, budget)
     overhead = tenants.request_overhead_reserve(budget)
     valid_from = data.sample.last_time + tenants.BUDGET_DELAY
     store.set_tenant(data.tenant_id)
-    store.put_memory("guideline", tenants.budget_row(row, thread, usable, overhead, valid_from))
+    store.put_memory("guideline", tenants.budget_row(row, thread, usable, overhead, valid_from, weighting))
     store.commit()
     window = _assemble(store, data.tenant_id, thread, question.question, at, data.dia_of_row)
     again = usable + budget - (window.allowance or 0)
     if window.allowance is not None and window.allowance != budget and again > tenants.OUTPUT_RESERVE + overhead:
         evaluation.budget_corrections += 1
-        corrected = tenants.budget_row(row, thread, again, overhead,
-                                       valid_from + timedelta(minutes=1))
+        corrected = tenants.budget_row(row, thread, again, overhead, valid_from + timedelta(minutes=1), weighting)
         store.set_tenant(data.tenant_id)
         store.supersede("guideline", row, {k: v for k, v in corrected.items() if k != "id"})
         store.commit()
@@ -231,8 +236,10 @@ def _embed_turns(samples: list[Sample]) -> list[list[list[float]]]:
 
 
 def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAULT_BUDGETS,
-                  limit_questions: int | None = None, log: Log = lambda _: None) -> Evaluation:
-    """Load every sample of the file into the (fresh) database `target` and evaluate its questions."""
+                  limit_questions: int | None = None, log: Log = lambda _: None,
+                  weightings: Sequence[str] = (tenants.RELEVANCE, tenants.DEFAULT)) -> Evaluation:
+    """Load every sample of the file into the (fresh) database `target` and evaluate its questions, under
+    each of `weightings` (tenants.WEIGHTINGS; relevance first: the baselines pack its allowance)."""
     from ctxasm.ml import embedding
     from ctxasm.local import pgconn
     from ctxasm.progress import progress
@@ -241,9 +248,8 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
     started = time.perf_counter()
     samples, notes = read_samples(path)
     if limit_questions is not None:
-        samples = [Sample(s.sample_id, s.speaker_a, s.speaker_b, s.sessions, s.questions[:limit_questions])
-                   for s in samples]
-    evaluation = Evaluation(str(path), tuple(budgets), notes=notes)
+        samples = [replace(s, questions=s.questions[:limit_questions]) for s in samples]
+    evaluation = Evaluation(str(path), tuple(budgets), tuple(weightings), notes=notes)
     if not samples:
         return evaluation
     ids = tenants.tenant_ids(samples)
@@ -253,7 +259,7 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
         evaluation.samples.append({
             "sample_id": data.sample.sample_id, "tenant_id": data.tenant_id, "sessions": len(data.sample.sessions),
             "turns": len(data.dia_ids), "turn_tokens": sum(data.costs), "questions": len(data.sample.questions)})
-    total = sum(len(s.questions) for s in samples) * len(budgets)
+    total = sum(len(s.questions) for s in samples) * len(budgets) * len(weightings)
     with pgconn.connect(target, pgconn.app_login()) as connection, progress("assembling windows", total=total) as tick:
         store = PostgresStore(connection)
         for data in prepared:
@@ -264,13 +270,15 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
                                             question_vector)
                 for budget in budgets:
                     window = _question_window(store, data, calibration, question, budget, evaluation)
+                    default = (_question_window(store, data, calibration, question, budget, evaluation,
+                                                tenants.DEFAULT) if tenants.DEFAULT in weightings else None)
                     allowance = window.allowance if window.allowance is not None else budget
                     packed = {name: baselines.pack(order, data.costs, allowance) for name, order in orders.items()}
                     evaluation.results.append(QuestionResult(
                         data.sample.sample_id, data.tenant_id, question.number, question.question,
                         question.category, question.category_name, question.evidence, budget, window,
                         {name: frozenset(data.dia_ids[i] for i in p.seated) for name, p in packed.items()},
-                        {name: p.used for name, p in packed.items()}))
-                    tick()
+                        {name: p.used for name, p in packed.items()}, default))
+                    tick(len(weightings))
     evaluation.seconds = time.perf_counter() - started
     return evaluation

@@ -1,4 +1,5 @@
-"""Read long-conversation samples in the LoCoMo format (docs/conversation-eval.md).
+"""Read long-conversation samples in the LoCoMo format (docs/conversation-eval.md); a file in LongMemEval's
+format is handed to longmemeval.py, which reads it into the same samples.
 
 A file is a JSON list of samples. Each sample has `conversation` (`speaker_a`, `speaker_b`, and per session N
 `session_N`, a list of turns `{speaker, dia_id, text}` with optional `img_url` / `blip_caption`, and
@@ -107,9 +108,13 @@ class Question:
     #: evidence dia_ids that name a turn of the sample, in the file's order, without repeats
     evidence: tuple[str, ...]
     answer: Any = None
+    #: a named question type (LongMemEval's question_type), shown instead of the category number
+    kind: str | None = None
 
     @property
     def category_name(self) -> str:
+        if self.kind:
+            return self.kind
         return CATEGORY_NAMES.get(self.category, f"category {self.category}")
 
 
@@ -138,6 +143,8 @@ class Sample:
     speaker_b: str
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
+    #: when the sample's questions were asked, where the file says (LongMemEval's question_date)
+    asked_at: datetime | None = None
 
     @property
     def turns(self) -> tuple[Turn, ...]:
@@ -260,6 +267,10 @@ def read_samples(path: str | Path) -> tuple[list[Sample], ReadNotes]:
         raise ConversationFileError(f"{name}: no such file") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConversationFileError(f"{name}: not a JSON file ({exc})") from None
+    from ctxasm_dev.evaluation import longmemeval
+
+    if longmemeval.is_longmemeval(document):
+        return longmemeval.parse_instances(document, name)
     return parse_samples(document, name)
 
 

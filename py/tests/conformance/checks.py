@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxasm.contract_constants import ADJACENT_MARGIN
+from ctxasm.contract_constants import ADJACENT_MARGIN, THREAD_WEIGHT
 from ctxasm.core.refs import Ref
 
 FIXED_SLICES = ("guidelines", "persona", "tools")
@@ -20,6 +20,11 @@ def key(ref: list[Any]) -> str:
 
 def refs_in(manifest: dict[str, Any], slice_name: str) -> list[list[Any]]:
     return [m["ref"] for m in sorted(manifest["memories"], key=lambda m: m["position"]) if m["slice"] == slice_name]
+
+
+def thread_share(scores: dict[str, Any]) -> float:
+    """What a recalled turn's logit gained from its conversation's best turn (scores.thread_logit)."""
+    return round(THREAD_WEIGHT * scores.get("thread_logit", 0), 6)
 
 
 def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict[str, Any]) -> None:
@@ -67,8 +72,10 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
     for ref_key, neighbour_key in expect.get("scored_by_neighbour", {}).items():
         scores = by_key[ref_key]["scores"]
         assert scores.get("adjacent_logit") is not None, f"{ref_key} is not scored through a neighbour"
-        assert scores["rerank_logit"] == scores["adjacent_logit"], ref_key
-        lent = by_key[neighbour_key]["scores"]["rerank_logit"] - ADJACENT_MARGIN
+        # its logit: the neighbour's less the margin, plus its conversation's share (the same for both)
+        assert abs(scores["rerank_logit"] - scores["adjacent_logit"] - thread_share(scores)) < 1e-6, ref_key
+        neighbour = by_key[neighbour_key]["scores"]
+        lent = neighbour["rerank_logit"] - thread_share(neighbour) - ADJACENT_MARGIN
         assert abs(scores["adjacent_logit"] - lent) < 1e-6, (ref_key, neighbour_key)
     for ref_key in expect.get("scored_on_their_own", []):
         assert "adjacent_logit" not in by_key[ref_key]["scores"], ref_key

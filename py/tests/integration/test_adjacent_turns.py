@@ -18,6 +18,8 @@ from ctxasm.services.replay import replay
 from ctxasm_dev.evaluation import conversation_tenants as tenants
 from ctxasm_dev.evaluation.locomo import parse_samples
 
+from ..conformance.checks import thread_share
+
 QUESTION = "Did Sam ever finish painting the blue kayak?"
 ASKED = "Did you ever finish painting the blue kayak?"
 ANSWER = "Yes, last weekend."
@@ -65,6 +67,17 @@ def _window(target, sample):
         return assemble(PostgresStore(connection), spec, tenants.question_time(sample))
 
 
+def _selection(target, sample) -> dict:
+    """select_window's document for the question, read and rolled back (nothing recorded)."""
+    with pgconn.connect(target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        selection = store.select_window("kayak", WindowScope(
+            tenants.USER_ID, tenants.AGENT_ID, THREAD, tenants.INTENT, tenants.question_time(sample), QUESTION,
+            query_embedding=query_embedding(QUESTION)))
+        store.rollback()
+    return selection
+
+
 def test_the_answer_next_to_the_matching_turn_is_recalled_through_it(kayak_target):
     target, sample = kayak_target
     window = _window(target, sample)
@@ -79,21 +92,18 @@ def test_the_answer_next_to_the_matching_turn_is_recalled_through_it(kayak_targe
 
     seated = {m["ref"][1]: m for m in manifest["memories"]}
     scores = seated[answer]["scores"]
-    # Its own relevance is low; it scores as its neighbour less the margin, and the manifest says so.
-    assert scores["rerank_logit"] == scores["adjacent_logit"]
-    assert scores["adjacent_logit"] == pytest.approx(seated[asked]["scores"]["rerank_logit"] - MARGIN, abs=1e-6)
+    # Its own relevance is low; it scores as its neighbour less the margin (both with their conversation's
+    # share), and the manifest says so.
+    assert scores["rerank_logit"] == pytest.approx(scores["adjacent_logit"] + thread_share(scores), abs=1e-6)
+    lent = seated[asked]["scores"]["rerank_logit"] - thread_share(seated[asked]["scores"]) - MARGIN
+    assert scores["adjacent_logit"] == pytest.approx(lent, abs=1e-6)
     assert "adjacent_logit" not in seated[asked]["scores"]
     assert ANSWER in window.request["messages"][-1]["content"]
 
 
 def test_a_turn_is_never_scored_from_a_neighbour_in_another_thread(kayak_target):
     target, sample = kayak_target
-    with pgconn.connect(target, pgconn.app_login()) as connection:
-        store = PostgresStore(connection)
-        selection = store.select_window("kayak", WindowScope(
-            tenants.USER_ID, tenants.AGENT_ID, THREAD, tenants.INTENT, tenants.question_time(sample), QUESTION,
-            query_embedding=query_embedding(QUESTION)))
-        store.rollback()
+    selection = _selection(target, sample)
     by_place = {(c["thread_id"], c["turn_index"]): c for c in selection["candidates"]
                 if c["slice"] == "recalled_history"}
     assert any("adjacent_logit" in c["scores"] for c in by_place.values())
@@ -101,7 +111,7 @@ def test_a_turn_is_never_scored_from_a_neighbour_in_another_thread(kayak_target)
         if "adjacent_logit" not in candidate["scores"]:
             continue
         neighbours = [by_place.get((thread, index - 1)), by_place.get((thread, index + 1))]
-        best = max(n["scores"]["rerank_logit"] for n in neighbours if n is not None)
+        best = max(n["scores"]["rerank_logit"] - thread_share(n["scores"]) for n in neighbours if n is not None)
         assert candidate["scores"]["adjacent_logit"] <= best - MARGIN + 1e-6
 
 
@@ -111,3 +121,25 @@ def test_a_window_with_adjacent_turns_replays(kayak_target):
     with pgconn.connect(target, pgconn.app_login()) as connection:
         result = replay(PostgresStore(connection), "kayak", window.manifest_id)
     assert result.status == "match", result.reason
+
+
+def test_a_recalled_turn_gains_a_share_of_its_conversations_best_turn(kayak_target):
+    """Every recalled turn of a thread carries the thread's best own logit, and its logit includes 0.3 of it:
+    the turns of the conversation about the question rise together."""
+    from ctxasm.contract_constants import THREAD_WEIGHT
+
+    target, sample = kayak_target
+    selection = _selection(target, sample)
+    turns = [c for c in selection["candidates"] if c["slice"] == "recalled_history"]
+    by_thread: dict[str, list[dict]] = {}
+    for candidate in turns:
+        by_thread.setdefault(candidate["thread_id"], []).append(candidate)
+    assert len(by_thread) > 1
+    for members in by_thread.values():
+        [best] = {m["scores"]["thread_logit"] for m in members}
+        own = [m["scores"]["rerank_logit"] - round(THREAD_WEIGHT * best, 6) for m in members
+               if "adjacent_logit" not in m["scores"]]
+        assert best == pytest.approx(max(own), abs=1e-6)
+    # the conversation that answers ranks its answer above every turn of the sessions that only share words
+    ranked = sorted(turns, key=lambda c: c["selection_rank"])
+    assert ranked[0]["thread_id"] == "session-9"

@@ -57,6 +57,9 @@ def test_every_question_gets_a_window_at_the_budget(evaluation, small_file):
     dia_ids = {t.dia_id for t in sample.turns}
     for result in evaluation.results:
         window = result.window
+        # asked again under the default budget's weights, at the same allowance
+        assert result.default_window is not None and result.default_window.error is None
+        assert result.default_window.allowance == BUDGET
         assert window.error is None
         assert window.allowance == BUDGET  # the question thread's budget is calibrated to the allowance
         assert 0 < window.used <= BUDGET
@@ -95,9 +98,13 @@ def test_figures_are_in_range_and_printable(evaluation):
     [figures] = summary["budgets"]
     assert figures["budget"] == BUDGET and figures["failed_windows"] == 0
     assert figures["allowance"] == {"mean": BUDGET, "min": BUDGET, "max": BUDGET}
+    assert figures["methods"] == list(METHODS)
     for method in METHODS:
         recall = figures["recall"][method]
         assert 0 <= recall["all"] <= recall["share"] <= recall["any"] <= 1
+    for method in ("ctxasm", "ctxasm default"):
+        # the whole request, fixed slices and question included, costs more than its recalled history
+        assert figures["recall"][method]["tokens_per_query"] > figures["recall"][method]["tokens_used"] > 0
     for method in ("recency", "dense", "hybrid"):
         assert figures["recall"][method]["all"] == 1
     assert sum(figures["ctxasm_tiers"].values()) == pytest.approx(figures["recall"]["ctxasm"]["share"])
@@ -106,5 +113,26 @@ def test_figures_are_in_range_and_printable(evaluation):
     assert 0 < figures["latency_ms"]["p50"] <= figures["latency_ms"]["p95"]
     assert "excluding the question embedding" in summary["latency_basis"]
     text = format_report(summary)
-    for word in ("ctxasm", "recency", "BM25", "dense", "hybrid", "p50 ms", "o200k_base", str(BUDGET)):
+    for word in ("ctxasm", "ctxasm default", "tokens per query", "recency", "BM25", "dense", "hybrid", "p50 ms",
+                 "o200k_base", str(BUDGET)):
         assert word in text
+
+
+def test_a_longmemeval_file_is_evaluated_like_a_locomo_one(pg_target):
+    """The shipped synthetic file in LongMemEval's format: one tenant per instance, each question asked at its
+    own question date, figures per question type."""
+    from ..conftest import empty_database
+
+    empty_database(pg_target)
+    path = REPO / "db" / "tests" / "conversations" / "longmemeval_synthetic.json"
+    evaluation = evaluate_file(pg_target, path, budgets=(300,), weightings=("relevance",))
+    assert len(evaluation.results) == 4 and len(evaluation.samples) == 5
+    assert all(r.window.error is None and r.window.allowance == 300 and r.default_window is None
+               for r in evaluation.results)
+    summary = summarize(evaluation)
+    [figures] = summary["budgets"]
+    assert figures["methods"] == [m for m in METHODS if m != "ctxasm default"]
+    assert set(figures["by_category"]) == {"single-session-user", "multi-session", "knowledge-update",
+                                           "temporal-reasoning"}
+    assert summary["read_notes"]["abstention questions (skipped)"] == 1
+    assert "per category" in format_report(summary)

@@ -115,6 +115,26 @@ def test_a_window_of_the_previous_selection_is_unavailable_naming_the_version(de
     assert f"selection version context-selection-1 is not the running {running}" in result.reason
 
 
+#: the versions this engine ran before thread-aware scoring and year lines (their windows ranked and framed
+#: recalled turns differently, so today's code cannot rebuild them)
+EARLIER_SELECTION, EARLIER_RENDERER = "selection-7f5e67183813", "renderer-fa39faf8113c"
+
+
+def test_a_window_of_the_earlier_selection_and_renderer_is_unavailable_naming_them(demo_target):
+    window = window_for(demo_target)
+    assert window.manifest["selection_version"] != EARLIER_SELECTION
+    assert window.manifest["renderer_version"] != EARLIER_RENDERER
+    tamper(demo_target, window.manifest_id, lambda m: m.update(selection_version=EARLIER_SELECTION))
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("unavailable", 6)
+    assert f"selection version {EARLIER_SELECTION} is not the running" in result.reason
+    tamper(demo_target, window.manifest_id, lambda m: m.update(selection_version=window.manifest["selection_version"],
+                                                               renderer_version=EARLIER_RENDERER))
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("unavailable", 6)
+    assert f"renderer version {EARLIER_RENDERER}" in result.reason
+
+
 def test_other_code_is_unavailable(demo_target):
     window = window_for(demo_target)
     tamper(demo_target, window.manifest_id, lambda m: m.update(code_hash="f" * 64))

@@ -39,7 +39,8 @@ def budget_json(draw):
         elif choice == "number" or not isinstance(data.get(key), dict):
             data[key] = draw(NUMBERS)
         else:
-            inner = data[key]
+            # a copy: NUMBERS hands out the same {} object every time, and mutating it would change later draws
+            inner = data[key] = dict(data[key])
             sub = draw(st.sampled_from(sorted(inner) + ["bogus"]))
             inner[sub] = draw(st.one_of(NUMBERS, st.dictionaries(st.sampled_from(
                 ["durable_facts", "evidence", "recalled_history", "volatile_tail", "bogus", "full", "summary"]),

@@ -1,4 +1,4 @@
-"""The conversation evaluation's pure parts: the LoCoMo reader and its dates, BM25, packing, fusion, reading a
+"""The conversation evaluation's pure parts: the LoCoMo and LongMemEval readers and their dates, BM25, packing, fusion, reading a
 manifest, the tenant scenario and the figures. Expected values are worked out by hand."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ctxasm_dev.evaluation.conversation_report import percentile, share
 from ctxasm_dev.evaluation.conversations import recalled_history, window_turns
 from ctxasm_dev.evaluation.locomo import (ConversationFileError, parse_samples, parse_session_time, read_samples,
                                           turn_content)
+from ctxasm_dev.evaluation.longmemeval import parse_instances as parse_longmemeval
 from ctxasm.core.tokens import count_tokens
 from ctxasm.services.load import validator
 
@@ -274,3 +275,62 @@ def test_command_line_options():
     for bad in (["f", "--budgets", "1000,x"], ["f", "--budgets", "0"], ["f", "--limit-questions", "0"]):
         with pytest.raises(SystemExit):
             parser().parse_args(bad)
+
+
+# --- LongMemEval's format ---------------------------------------------------------------------------------------
+
+LONGMEMEVAL = REPO / "db" / "tests" / "conversations" / "longmemeval_synthetic.json"
+
+
+def longmemeval_instance(**overrides):
+    value = {"question_id": "q-7", "question_type": "multi-session", "question": "Where did I move to?",
+             "answer": "Leeds", "question_date": "2024/02/01 (Thu) 10:00",
+             "haystack_session_ids": ["a", "b", "c"],
+             "haystack_dates": ["2024/01/05 (Fri) 09:30", "not a date", "2024/01/20 (Sat) 18:00"],
+             "haystack_sessions": [
+                 [{"role": "user", "content": "I am moving to Leeds next month.", "has_answer": True},
+                  {"role": "assistant", "content": "Exciting! Have you found a flat?"}],
+                 [{"role": "user", "content": "Any tips for packing books?"}, {"role": "assistant", "content": ""}],
+                 [{"role": "user", "content": "The removal van is booked."},
+                  {"role": "assistant", "content": "Great, one less thing to do."}]],
+             "answer_session_ids": ["a", "c", "zzz"]}
+    value.update(overrides)
+    return value
+
+
+def test_longmemeval_instances_read_as_samples_with_one_question():
+    [sample], notes = parse_longmemeval([longmemeval_instance()])
+    assert sample.sample_id == "q-7" and (sample.speaker_a, sample.speaker_b) == ("user", "assistant")
+    assert sample.asked_at == datetime(2024, 2, 1, 10, 0, tzinfo=UTC)
+    assert [s.number for s in sample.sessions] == [1, 2, 3]
+    assert sample.sessions[0].at == datetime(2024, 1, 5, 9, 30, tzinfo=UTC)
+    # an undated session goes a day after the one before; the order of all turns stays total
+    assert sample.sessions[1].at == datetime(2024, 1, 6, 9, 30, 10, tzinfo=UTC)
+    first = sample.turns[0]
+    assert (first.dia_id, first.speaker, first.content) == ("D1:1", "user", "I am moving to Leeds next month.")
+    [question] = sample.questions
+    assert question.category_name == "multi-session"
+    # session a: its has_answer turn; session c marks none, so every turn of it counts; zzz names no session
+    assert question.evidence == ("D1:1", "D3:1", "D3:2")
+    assert notes.counts["answer sessions without has_answer turns (every turn counts)"] == 1
+    assert notes.counts["answer session ids naming no session (ignored)"] == 1
+    assert notes.counts["sessions without a readable date"] == 1
+    assert notes.counts["turns without text"] == 1
+
+
+def test_longmemeval_abstention_questions_are_skipped_and_a_bad_file_is_refused():
+    [sample], notes = parse_longmemeval([longmemeval_instance(question_id="q-7_abs")])
+    assert sample.questions == () and notes.counts["abstention questions (skipped)"] == 1
+    with pytest.raises(ConversationFileError, match=r"haystack_sessions"):
+        parse_longmemeval([{"haystack_sessions": "no"}])
+
+
+def test_the_shipped_synthetic_longmemeval_file_is_read_through_the_one_reader():
+    samples, notes = read_samples(LONGMEMEVAL)
+    questions = [q for s in samples for q in s.questions]
+    assert len(questions) == 4 and notes.counts["abstention questions (skipped)"] == 1
+    assert {q.category_name for q in questions} == {"single-session-user", "multi-session", "knowledge-update",
+                                                    "temporal-reasoning"}
+    assert all(s.asked_at > s.last_time for s in samples)
+    # the thread of a question carries the sample's own question date
+    assert conversation_tenants.question_time(samples[0]) == samples[0].asked_at
