@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-fdce70c57df7';
+   co_selection_version constant varchar2(30) := 'selection-113df112e290';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -1442,14 +1442,25 @@ create or replace package body ctx_assembly is
                             ), co_no_logit) - co_adjacent_margin
                       end as adjacent_logit,
                       -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes
-                      -- the recorded figure).
+                      -- the recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>')
+                      -- stands for its turns and shares their thread's figure.
                       case
                          when l_scores is not null then null
                          when l_use_sources = 1 then r.source_thread_logit
-                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
-                            max(r.own_logit) over (partition by r.slice, r.memory_type, r.thread_id)
+                         when r.slice = 'recalled_history'
+                          and (r.memory_type = 'conversation' or r.thread_key is not null) then
+                            max(case when r.memory_type = 'conversation' then r.own_logit end)
+                               over (partition by r.slice, r.thread_key)
                       end as thread_logit
-                 from scored_logit r
+                 from (
+                         select k.*,
+                                case
+                                   when k.memory_type = 'conversation' then k.thread_id
+                                   when k.memory_type = 'summary' and k.key_name like 'thread:%'
+                                   then substr(k.key_name, 8)
+                                end as thread_key
+                           from scored_logit k
+                      ) r
             ),
             adjacent_scored as (
                select a.*,

@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-665b276b8982'::varchar
+    SELECT 'selection-1112479b23ed'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -481,15 +481,20 @@ BEGIN
                                  THEN lead(r.own_logit) OVER thread_turns END) - co_adjacent_margin
                END AS adjacent_logit,
                -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes the
-               -- recorded figure).
+               -- recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>') stands for
+               -- its turns and shares their thread's figure.
                CASE WHEN in_scores IS NOT NULL THEN NULL
                     WHEN in_sources IS NOT NULL THEN (r.source ->> 'thread_logit')::numeric
-                    WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation'
-                    THEN max(r.own_logit) OVER same_thread
+                    WHEN r.slice = 'recalled_history' AND (r.memory_type = 'conversation' OR r.thread_key IS NOT NULL)
+                    THEN max(r.own_logit) FILTER (WHERE r.memory_type = 'conversation') OVER same_thread
                END AS thread_logit
-          FROM relevance AS r
+          FROM (SELECT v.*,
+                       CASE WHEN v.memory_type = 'conversation' THEN v.thread_id
+                            WHEN v.memory_type = 'summary' AND v.key_name LIKE 'thread:%'
+                            THEN substr(v.key_name, 8) END AS thread_key
+                  FROM relevance AS v) AS r
         WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id),
-               same_thread AS (PARTITION BY r.slice, r.memory_type, r.thread_id)
+               same_thread AS (PARTITION BY r.slice, r.thread_key)
     ),
     step_score AS (
         SELECT x.*,

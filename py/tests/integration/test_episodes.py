@@ -153,6 +153,9 @@ def test_a_window_in_another_thread_seats_the_summary_and_replays_with_the_serve
     (seated,) = [m for m in made.manifest["memories"] if m["type"] == "summary"]
     assert seated["ref"] == ["summary", SUMMARY, 1] and seated["slice"] == "recalled_history"
     assert seated["generated_by"] == {"model": MODEL, "prompt_version": EPISODE_PROMPT.version}
+    # It stands for its thread's turns: it shares their thread's figure (the best recalled turn's relevance).
+    turns = [m for m in made.manifest["memories"] if m["type"] == "conversation" and m["slice"] == "recalled_history"]
+    assert seated["scores"]["thread_logit"] == max(m["scores"]["thread_logit"] for m in turns) > 0
     text = summary_rows(clean_db)[0][7]
     assert text in made.request["messages"][-1]["content"]
     with data.app_store(clean_db) as store:
