@@ -29,6 +29,12 @@ MANIFEST_SELECT = "select json_serialize(m.content_json returning clob)\n       
 MANIFEST_END = "         and m.status = 'active';\n      return l_manifest;"
 CHUNK_SCORE = "select r.id, r.version, score(1) as text_score"
 CHUNK_CONTAINS = "where contains(r.content, in_probe, 1) > 0"
+def line_of(path: str, anchor: str) -> int:
+    """The line of the repository's `path` an anchor starts on: where a mutant of it is reported."""
+    text = (REPO / path).read_text(encoding="utf-8")
+    return text[:text.index(anchor)].count("\n") + 1
+
+
 CONVERSATION_FILTER = ("' indextype is ctxsys.context filter by tenant_id'\n"
                        "                          || ' parameters (''sync (on commit)'')';\nbegin\n"
                        "   execute immediate l_ddl;\nend;\n/\n"
@@ -160,7 +166,7 @@ MUTANTS = {
     # --- LOBs where Oracle refuses them --------------------------------------------------------------------------
     "a CLOB compared with =": (
         [(ASSEMBLY, MANIFEST_FILTER, "and m.content = co_manifest_event")],
-        "ctx_assembly.body.sql:2043: [lob] a CLOB compared with ="),
+        f"ctx_assembly.body.sql:{line_of(ASSEMBLY, MANIFEST_FILTER)}: [lob] a CLOB compared with ="),
     "a CLOB variable compared in SQL": (
         [(ASSEMBLY, MANIFEST_FILTER, "and m.event_type = l_manifest")], "[lob] a CLOB compared with ="),
     "a concatenation with a CLOB compared": (
