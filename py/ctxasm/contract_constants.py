@@ -30,5 +30,13 @@ EMBEDDING_DIMENSIONS = 384
 POINTER_LENGTH = 60
 #: how far below its thread neighbour's logit a recalled turn may score (adjacent turns, live hybrid scoring)
 ADJACENT_MARGIN = 2.5
+#: the longest free text a memory row stores in one field (a fact, a turn, a summary, a tool's notes), in characters; a kb_document's content may be max_document_chars
+MAX_TEXT_CHARS = 100000
+#: the longest content of a kb_document row, in characters
+MAX_DOCUMENT_CHARS = 2000000
+#: the longest JSON value a memory row stores in one field (content_json, a tool schema, an access policy), serialized, in characters
+MAX_JSON_CHARS = 2000000
+#: the most references a row's source_refs may hold
+MAX_SOURCE_REFS = 1000
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
 SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')

@@ -146,7 +146,7 @@ def _db_deploy(args: argparse.Namespace) -> int:
 
     target = pgconn.resolve_target(args.database, start=True)
     _log(f"deploying to {target.describe()} with Liquibase ...")
-    print(deploy.deploy_postgres(target, fresh=args.fresh))
+    print(deploy.deploy_postgres(target, fresh=args.fresh, app_instances=tuple(args.app_login or ())))
     return 0
 
 
@@ -462,6 +462,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help=DATABASE_HELP)
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+    deploy_cmd.add_argument("--app-login", action="append", metavar="NAME",
+                            help="also a login role ctxasm_app_NAME for one more application instance (repeatable; "
+                                 "the instance then runs with CTXASM_APP_LOGIN=NAME); every deployment keeps and "
+                                 "resets the ones made before")
 
     models_commands = add_group("models", "the embedding model: its ONNX export for onnxruntime",
                                 "ctxasm models export")
