@@ -38,5 +38,7 @@ MAX_DOCUMENT_CHARS = 2000000
 MAX_JSON_CHARS = 2000000
 #: the most references a row's source_refs may hold
 MAX_SOURCE_REFS = 1000
+#: the most entries select_window takes in its replay inputs: the recorded sources (in_sources) and the recorded scores (in_scores)
+MAX_REPLAY_ITEMS = 10000
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
 SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')

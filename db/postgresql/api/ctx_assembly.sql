@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-be3aa167bf7d'::varchar
+    SELECT 'selection-82a8423b5b48'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -46,6 +46,7 @@ AS $$
 DECLARE
     co_hybrid_scorer   constant varchar := 'hybrid-calibrated-2';
     co_max_question    constant integer := 8000;  -- characters; bounds the work one call can ask for
+    co_max_replay_items constant integer := 10000;  -- entries of in_sources and of in_scores
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
     co_probe_rows      constant integer := 500;
@@ -98,6 +99,11 @@ BEGIN
     IF in_scores IS NOT NULL AND jsonb_typeof(in_scores) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
             MESSAGE = 'invalid_argument: in_scores must be a JSON object of "type:id:version" -> logit';
+    END IF;
+    IF jsonb_array_length(in_sources) > co_max_replay_items
+       OR (SELECT count(*) FROM jsonb_object_keys(in_scores)) > co_max_replay_items THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
+            'invalid_argument: in_sources and in_scores may hold at most %s entries each', co_max_replay_items);
     END IF;
     IF in_query_embedding IS NOT NULL THEN
         BEGIN

@@ -31,3 +31,18 @@ BEGIN
 END;
 $$;
 --rollback DO $$ DECLARE l_table text; BEGIN FOR l_table IN SELECT 'memory_common' UNION ALL SELECT table_name FROM ctxasm.memory_type LOOP EXECUTE format('ALTER TABLE ctxasm.%I DROP CONSTRAINT memory_common_user_id_check, DROP CONSTRAINT memory_common_agent_id_check', l_table); END LOOP; END; $$;
+
+--changeset ctxasm:pg-0050-source-refs-index dbms:postgresql splitStatements:false
+--comment: erasure follows derivation: it finds the rows whose source_refs cite an erased row or window. A GIN
+--comment: index over the source_refs that are not empty (most rows cite nothing, and are not in it), per table
+DO $$
+DECLARE
+    l_table text;
+BEGIN
+    FOR l_table IN SELECT table_name FROM ctxasm.memory_type ORDER BY ordinal LOOP
+        EXECUTE format('CREATE INDEX %I ON ctxasm.%I USING gin (source_refs jsonb_path_ops) '
+                       'WHERE source_refs <> ''[]''::jsonb', l_table || '_cites', l_table);
+    END LOOP;
+END;
+$$;
+--rollback DO $$ DECLARE l_table text; BEGIN FOR l_table IN SELECT table_name FROM ctxasm.memory_type LOOP EXECUTE format('DROP INDEX ctxasm.%I', l_table || '_cites'); END LOOP; END; $$;

@@ -347,8 +347,13 @@ def _erase(args: argparse.Namespace) -> int:
                               "long pre-erasure images stay (docs/security.md)")
         report = session.forget(args.memory_type, args.memory_id)
         if args.vacuum:
-            report["vacuumed"] = vacuum_tables(session.engine.target, list(report["tables"]))
+            report.update(vacuum_tables(session.engine.target, args.tenant, list(report["tables"]),
+                                        report.get("erased_xid")).as_json())
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
+    if not report.get("complete", True):
+        _log("ctxasm: error: vacuum_incomplete: VACUUM kept erased row versions an older snapshot may still see; "
+             "run `ctxasm erase ... --vacuum` again when that transaction has ended")
+        return 1
     return 0
 
 
@@ -611,8 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     erase_cmd.add_argument("memory_id", help="row id")
     tenant_arguments(erase_cmd)
     erase_cmd.add_argument("--vacuum", action="store_true",
-                           help="then VACUUM (ANALYZE) the tables it touched, as the owner, so dead row versions and "
-                           "planner statistics holding the erased text go too")
+                           help="then VACUUM (ANALYZE) the tenant's partitions it touched and rebuild their text and "
+                           "vector indexes, as the owner, so dead row versions, planner statistics and index entries "
+                           "holding the erased text go too; exits 1 when an older open transaction kept versions")
     erase_cmd.add_argument("--json", action="store_true", help="print the report as one JSON object")
     erase_cmd.add_argument("--database", help=DATABASE_HELP)
     erase_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)

@@ -50,5 +50,6 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime) -> dict
 
 
 def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime) -> load.LoadReport:
-    """Register the tenant and write its default rows in one transaction, through an owner store."""
+    """Register the tenant (a transaction of its own), then write its default rows in one transaction, through an
+    owner store."""
     return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")
