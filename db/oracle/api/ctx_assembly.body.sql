@@ -166,7 +166,7 @@ create or replace package body ctx_assembly is
       if l_element is null or not l_element.is_array() then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_message);
       end if;
-      if treat(l_element as json_array_t).get_size() > co_max_replay_items then
+      if l_element.get_size() > co_max_replay_items then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
             in_detail => 'in_sources and in_scores may hold at most ' || to_char(co_max_replay_items) || ' entries each'

@@ -277,7 +277,7 @@ create or replace package body ctx_row_binder is
             );
          end if;
          if in_column.column_name = co_col_source_refs
-            and treat(l_value as json_array_t).get_size() > co_max_source_refs
+            and l_value.get_size() > co_max_source_refs
          then
             field_error(
                in_memory_type => in_memory_type,

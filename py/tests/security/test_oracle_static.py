@@ -125,7 +125,9 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     report = routine(memory, "erase_report")
     assert "copies_of(" in report and "mark_manifest(" in report and "ctx_session.require_row_scope(" in report
     copies = routine(memory, "copies_of")
-    assert "json_table(m.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    assert "json_table(t.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    # derivation by the stored provenance: every table's source_refs, context_source_ref, a user's turn excepted
+    assert "co_memory_types" in copies and "from context_source_ref r" in copies and "t.role <> ''user''" in copies
     scrub = routine(memory, "scrub_row")
     assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
     rows_as_of = routine(memory, "rows_as_of")
