@@ -30,6 +30,8 @@ _KEPT = re.compile(r"(\d+) are dead but not yet removable")
 _CUTOFF = re.compile(r"removable cutoff: (\d+)")
 #: Index methods whose pages keep what erased rows held: the words of the text, the vectors.
 _REBUILT_METHODS = ("gin", "hnsw", "ivfflat")
+#: How long one index rebuild may wait for the transactions before it.
+REINDEX_LOCK_TIMEOUT = "60s"
 
 
 @dataclass
@@ -43,15 +45,19 @@ class VacuumReport:
     #: whether the erasing transaction was known (PostgreSQL's erase_report says it)
     checked: bool = True
 
+    #: text and vector indexes that could not be rebuilt in time
+    not_rebuilt: list[str] = field(default_factory=list)
+
     @property
     def complete(self) -> bool:
         """Every erased version could go: the erasure is older than every vacuum's removable cutoff (without
-        the erasing transaction: no dead version was kept at all)."""
-        return self.cutoff is None if self.checked else not self.kept
+        the erasing transaction: no dead version was kept at all), and every index was rebuilt."""
+        removed = self.cutoff is None if self.checked else not self.kept
+        return removed and not self.not_rebuilt
 
     def as_json(self) -> dict[str, Any]:
         return {"vacuumed": self.vacuumed, "reindexed": self.reindexed, "complete": self.complete,
-                "not_removed": self.kept, "removable_cutoff": self.cutoff}
+                "not_removed": self.kept, "removable_cutoff": self.cutoff, "not_rebuilt": self.not_rebuilt}
 
 
 def describe_erasure(memory_type: str, memory_id: str, report: dict[str, Any]) -> str:
@@ -102,12 +108,14 @@ def vacuum_tables(target: pgconn.Target, tenant_id: str, tables: list[str], eras
     with pgconn.connect(target, pgconn.owner_login(), autocommit=True) as connection:
         connection.add_notice_handler(lambda diagnostic: notices.append(diagnostic.message_primary or ""))
         known = {row[0] for row in connection.execute("SELECT table_name FROM ctxasm.memory_type")}
+        relations = []
         for table in sorted(set(tables) & known):
             for name, relation in zip((table, f"{table}_history"), _relations(connection, tenant_id, table)):
                 notices.clear()
                 connection.execute(sql.SQL("VACUUM (VERBOSE, ANALYZE) {}.{}").format(
                     sql.Identifier("ctxasm"), sql.Identifier(relation)))
                 report.vacuumed.append(name)
+                relations.append(relation)
                 for notice in notices:
                     finished, kept = _FINISHED.search(notice), _KEPT.search(notice)
                     if finished and kept and int(kept.group(1)):
@@ -115,16 +123,35 @@ def vacuum_tables(target: pgconn.Target, tenant_id: str, tables: list[str], eras
                     cutoff = _CUTOFF.search(notice)
                     if cutoff and erased_xid and not _precedes(int(erased_xid) & 0xFFFFFFFF, int(cutoff.group(1))):
                         report.cutoff = int(cutoff.group(1))
-                report.reindexed += _rebuild_indexes(connection, relation)
+        # A concurrent rebuild waits for every transaction older than it: while one keeps the erased versions,
+        # it would wait for that one too. Then nothing is rebuilt, and the next --vacuum does it.
+        if report.complete:
+            for relation in relations:
+                rebuilt, missed = _rebuild_indexes(connection, relation)
+                report.reindexed += rebuilt
+                report.not_rebuilt += missed
     return report
 
 
-def _rebuild_indexes(connection: psycopg.Connection, relation: str) -> list[str]:
+def _rebuild_indexes(connection: psycopg.Connection, relation: str) -> tuple[list[str], list[str]]:
+    """REINDEX CONCURRENTLY each text and vector index of the relation; a rebuild that cannot get its locks
+    within REINDEX_LOCK_TIMEOUT is given up (its half-built copy dropped) and left out of the result."""
     indexes = [row[0] for row in connection.execute(
         "SELECT i.indexrelid::regclass::text FROM pg_catalog.pg_index AS i "
         "JOIN pg_catalog.pg_class AS c ON c.oid = i.indexrelid JOIN pg_catalog.pg_am AS a ON a.oid = c.relam "
         "WHERE i.indrelid = %s::regclass AND a.amname = ANY (%s) ORDER BY 1",
         (f"ctxasm.{relation}", list(_REBUILT_METHODS)))]
+    rebuilt, missed = [], []
+    connection.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(REINDEX_LOCK_TIMEOUT)))
     for index in indexes:
-        connection.execute(sql.SQL("REINDEX INDEX CONCURRENTLY {}").format(sql.SQL(index)))
-    return indexes
+        try:
+            connection.execute(sql.SQL("REINDEX INDEX CONCURRENTLY {}").format(sql.SQL(index)))
+            rebuilt.append(index)
+        except psycopg.errors.LockNotAvailable:
+            missed.append(index)
+            for (leftover,) in connection.execute(
+                    "SELECT i.indexrelid::regclass::text FROM pg_catalog.pg_index AS i "
+                    "WHERE i.indrelid = %s::regclass AND NOT i.indisvalid", (f"ctxasm.{relation}",)).fetchall():
+                connection.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.SQL(leftover)))
+    connection.execute("RESET lock_timeout")
+    return rebuilt, missed
