@@ -23,33 +23,36 @@ $$;
 --comment: (PostgreSQL cannot forbid it, and a routine's own SET of them would not restart the statement's timer),
 --comment: so a contract routine refuses to run for a session that turned one off or above the deployment's
 --comment: value: the one stored on the group role ctxasm_app, which no member may alter. Sessions of roles that
---comment: are not members of it (the owner, the admin) are the deployment's own and pass.
+--comment: are not its members (the owner, the admin) are the deployment's own and pass.
 CREATE OR REPLACE FUNCTION ctxasm.require_session_limits() RETURNS void
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    l_limit record;
+    l_limit  record;
+    l_now_ms bigint;
 BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles AS r
-                    WHERE r.rolname = session_user AND NOT r.rolsuper
-                      AND pg_has_role(r.oid, 'ctxasm_app', 'USAGE')) THEN
+    -- Every application login is a direct member of the group (a superuser is a member of no role here).
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members AS m
+                    WHERE m.roleid = 'ctxasm_app'::regrole AND m.member = session_user::regrole) THEN
         RETURN;
     END IF;
     FOR l_limit IN
-        SELECT g.name, g.value, s.setting::bigint AS now_ms,
+        SELECT g.name, g.value,
                CASE WHEN g.value ~ '^[0-9]+$' THEN g.value::bigint
                     ELSE (extract(EPOCH FROM g.value::interval) * 1000)::bigint END AS limit_ms
           FROM pg_catalog.pg_db_role_setting AS d,
                unnest(d.setconfig) AS c (setting),
                LATERAL (SELECT split_part(c.setting, '=', 1) AS name,
-                               substr(c.setting, length(split_part(c.setting, '=', 1)) + 2) AS value) AS g,
-               pg_catalog.pg_settings AS s
-         WHERE d.setrole = 'ctxasm_app'::regrole AND d.setdatabase = 0 AND s.name = g.name
+                               substr(c.setting, length(split_part(c.setting, '=', 1)) + 2) AS value) AS g
+         WHERE d.setrole = 'ctxasm_app'::regrole AND d.setdatabase = 0
            AND g.name IN ('statement_timeout', 'idle_in_transaction_session_timeout')
     LOOP
-        IF l_limit.now_ms = 0 OR l_limit.now_ms > l_limit.limit_ms THEN
+        -- The session's value as SHOW gives it ('0', '500ms', '30s', '2min', ...), in milliseconds.
+        l_now_ms := CASE WHEN current_setting(l_limit.name) ~ '^[0-9]+$' THEN current_setting(l_limit.name)::bigint
+                         ELSE (extract(EPOCH FROM current_setting(l_limit.name)::interval) * 1000)::bigint END;
+        IF l_now_ms = 0 OR l_now_ms > l_limit.limit_ms THEN
             RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('session_limits_lifted'), MESSAGE = format(
                 'session_limits_lifted: %s is %s in this session; the deployment allows at most %s (RESET it)',
-                l_limit.name, CASE WHEN l_limit.now_ms = 0 THEN 'off' ELSE current_setting(l_limit.name) END,
+                l_limit.name, CASE WHEN l_now_ms = 0 THEN 'off' ELSE current_setting(l_limit.name) END,
                 l_limit.value);
         END IF;
     END LOOP;
