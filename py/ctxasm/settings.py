@@ -84,7 +84,7 @@ def _count(text: str, name: str) -> int:
 
 
 def _instance(text: str) -> str:
-    if not re.fullmatch(r"[a-z0-9_]{1,40}", text):
+    if not re.fullmatch(r"[a-z0-9_]{1,40}", text):  # ctxasm.local.lockdown.login_role asks the same
         from ctxasm.errors import ConfigError
 
         raise ConfigError(f"config_error: CTXASM_APP_LOGIN {text[:40]!r} must be 1..40 of a-z, 0-9 and _")

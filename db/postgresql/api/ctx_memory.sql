@@ -307,17 +307,19 @@ RETURNS TABLE (memory_type varchar, id varchar)
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     l_cites   jsonb := jsonb_build_array(jsonb_build_object('type', in_memory_type, 'id', in_id));
-    l_windows jsonb := coalesce((SELECT jsonb_agg(jsonb_build_array(jsonb_build_object('type', 'manifest', 'id', w.id)))
-                                   FROM unnest(in_manifests) AS w (id)), '[]'::jsonb);
+    -- One containment test per window: each can use the partial GIN index (the planner ORs their bitmaps).
+    l_windows text := coalesce((SELECT string_agg(format('t.source_refs @> %L::jsonb', jsonb_build_array(
+                                           jsonb_build_object('type', 'manifest', 'id', w.id))), ' OR ')
+                                  FROM unnest(in_manifests) AS w (id)), 'FALSE');
     l_branches text;
 BEGIN
     -- One branch per memory table, each by the table's partial GIN index over non-empty source_refs.
     SELECT string_agg(format(
                'SELECT %L::varchar, t.id FROM ctxasm.%I AS t WHERE t.tenant_id = $1 AND t.status <> ''erased'' '
-               'AND t.source_refs <> ''[]''::jsonb AND (t.source_refs @> $2 OR (%s AND EXISTS ('
-               'SELECT 1 FROM jsonb_array_elements($3) AS w (cite) WHERE t.source_refs @> w.cite)))',
+               'AND t.source_refs <> ''[]''::jsonb AND (t.source_refs @> $2 OR (%s AND (%s)))',
                m.memory_type, m.table_name,
-               CASE WHEN m.table_name = 'conversation_memory' THEN 't.role <> ''user''' ELSE 'TRUE' END),
+               CASE WHEN m.table_name = 'conversation_memory' THEN 't.role <> ''user''' ELSE 'TRUE' END,
+               l_windows),
                ' UNION ' ORDER BY m.ordinal)
       INTO l_branches
       FROM ctxasm.memory_type AS m;
@@ -329,9 +331,9 @@ BEGIN
         ' WHERE c.tenant_id = $1 AND c.source_type = %L AND c.source_id = %L AND c.status <> ''erased'''
         ' UNION SELECT ''conversation'', e.id FROM ctxasm.conversation_memory AS e'
         ' WHERE e.tenant_id = $1 AND e.role = ''event'' AND e.event_type <> ''context_manifest'''
-        '   AND e.status <> ''erased'' AND e.content_json ->> ''manifest_id'' = ANY ($4)',
+        '   AND e.status <> ''erased'' AND e.content_json ->> ''manifest_id'' = ANY ($3)',
         in_memory_type, in_id, in_memory_type, in_id)
-        USING in_tenant_id, l_cites, l_windows, in_manifests;
+        USING in_tenant_id, l_cites, in_manifests;
 END;
 $$;
 REVOKE ALL ON FUNCTION ctxasm.derived_rows(varchar, varchar, varchar, varchar[]) FROM PUBLIC;

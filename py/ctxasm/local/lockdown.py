@@ -23,9 +23,12 @@ and the members of pg_signal_backend / pg_read_all_stats keep theirs; no ctxasm 
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 from psycopg import sql
 
+from ctxasm.errors import ConfigError
 from ctxasm.settings import Environment
 
 GROUP_ROLE = "ctxasm_app"
@@ -46,6 +49,9 @@ _SHARED_PREFIXES = (r"pg\_advisory\_%", r"pg\_try\_advisory\_%", r"lo\_%", "lore
 
 
 def login_role(instance: str) -> str:
+    """The login role of an application instance: ctxasm_app_<instance>, the name 1..40 of a-z, 0-9 and _."""
+    if not re.fullmatch(r"[a-z0-9_]{1,40}", instance):
+        raise ConfigError(f"config_error: application instance {instance[:40]!r} must be 1..40 of a-z, 0-9 and _")
     return f"{LOGIN_PREFIX}{instance}"
 
 
