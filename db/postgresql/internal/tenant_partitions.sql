@@ -190,6 +190,8 @@ REVOKE ALL ON FUNCTION ctxasm.tenant_partition(varchar, varchar) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION ctxasm.rebuild_tenant_table(in_table varchar, in_mode varchar) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    co_unregistered constant text :=
+        '%s holds rows of a tenant that is not registered: register it again or purge the rows, then deploy again';
     l_old        regclass := format('ctxasm.%I', in_table)::regclass;
     l_kept       text := in_table || '__rebuilt';
     l_strategy   char;
@@ -259,9 +261,8 @@ BEGIN
             IF l_tenant IS NULL THEN
                 EXECUTE format('DROP TABLE %s', l_partition.name);
             ELSIF NOT EXISTS (SELECT 1 FROM ctxasm.ctx_tenant AS t WHERE t.tenant_id = l_tenant) THEN
-                RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state', MESSAGE = format(
-                    '%s holds rows of a tenant that is not registered: register it again or purge the rows, '
-                    'then deploy again', l_partition.name);
+                RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                    MESSAGE = format(co_unregistered, l_partition.name);
             ELSE
                 l_moved := l_moved || l_partition.name::text;
             END IF;
@@ -300,9 +301,8 @@ BEGIN
         EXECUTE format('SELECT o.tenant_id FROM %s AS o WHERE NOT EXISTS (SELECT 1 FROM ctxasm.ctx_tenant AS t '
                        'WHERE t.tenant_id = o.tenant_id) LIMIT 1', l_old) INTO l_tenant;
         IF l_tenant IS NOT NULL AND in_mode <> 'none' THEN
-            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state', MESSAGE = format(
-                '%s holds rows of a tenant that is not registered: register it again or purge the rows, '
-                'then deploy again', l_old);
+            RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state',
+                MESSAGE = format(co_unregistered, l_old);
         END IF;
         EXECUTE format('INSERT INTO ctxasm.%I (%s) SELECT %s FROM %s', in_table, l_columns, l_columns, l_old);
     END IF;

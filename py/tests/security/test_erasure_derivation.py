@@ -22,20 +22,11 @@ from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.erase import vacuum_tables
 
 from ..conftest import TEST_DATABASE
-from .helpers import QUESTION, admin_session
+from .helpers import QUESTION, admin_session, as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 SECRET = "Wombat-Lantern-4471"
 JANE = {"user_id": "jane", "agent_id": "research-assistant", "thread_id": "thread_jane_research"}
-
-
-def as_owner(target, work):
-    with pgconn.connect(target, pgconn.owner_login()) as connection:
-        store = PostgresStore(connection)
-        store.set_tenant("acme")
-        result = work(store)
-        store.commit()
-        return result
 
 
 def window(target, question: str = QUESTION):

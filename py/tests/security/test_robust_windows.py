@@ -19,19 +19,10 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 
-from .helpers import app_session, become, refusal
+from .helpers import app_session, as_owner, become, refusal
 
 AT = parse_time("2026-09-28T12:00:00")
 QUESTION = "What does Vireo-Search score on the relevance benchmark?"
-
-
-def as_owner(target, work):
-    with pgconn.connect(target, pgconn.owner_login()) as connection:
-        store = PostgresStore(connection)
-        store.set_tenant("acme")
-        result = work(store)
-        store.commit()
-        return result
 
 
 def window(target):
