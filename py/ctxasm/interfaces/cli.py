@@ -351,8 +351,8 @@ def _erase(args: argparse.Namespace) -> int:
                                         report.get("erased_xid")).as_json())
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
     if not report.get("complete", True):
-        _log("ctxasm: error: vacuum_incomplete: VACUUM kept erased row versions an older snapshot may still see; "
-             "run `ctxasm erase ... --vacuum` again when that transaction has ended")
+        _log("ctxasm: error: vacuum_incomplete: erased row versions or index entries remain (an older open "
+             "transaction may still see them); run `ctxasm erase ... --vacuum` again when it has ended")
         return 1
     return 0
 

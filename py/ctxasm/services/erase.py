@@ -44,7 +44,6 @@ class VacuumReport:
     cutoff: int | None = None
     #: whether the erasing transaction was known (PostgreSQL's erase_report says it)
     checked: bool = True
-
     #: text and vector indexes that could not be rebuilt in time
     not_rebuilt: list[str] = field(default_factory=list)
 
@@ -71,11 +70,14 @@ def describe_erasure(memory_type: str, memory_id: str, report: dict[str, Any]) -
     if "vacuumed" in report:
         lines.append(f"  vacuumed and analysed: {', '.join(report['vacuumed'])}")
         lines.append(f"  text and vector indexes rebuilt: {', '.join(report['reindexed']) or 'none'}")
-        if not report.get("complete", True):
+        if report.get("removable_cutoff") is not None:
             kept = ", ".join(f"{name} {count}" for name, count in sorted(report["not_removed"].items()))
             lines.append(f"  NOT COMPLETE: VACUUM had to keep dead row versions ({kept or 'the erased ones'}): an "
                          "open transaction older than the erasure may still see them; run again with --vacuum "
                          "when it has ended")
+        if report.get("not_rebuilt"):
+            lines.append(f"  NOT COMPLETE: not rebuilt in time (other transactions held them): "
+                         f"{', '.join(report['not_rebuilt'])}; run again with --vacuum")
     else:
         lines.append("  dead row versions, planner statistics and index entries keep the old text until VACUUM "
                      "and a rebuild of the indexes: run again with --vacuum, or let autovacuum reach the rows "
