@@ -80,7 +80,11 @@ def parse_ttl(text: str | int) -> int:
 
 def mint(key: str, tenant_id: str, user_id: str | None = None, agent_id: str | None = None, *,
          ttl: int = DEFAULT_TTL, now: float | None = None) -> str:
-    """A signed claim for `tenant_id` (and the user and agent, when given), valid for `ttl` seconds."""
+    """A signed claim for `tenant_id` (and the user and agent, when given), valid for `ttl` seconds. An empty
+    user or agent is refused (the database refuses such a claim too): it names no one, and would act tenant-wide."""
+    for option, value in (("--tenant", tenant_id), ("--user", user_id), ("--agent", agent_id)):
+        if value == "":
+            raise ConfigError(f"config_error: {option} must not be empty (leave it out for a claim that names none)")
     issued = int(time.time() if now is None else now)
     payload: dict[str, Any] = {"tenant": tenant_id}
     if user_id is not None:

@@ -36,5 +36,15 @@ ADJACENT_MARGIN = 2.5
 THREAD_WEIGHT = 0.3
 #: confidence and recency count at this share of their weights (recency in full when the question asks about the present): they break near-ties of relevance
 TIE_SHARE = 0.005
+#: the longest free text a memory row stores in one field (a fact, a turn, a summary, a tool's notes), in characters; a kb_document's content may be max_document_chars
+MAX_TEXT_CHARS = 100000
+#: the longest content of a kb_document row, in characters
+MAX_DOCUMENT_CHARS = 2000000
+#: the longest JSON value a memory row stores in one field (content_json, a tool schema, an access policy), serialized, in characters
+MAX_JSON_CHARS = 2000000
+#: the most references a row's source_refs may hold
+MAX_SOURCE_REFS = 1000
+#: the most entries select_window takes in its replay inputs: the recorded sources (in_sources) and the recorded scores (in_scores)
+MAX_REPLAY_ITEMS = 10000
 #: the selection steps in the order both engines run them (step_<name> in select_window; contract/selection.toml)
 SELECTION_STEPS: tuple[str, ...] = ('scope', 'lifecycle', 'dedup', 'conflict', 'score', 'priority', 'tie_break', 'limit')

@@ -30,6 +30,7 @@ __all__ = [
     "ToolRefused",
     "InvalidClaim",
     "ScopeNotAllowed",
+    "SessionLimitsLifted",
 ]
 
 
@@ -243,6 +244,21 @@ class ScopeNotAllowed(DatabaseError):
     summary = "the scope is not the one the session's claim names"
 
 
+class SessionLimitsLifted(DatabaseError):
+    """The session lifted a limit the deployment set.
+
+    When: PostgreSQL: a contract routine called by an application session whose `statement_timeout` or
+    `idle_in_transaction_session_timeout` is off or above the deployment's (a session may `SET` them itself, so the
+    routines refuse to run instead); names the setting. Oracle never raises it: a profile's limits cannot be lifted
+    by the session.
+    """
+
+    code = "session_limits_lifted"
+    number = 120
+    sqlstate = "CX120"
+    summary = "the session lifted a limit the deployment set"
+
+
 #: every class above, in number order
 CONTRACT_ERRORS: tuple[type[NumberedError], ...] = (
     TenantNotSet,
@@ -262,6 +278,7 @@ CONTRACT_ERRORS: tuple[type[NumberedError], ...] = (
     ToolRefused,
     InvalidClaim,
     ScopeNotAllowed,
+    SessionLimitsLifted,
 )
 
 #: number -> class of every error a database routine raises (ctxasm.errors.from_sqlstate and
@@ -283,4 +300,5 @@ RAISED_BY_ENGINES: dict[int, type[DatabaseError]] = {cls.number: cls for cls in 
     SourceUnavailable,
     InvalidClaim,
     ScopeNotAllowed,
+    SessionLimitsLifted,
 )}

@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-113df112e290';
+   co_selection_version constant varchar2(30) := 'selection-006d9fd9421d';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -27,6 +27,8 @@ create or replace package body ctx_assembly is
    co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
    -- characters; bounds the work one call can ask for
    co_max_question      constant pls_integer := 8000;
+   -- entries of in_sources and of in_scores (replay inputs)
+   co_max_replay_items  constant pls_integer := 10000;
 
    co_snapshot_pattern constant varchar2(30) := '^[0123456789]{1,38}$';
    co_hash_pattern     constant varchar2(30) := '^[0123456789abcdef]{64}$';
@@ -126,6 +128,12 @@ create or replace package body ctx_assembly is
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_message);
       end if;
       l_scores := treat(l_element as json_object_t);
+      if l_scores.get_size() > co_max_replay_items then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => 'in_sources and in_scores may hold at most ' || to_char(co_max_replay_items) || ' entries each'
+         );
+      end if;
       l_keys := l_scores.get_keys();
       if l_keys is not null then
          for i in 1 .. l_keys.count loop
@@ -163,6 +171,12 @@ create or replace package body ctx_assembly is
       end;
       if l_element is null or not l_element.is_array() then
          ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_message);
+      end if;
+      if l_element.get_size() > co_max_replay_items then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => 'in_sources and in_scores may hold at most ' || to_char(co_max_replay_items) || ' entries each'
+         );
       end if;
       return in_sources;
    end source_items;

@@ -656,19 +656,58 @@ create or replace package body ctx_memory is
       end loop;
    end mark_manifest;
 
-   -- Copies of one erased memory to follow next: its compressions, conversation events whose source_refs
-   -- cite it, and every event recorded for a window in in_manifests (requests, responses, tool results).
+   -- What the stored provenance says was made from one erased memory or from a window in in_manifests (one
+   -- that showed its text), to erase next (PostgreSQL: ctxasm.derived_rows): every row of any memory table whose
+   -- source_refs cite either (a user's own turn excepted where it cites a window: it is the window's question,
+   -- not made from it), every row a context_source_ref names as derived from the memory, its compressions, and
+   -- every event recorded for such a window. Rows already erased are left out. No list of today's writers: a new
+   -- kind of derived row is followed as soon as it records its sources.
    function copies_of(
       in_tenant_id   in varchar2,
       in_memory_type in varchar2,
       in_id          in varchar2,
       in_manifests   in sys.odcivarchar2list
    ) return json_array_t is
+      co_type_pattern constant varchar2(20) := '[^, ]+';
       l_copies json_array_t := json_array_t();
       l_pair   json_array_t;
+      l_type   varchar2(32);
+      l_table  user_tab_columns.table_name%type;
+      l_ids    sys.odcivarchar2list;
+      l_sql    varchar2(2000);
+      l_count  pls_integer := regexp_count(co_memory_types, co_type_pattern);
    begin
+      for i in 1 .. l_count loop
+         l_type := regexp_substr(co_memory_types, co_type_pattern, 1, i);
+         l_table := table_for_type(in_memory_type => l_type);
+         l_sql := 'select t.id from ' || l_table || ' t'
+                  || ' where t.tenant_id = :b_tenant_id and t.status <> :b_erased'
+                  || ' and exists (select 1 from json_table(t.source_refs, ''$[*]'''
+                  || ' columns (ref_type varchar2(32) path ''$.type'', ref_id varchar2(128) path ''$.id'')) j'
+                  || ' where (j.ref_type = :b_type and j.ref_id = :b_id)'
+                  || ' or (j.ref_type = ''manifest'' and j.ref_id in (select column_value from table(:b_manifests))'
+                  || case when l_type = 'conversation' then ' and t.role <> ''user''' end
+                  || '))';
+         execute immediate l_sql
+            bulk collect into l_ids
+            using in_tenant_id, co_erased, in_memory_type, in_id, in_manifests;
+         for j in 1 .. l_ids.count loop
+            l_pair := json_array_t();
+            l_pair.append(val => l_type);
+            l_pair.append(val => l_ids(j));
+            l_copies.append(val => l_pair);
+         end loop;
+      end loop;
       for r_copy in (
-         select cast('compression' as varchar2(32)) as memory_type, c.id
+         select r.derived_type as memory_type, r.derived_id as id
+           from context_source_ref r
+          where r.tenant_id = in_tenant_id
+            and r.source_type = in_memory_type
+            and r.source_id = in_id
+            and r.status <> co_erased
+            and r.derived_type <> 'manifest'
+         union
+         select cast('compression' as varchar2(32)), c.id
            from context_compression c
           where c.tenant_id = in_tenant_id
             and c.source_type = in_memory_type
@@ -681,22 +720,15 @@ create or replace package body ctx_memory is
             and m.role = 'event'
             and m.event_type <> 'context_manifest'
             and m.status <> co_erased
-            and (exists (select 1
-                           from json_table(m.source_refs, '$[*]'
-                                   columns (
-                                      ref_type varchar2(32)  path '$.type',
-                                      ref_id   varchar2(128) path '$.id'
-                                   )
-                                ) j
-                          where (j.ref_type = in_memory_type and j.ref_id = in_id)
-                             or (j.ref_type = 'manifest'
-                                 and j.ref_id in (select column_value from table(in_manifests))))
-                 or json_value(m.content_json, '$.manifest_id') in (select column_value from table(in_manifests)))
+            and json_value(m.content_json, '$.manifest_id') in (select column_value from table(in_manifests))
       ) loop
-         l_pair := json_array_t();
-         l_pair.append(val => r_copy.memory_type);
-         l_pair.append(val => r_copy.id);
-         l_copies.append(val => l_pair);
+         -- a derived type the catalogue does not know is not a memory row: nothing to erase there
+         if instr(', ' || co_memory_types || ',', ', ' || r_copy.memory_type || ',') > 0 then
+            l_pair := json_array_t();
+            l_pair.append(val => r_copy.memory_type);
+            l_pair.append(val => r_copy.id);
+            l_copies.append(val => l_pair);
+         end if;
       end loop;
       return l_copies;
    end copies_of;
@@ -774,13 +806,16 @@ create or replace package body ctx_memory is
                l_contents.extend();
                l_contents(l_contents.count) := l_texts(i);
             end loop;
+            -- the windows that showed its text: rendered it, or its compression (one that only excluded it, or
+            -- cited it for an annotation, showed the model none of its text)
             select distinct r.derived_id
               bulk collect into l_found
               from context_source_ref r
              where r.tenant_id = l_tenant_id
                and r.source_type = l_type
                and r.source_id = l_id
-               and r.derived_type = 'manifest';
+               and r.derived_type = 'manifest'
+               and r.relation in ('rendered', 'compression');
             for i in 1 .. l_found.count loop
                l_manifest := l_found(i);
                if not l_seen.exists('manifest:' || l_manifest) then

@@ -85,6 +85,10 @@ create or replace package body ctx_session is
          or member_kind(in_object => l_payload, in_key => 'exp') <> 'number'
          or member_kind(in_object => l_payload, in_key => 'user') not in ('absent', 'null', 'string')
          or member_kind(in_object => l_payload, in_key => 'agent') not in ('absent', 'null', 'string')
+         -- an empty user or agent names no one and would act tenant-wide: get_string gives NULL for "" only
+         or (member_kind(in_object => l_payload, in_key => 'user') = 'string' and l_payload.get_string('user') is null)
+         or (member_kind(in_object => l_payload, in_key => 'agent') = 'string'
+             and l_payload.get_string('agent') is null)
          or l_payload.get_number('exp') <= l_now
          or l_payload.get_number('iat') > l_now + co_clock_skew
          or l_payload.get_number('exp') - l_payload.get_number('iat') > co_max_lifetime then

@@ -26,6 +26,7 @@ create or replace package body ctx_errors is
                 when co_source_unavailable then 'source_unavailable'
                 when co_invalid_claim then 'invalid_claim'
                 when co_scope_not_allowed then 'scope_not_allowed'
+                when co_session_limits_lifted then 'session_limits_lifted'
              end;
    end error_name;
 
@@ -48,6 +49,7 @@ create or replace package body ctx_errors is
                 when co_source_unavailable then 'the source row version is no longer available'
                 when co_invalid_claim then 'the tenant claim was refused'
                 when co_scope_not_allowed then 'the scope is not the one the session''s claim names'
+                when co_session_limits_lifted then 'the session lifted a limit the deployment set'
              end;
    end error_message;
 

@@ -15,22 +15,23 @@ create or replace package ctx_errors authid definer is
 
    -- -20101 (unknown_tenant) is retired: set_tenant refuses every bad claim with invalid_claim
    -- -20117 (tool_refused) is reserved: no routine here raises it
-   co_tenant_not_set      constant pls_integer := -20102;
-   co_invalid_memory_type constant pls_integer := -20103;
-   co_invalid_field       constant pls_integer := -20104;
-   co_duplicate_memory    constant pls_integer := -20105;
-   co_memory_not_found    constant pls_integer := -20106;
-   co_invalid_snapshot    constant pls_integer := -20107;
-   co_invalid_argument    constant pls_integer := -20108;
-   co_unknown_intent      constant pls_integer := -20110;
-   co_budget_missing      constant pls_integer := -20111;
-   co_invalid_budget      constant pls_integer := -20112;
-   co_invalid_question    constant pls_integer := -20113;
-   co_invalid_manifest    constant pls_integer := -20114;
-   co_not_in_window       constant pls_integer := -20115;
-   co_source_unavailable  constant pls_integer := -20116;
-   co_invalid_claim       constant pls_integer := -20118;
-   co_scope_not_allowed   constant pls_integer := -20119;
+   co_tenant_not_set        constant pls_integer := -20102;
+   co_invalid_memory_type   constant pls_integer := -20103;
+   co_invalid_field         constant pls_integer := -20104;
+   co_duplicate_memory      constant pls_integer := -20105;
+   co_memory_not_found      constant pls_integer := -20106;
+   co_invalid_snapshot      constant pls_integer := -20107;
+   co_invalid_argument      constant pls_integer := -20108;
+   co_unknown_intent        constant pls_integer := -20110;
+   co_budget_missing        constant pls_integer := -20111;
+   co_invalid_budget        constant pls_integer := -20112;
+   co_invalid_question      constant pls_integer := -20113;
+   co_invalid_manifest      constant pls_integer := -20114;
+   co_not_in_window         constant pls_integer := -20115;
+   co_source_unavailable    constant pls_integer := -20116;
+   co_invalid_claim         constant pls_integer := -20118;
+   co_scope_not_allowed     constant pls_integer := -20119;
+   co_session_limits_lifted constant pls_integer := -20120;
 
    e_tenant_not_set exception;
    pragma exception_init(e_tenant_not_set, -20102);
@@ -64,6 +65,8 @@ create or replace package ctx_errors authid definer is
    pragma exception_init(e_invalid_claim, -20118);
    e_scope_not_allowed exception;
    pragma exception_init(e_scope_not_allowed, -20119);
+   e_session_limits_lifted exception;
+   pragma exception_init(e_session_limits_lifted, -20120);
 
    /**
     * The symbolic name of an error number (co_invalid_claim gives 'invalid_claim'); NULL for a number

@@ -3,6 +3,12 @@
 --changeset ctxasm:ora-pkg-ctx-row-binder-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_row_binder is
    co_embedding_dimensions constant pls_integer := 384;
+   -- what one row may store (contract/constants.toml): free text, a kb_document's content, JSON, source references
+   co_max_text_chars     constant pls_integer := 100000;
+   co_max_document_chars constant pls_integer := 2000000;
+   co_max_json_chars     constant pls_integer := 2000000;
+   co_max_source_refs    constant pls_integer := 1000;
+   co_kb_document        constant varchar2(32) := 'kb_document';
 
    e_json_syntax exception;
    pragma exception_init(e_json_syntax, -40441);
@@ -185,8 +191,32 @@ create or replace package body ctx_row_binder is
          else
             l_field.text_value := l_value.to_clob();
          end if;
-         -- Oracle stores '' as NULL: an empty string is a missing value (NOT NULL then names the field)
+         -- Oracle stores '' as NULL: an empty string is a missing value (NOT NULL then names the field), except
+         -- a user or agent id, where NULL means the whole tenant (or agent): an empty one is refused, as on
+         -- PostgreSQL
          l_field.is_null := l_field.text_value is null or sys.dbms_lob.getlength(lob_loc => l_field.text_value) = 0;
+         if l_field.is_null and in_column.column_name in (co_col_user_id, co_col_agent_id) then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'must not be empty (leave it out, or null, for a row of the whole tenant)'
+            );
+         end if;
+         if in_column.data_type = co_type_clob
+            and sys.dbms_lob.getlength(lob_loc => l_field.text_value)
+                > case
+                     when in_column.column_name = co_col_content and in_memory_type = co_kb_document
+                     then co_max_document_chars
+                     else co_max_text_chars
+                  end
+         then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => to_char(sys.dbms_lob.getlength(lob_loc => l_field.text_value))
+                                 || ' characters, more than a ' || in_memory_type || ' may store'
+            );
+         end if;
          if in_column.data_type = co_type_varchar2
             and sys.dbms_lob.getlength(lob_loc => l_field.text_value) > in_column.char_length
          then
@@ -246,7 +276,23 @@ create or replace package body ctx_row_binder is
                in_problem     => 'must be a JSON array'
             );
          end if;
+         if in_column.column_name = co_col_source_refs
+            and l_value.get_size() > co_max_source_refs
+         then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'more than ' || to_char(co_max_source_refs) || ' references'
+            );
+         end if;
          l_field.text_value := l_value.to_clob();
+         if sys.dbms_lob.getlength(lob_loc => l_field.text_value) > co_max_json_chars then
+            field_error(
+               in_memory_type => in_memory_type,
+               in_field       => in_key,
+               in_problem     => 'more than ' || to_char(co_max_json_chars) || ' characters of JSON'
+            );
+         end if;
       elsif in_column.data_type = co_type_vector then
          if not l_value.is_array() then
             field_error(

@@ -10,6 +10,7 @@ create or replace package body ctx_sources is
    co_tools      constant varchar2(32) := ctx_rules.co_tools;
    co_facts      constant varchar2(32) := ctx_rules.co_facts;
    co_tail       constant varchar2(32) := ctx_rules.co_tail;
+   co_history    constant varchar2(32) := ctx_rules.co_history;
    -- a cited version, as source_refs write it (text); anything else cites nothing
    co_version_pattern constant varchar2(30) := ctx_json.co_version_pattern;
 
@@ -230,9 +231,11 @@ create or replace package body ctx_sources is
            join summarization_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
           where c.memory_type = 'summary'
       ),
+      -- a cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
+      -- slice of its own: a superseded fact retrieval did not find, an erased row)
       sources_found as (
          select r.memory_type, r.id, r.version, cast('cited' as varchar2(16)) as origin,
-                cast(null as varchar2(32)) as slice
+                cast(co_history as varchar2(32)) as slice
            from cited_rows r
          union
          select 'entity', e.id, e.version, 'claim', co_facts

@@ -1,10 +1,15 @@
 --liquibase formatted sql logicalFilePath:db/packages/postgresql/0020_ctx_admin.sql
 
 --changeset ctxasm:pg-ctx-admin-register-tenant dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_ADMIN.register_tenant: owner only (never granted to the app)
+--comment: CTX_ADMIN.register_tenant: owner only (never granted to the app). It never waits behind, or blocks,
+--comment: another tenant's work: a tenant already registered as asked is left alone (no row lock), a new one gets
+--comment: its storage slot and its partitions attached (ctxasm.add_tenant_partitions). Call it in a transaction
+--comment: of its own and commit: until then the attached partitions keep other registrations waiting.
 CREATE OR REPLACE FUNCTION ctx_admin.register_tenant(in_tenant_id varchar, in_display_name varchar)
 RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET lock_timeout = '5s' AS $$
+DECLARE
+    l_slot integer;
 BEGIN
     IF in_tenant_id IS NULL OR in_tenant_id !~ '^[a-z0-9][a-z0-9_-]{0,63}$' THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
@@ -15,11 +20,26 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
             MESSAGE = 'invalid_argument: in_display_name must not be empty';
     END IF;
-    INSERT INTO ctxasm.ctx_tenant (tenant_id, display_name)
-    VALUES (in_tenant_id, in_display_name)
-    ON CONFLICT (tenant_id) DO UPDATE SET display_name = excluded.display_name;
-    -- The tenant's own partition of every memory table: its rows, indexes and statistics are its own.
+    -- A slot only where partitions are bounded by slots (see tenant_partitions.sql).
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_partitioned_table AS p
+                WHERE p.partrelid = 'ctxasm.guideline_memory'::regclass AND p.partstrat = 'h') THEN
+        l_slot := ctxasm.storage_slot(in_tenant_id);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM ctxasm.ctx_tenant AS t
+                    WHERE t.tenant_id = in_tenant_id AND t.display_name = in_display_name
+                      AND t.storage_slot IS NOT DISTINCT FROM l_slot) THEN
+        INSERT INTO ctxasm.ctx_tenant (tenant_id, display_name, storage_slot)
+        VALUES (in_tenant_id, in_display_name, l_slot)
+        ON CONFLICT (tenant_id) DO UPDATE SET display_name = excluded.display_name,
+                                              storage_slot = excluded.storage_slot;
+    END IF;
+    -- The tenant's own partition of every memory table and history: its rows, indexes and statistics are its own.
     PERFORM ctxasm.add_tenant_partitions(in_tenant_id);
+    IF l_slot IS NOT NULL AND NOT satisfies_hash_partition('ctxasm.guideline_memory'::regclass,
+                                                           ctxasm.storage_modulus(), l_slot, in_tenant_id::text) THEN
+        RAISE EXCEPTION USING ERRCODE = 'object_not_in_prerequisite_state', MESSAGE =
+            'the storage slot operator class does not place rows as this PostgreSQL partitions them';
+    END IF;
 END;
 $$;
 REVOKE ALL ON FUNCTION ctx_admin.register_tenant(varchar, varchar) FROM PUBLIC;
@@ -42,12 +62,17 @@ BEGIN
     FOR l_table IN SELECT m.table_name FROM ctxasm.memory_type m ORDER BY m.ordinal LOOP
         EXECUTE format('SELECT count(*) FROM ctxasm.%I WHERE tenant_id = $1', l_table) INTO l_rows USING in_tenant_id;
         l_total := l_total + l_rows;
-        -- The tenant's partition is emptied at once (no dead rows left for a vacuum to find); it stays, empty,
-        -- for a later registration of the same tenant. Its history goes row by row: that table is shared.
+        -- The tenant's partitions are emptied at once (no dead rows left for a vacuum to find); they stay,
+        -- empty, for a later registration of the same tenant (its storage key finds them and their slot).
         IF to_regclass(format('ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table))) IS NOT NULL THEN
             EXECUTE format('TRUNCATE ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table));
         END IF;
-        EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table || '_history') USING in_tenant_id;
+        IF to_regclass(format('ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table || '_history'))) IS NOT NULL
+        THEN
+            EXECUTE format('TRUNCATE ctxasm.%I', ctxasm.tenant_partition(in_tenant_id, l_table || '_history'));
+        ELSE
+            EXECUTE format('DELETE FROM ctxasm.%I WHERE tenant_id = $1', l_table || '_history') USING in_tenant_id;
+        END IF;
     END LOOP;
     DELETE FROM ctxasm.ctx_tenant t WHERE t.tenant_id = in_tenant_id;
     PERFORM ctx_session.clear_tenant();

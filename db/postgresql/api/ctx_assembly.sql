@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-1112479b23ed'::varchar
+    SELECT 'selection-7facaf415a22'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -46,6 +46,7 @@ AS $$
 DECLARE
     co_hybrid_scorer   constant varchar := 'hybrid-calibrated-2';
     co_max_question    constant integer := 8000;  -- characters; bounds the work one call can ask for
+    co_max_replay_items constant integer := 10000;  -- entries of in_sources and of in_scores
     -- Retrieval: rows each retriever ranks at least, and how many estimated rows the lexical probe may visit.
     co_retrieval_depth constant integer := 50;
     co_probe_rows      constant integer := 500;
@@ -107,6 +108,11 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
             MESSAGE = 'invalid_argument: in_scores must be a JSON object of "type:id:version" -> logit';
     END IF;
+    IF jsonb_array_length(in_sources) > co_max_replay_items
+       OR (SELECT count(*) FROM jsonb_object_keys(in_scores)) > co_max_replay_items THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
+            'invalid_argument: in_sources and in_scores may hold at most %s entries each', co_max_replay_items);
+    END IF;
     IF in_query_embedding IS NOT NULL THEN
         BEGIN
             l_embedding := in_query_embedding::public.vector(384);
@@ -141,9 +147,11 @@ BEGIN
             SELECT h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.valid_from, h.valid_until, h.deleted_at,
                    h.content_json, h.guideline_key
               FROM ctxasm.guideline_memory_history AS h
-             WHERE l_snapshot IS NOT NULL AND h.tenant_id = l_tenant
-               AND pg_visible_in_snapshot(h.created_xid, l_snapshot)
-               AND NOT pg_visible_in_snapshot(h.retired_xid, l_snapshot)) AS g
+             -- The snapshot through a subquery: NULL (live) must not fold the tenant predicate away, or every
+             -- tenant's history partition is opened (see ctxasm.source_rows).
+             WHERE (SELECT l_snapshot) IS NOT NULL AND h.tenant_id = l_tenant
+               AND pg_visible_in_snapshot(h.created_xid, (SELECT l_snapshot))
+               AND NOT pg_visible_in_snapshot(h.retired_xid, (SELECT l_snapshot))) AS g
      WHERE g.guideline_key = 'context_budget'
        AND (g.user_id IS NULL OR g.user_id = in_user_id)
        AND (g.agent_id IS NULL OR g.agent_id = in_agent_id)
@@ -593,10 +601,10 @@ BEGIN
                       SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
                              k.deleted_at, k.generating_model, k.prompt_version
                         FROM ctxasm.context_compression_history AS k
-                       WHERE l_snapshot IS NOT NULL AND k.tenant_id = l_tenant AND k.source_type = o.memory_type
-                         AND k.source_id = o.id AND k.source_version = o.version
-                         AND pg_visible_in_snapshot(k.created_xid, l_snapshot)
-                         AND NOT pg_visible_in_snapshot(k.retired_xid, l_snapshot)) AS c
+                       WHERE (SELECT l_snapshot) IS NOT NULL AND k.tenant_id = l_tenant
+                         AND k.source_type = o.memory_type AND k.source_id = o.id AND k.source_version = o.version
+                         AND pg_visible_in_snapshot(k.created_xid, (SELECT l_snapshot))
+                         AND NOT pg_visible_in_snapshot(k.retired_xid, (SELECT l_snapshot))) AS c
                WHERE c.status = 'active' AND c.deleted_at IS NULL
                ORDER BY c.valid_from DESC, c.id
                LIMIT 1) AS cm ON TRUE

@@ -421,15 +421,63 @@ $$;
 REVOKE ALL ON FUNCTION ctxasm.scrub_row(varchar, varchar, varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctxasm.scrub_row(varchar, varchar, varchar);
 
+--changeset ctxasm:pg-internal-derived-rows dbms:postgresql runOnChange:true splitStatements:false logicalFilePath:db/packages/postgresql/0035_ctx_memory_erase.sql
+--comment: what the stored provenance says was made from one memory ([type, id]) or from a window in
+--comment: in_manifests (windows that showed it): every row of any memory table whose source_refs cite either
+--comment: (a user's own turn excepted where it cites a window: it is the window's question, not made from it),
+--comment: every row a context_source_ref names as derived from the memory, its compressions, and every event
+--comment: recorded for such a window (requests, responses, tool results). Rows already erased are left out.
+--comment: Nothing here lists today's writers: a new kind of derived row is followed as soon as it records its
+--comment: sources in source_refs or in context_source_ref.
+CREATE OR REPLACE FUNCTION ctxasm.derived_rows(in_tenant_id varchar, in_memory_type varchar, in_id varchar,
+                                               in_manifests varchar[])
+RETURNS TABLE (memory_type varchar, id varchar)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_cites   jsonb := jsonb_build_array(jsonb_build_object('type', in_memory_type, 'id', in_id));
+    -- One containment test per window: each can use the partial GIN index (the planner ORs their bitmaps).
+    l_windows text := coalesce((SELECT string_agg(format('t.source_refs @> %L::jsonb', jsonb_build_array(
+                                           jsonb_build_object('type', 'manifest', 'id', w.id))), ' OR ')
+                                  FROM unnest(in_manifests) AS w (id)), 'FALSE');
+    l_branches text;
+BEGIN
+    -- One branch per memory table, each by the table's partial GIN index over non-empty source_refs.
+    SELECT string_agg(format(
+               'SELECT %L::varchar, t.id FROM ctxasm.%I AS t WHERE t.tenant_id = $1 AND t.status <> ''erased'' '
+               'AND t.source_refs <> ''[]''::jsonb AND (t.source_refs @> $2 OR (%s AND (%s)))',
+               m.memory_type, m.table_name,
+               CASE WHEN m.table_name = 'conversation_memory' THEN 't.role <> ''user''' ELSE 'TRUE' END,
+               l_windows),
+               ' UNION ' ORDER BY m.ordinal)
+      INTO l_branches
+      FROM ctxasm.memory_type AS m;
+    RETURN QUERY EXECUTE l_branches || format(
+        ' UNION SELECT r.derived_type, r.derived_id FROM ctxasm.context_source_ref AS r'
+        ' WHERE r.tenant_id = $1 AND r.source_type = %L AND r.source_id = %L AND r.status <> ''erased'''
+        '   AND r.derived_type IN (SELECT k.memory_type FROM ctxasm.memory_type AS k)'
+        ' UNION SELECT ''compression'', c.id FROM ctxasm.context_compression AS c'
+        ' WHERE c.tenant_id = $1 AND c.source_type = %L AND c.source_id = %L AND c.status <> ''erased'''
+        ' UNION SELECT ''conversation'', e.id FROM ctxasm.conversation_memory AS e'
+        ' WHERE e.tenant_id = $1 AND e.role = ''event'' AND e.event_type <> ''context_manifest'''
+        '   AND e.status <> ''erased'' AND e.content_json ->> ''manifest_id'' = ANY ($3)',
+        in_memory_type, in_id, in_memory_type, in_id)
+        USING in_tenant_id, l_cites, in_manifests;
+END;
+$$;
+REVOKE ALL ON FUNCTION ctxasm.derived_rows(varchar, varchar, varchar, varchar[]) FROM PUBLIC;
+--rollback DROP FUNCTION ctxasm.derived_rows(varchar, varchar, varchar, varchar[]);
+
 --changeset ctxasm:pg-ctx-memory-erase-report dbms:postgresql runOnChange:true splitStatements:false logicalFilePath:db/packages/postgresql/0035_ctx_memory_erase.sql
---comment: CTX_MEMORY.erase_report: erase one memory and every copy of its text the database keeps, and say
---comment: what went. Followed, until nothing new turns up: compressions of an erased row; conversation events
---comment: (tool results, model responses, recorded requests, ...) whose source_refs name an erased row; the
---comment: windows (manifests) that rendered an erased row, and every event recorded for such a window (each
---comment: round's provider request, the model's responses, its tool results). Manifests keep their references
---comment: (no text), get erased_dependencies, lose the question when it held the erased text, and lose their
---comment: history copies. The result: {"erased": [[type, id], ...], "tables": {table: {"rows", "history_rows"}},
---comment: "manifests_marked": n, "total": row versions erased}.
+--comment: CTX_MEMORY.erase_report: erase one memory and everything made from it, and say what went. Erasure
+--comment: follows derivation, by the stored provenance (ctxasm.derived_rows), until nothing new turns up: rows
+--comment: whose source_refs or context_source_ref rows cite an erased row, its compressions, and the windows
+--comment: (manifests) that showed an erased row's text (rendered it, or its compression) with everything made from
+--comment: them: the model's answers recorded as turns, each round's provider request, the model's responses, the
+--comment: tool results. A summary or an answer made from an erased row is erased whole (the database cannot write
+--comment: it again without that row; the one who made it may). Manifests keep their references (no text), get
+--comment: erased_dependencies, lose the question when it held the erased text, and lose their history copies.
+--comment: The result: {"erased": [[type, id], ...], "tables": {table: {"rows", "history_rows"}},
+--comment: "manifests_marked": n, "total": row versions erased, "erased_xid": the erasing transaction}.
 CREATE OR REPLACE FUNCTION ctx_memory.erase_report(in_memory_type varchar, in_id varchar) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -471,31 +519,17 @@ BEGIN
                        l_table, l_table || '_history')
             INTO l_new USING l_tenant, l_item ->> 1;
         l_contents := l_contents || coalesce(l_new, '{}');
+        -- The windows that showed its text: rendered it, or its compression. (A window that only excluded it, or
+        -- cited it for an annotation, showed the model none of its text.)
         SELECT coalesce(array_agg(DISTINCT r.derived_id), '{}') INTO l_new
           FROM ctxasm.context_source_ref AS r
-         WHERE r.tenant_id = l_tenant AND r.derived_type = 'manifest'
+         WHERE r.tenant_id = l_tenant AND r.derived_type = 'manifest' AND r.relation IN ('rendered', 'compression')
            AND r.source_type = l_item ->> 0 AND r.source_id = l_item ->> 1
            AND r.derived_id <> ALL (l_manifests);
         l_manifests := l_manifests || l_new;
-        -- What was made from this row: its compressions; events that cite it; every event of a window that
-        -- rendered it (the window's text reached the model in those requests, responses and tool results).
-        SELECT l_queue || coalesce(jsonb_agg(DISTINCT d.item), '[]'::jsonb) INTO l_queue
-          FROM (
-              SELECT jsonb_build_array('compression', c.id) AS item
-                FROM ctxasm.context_compression AS c
-               WHERE c.tenant_id = l_tenant AND c.source_type = l_item ->> 0 AND c.source_id = l_item ->> 1
-                 AND c.status <> 'erased'
-              UNION ALL
-              SELECT jsonb_build_array('conversation', m.id)
-                FROM ctxasm.conversation_memory AS m
-               WHERE m.tenant_id = l_tenant AND m.role = 'event' AND m.event_type <> 'context_manifest'
-                 AND m.status <> 'erased'
-                 AND (m.source_refs @> jsonb_build_array(jsonb_build_object('type', l_item ->> 0, 'id', l_item ->> 1))
-                      OR m.content_json ->> 'manifest_id' = ANY (l_manifests)
-                      OR EXISTS (SELECT 1 FROM unnest(l_manifests) AS w (id)
-                                  WHERE m.source_refs @> jsonb_build_array(
-                                            jsonb_build_object('type', 'manifest', 'id', w.id))))
-          ) AS d;
+        SELECT l_queue || coalesce(jsonb_agg(DISTINCT jsonb_build_array(d.memory_type, d.id)), '[]'::jsonb)
+          INTO l_queue
+          FROM ctxasm.derived_rows(l_tenant, l_item ->> 0, l_item ->> 1, l_manifests) AS d;
         l_counts := ctxasm.scrub_row(l_table, l_tenant, l_item ->> 1);
         l_total := l_total + l_counts.out_rows;
         l_tables := jsonb_set(l_tables, ARRAY[l_table], jsonb_build_object(
@@ -517,7 +551,7 @@ BEGIN
     DELETE FROM ctxasm.conversation_memory_history AS h
      WHERE h.tenant_id = l_tenant AND h.event_type = 'context_manifest' AND h.id = ANY (l_manifests);
     RETURN jsonb_build_object('erased', l_done, 'tables', l_tables, 'manifests_marked', l_marked,
-                              'total', l_total);
+                              'total', l_total, 'erased_xid', pg_current_xact_id()::text);
 END;
 $$;
 --rollback DROP FUNCTION ctx_memory.erase_report(varchar, varchar);

@@ -95,6 +95,7 @@ DECLARE
     l_valid   boolean := FALSE;
 BEGIN
     PERFORM ctx_session.clear_tenant();
+    PERFORM ctxasm.require_session_limits();
     IF length(in_claim) <= co_max_length THEN
         l_parts := regexp_match(in_claim, co_claim_shape);
     END IF;
@@ -114,6 +115,10 @@ BEGIN
                        AND jsonb_typeof(l_payload -> 'exp') = 'number'
                        AND coalesce(jsonb_typeof(l_payload -> 'user'), 'string') IN ('string', 'null')
                        AND coalesce(jsonb_typeof(l_payload -> 'agent'), 'string') IN ('string', 'null')
+                       -- An empty user or agent names nobody: it would have scoped the session to no one,
+                       -- that is tenant-wide.
+                       AND coalesce(l_payload ->> 'user', '-') <> ''
+                       AND coalesce(l_payload ->> 'agent', '-') <> ''
                        AND (l_payload ->> 'exp')::numeric > l_now
                        AND (l_payload ->> 'iat')::numeric <= l_now + co_clock_skew
                        AND (l_payload ->> 'exp')::numeric - (l_payload ->> 'iat')::numeric <= co_max_lifetime
@@ -128,8 +133,7 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_claim'),
             MESSAGE = 'invalid_claim: ' || ctxasm.error_message('invalid_claim');
     END IF;
-    PERFORM ctxasm.enter_tenant(l_payload ->> 'tenant', nullif(l_payload ->> 'user', ''),
-                                nullif(l_payload ->> 'agent', ''));
+    PERFORM ctxasm.enter_tenant(l_payload ->> 'tenant', l_payload ->> 'user', l_payload ->> 'agent');
 END;
 $$;
 --rollback DROP FUNCTION ctx_session.set_tenant(varchar);

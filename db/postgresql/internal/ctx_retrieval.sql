@@ -151,7 +151,7 @@ $$;
 --comment: holds and its length in lexemes: at most in_scan_rows rows, in scope and in effect. Read from the
 --comment: tenant's own partitions, named here: the probe (tsvector @@ tsquery) is not a leakproof operator, so
 --comment: through the parent table row level security would keep it from the GIN index and scan the whole
---comment: partition instead. The partition holds this tenant's rows and no other (its LIST bound), and every
+--comment: partition instead. The partition holds this tenant's rows and no other (its partition bound), and every
 --comment: predicate names the tenant too.
 CREATE OR REPLACE FUNCTION ctxasm.lexical_candidates(
     in_tenant_id       varchar,

@@ -89,9 +89,12 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
            f.origin, f.item
       FROM refs AS f
       JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version
-     WHERE in_snapshot IS NOT NULL AND h.tenant_id = in_tenant_id
-       AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
-       AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
+     -- The history is read for a snapshot only. The snapshot is read through a subquery: a NULL one (live)
+     -- would fold these tests to a constant false, which takes the tenant predicate with it, and the planner
+     -- would then open every tenant's history partition (it prunes them by tenant_id).
+     WHERE (SELECT in_snapshot) IS NOT NULL AND h.tenant_id = in_tenant_id
+       AND pg_visible_in_snapshot(h.created_xid, (SELECT in_snapshot))
+       AND NOT pg_visible_in_snapshot(h.retired_xid, (SELECT in_snapshot))
 $$;
 --rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
 
@@ -221,7 +224,9 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                                                          'origin', 'cited')), '[]')
               FROM cited AS c)) AS x
     )
-    SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', NULL) FROM cited_rows AS r
+    -- A cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
+    -- slice of its own: a superseded fact retrieval did not find, an erased row).
+    SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', 'recalled_history') FROM cited_rows AS r
     UNION
     SELECT ctxasm.source_item('entity', e.id, e.version, 'claim', 'durable_facts')
       FROM cited_rows AS r

@@ -18,12 +18,58 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.memory_table(varchar);
 
+--changeset ctxasm:pg-internal-require-session-limits dbms:postgresql runOnChange:true splitStatements:false
+--comment: an application session may SET its own statement_timeout and idle_in_transaction_session_timeout
+--comment: (PostgreSQL cannot forbid it, and a routine's own SET of them would not restart the statement's timer),
+--comment: so a contract routine refuses to run for a session that turned one off or above the deployment's
+--comment: value: the one stored on the group role ctxasm_app, which no member may alter. Sessions of roles that
+--comment: are not its members (the owner, the admin) are the deployment's own and pass.
+CREATE OR REPLACE FUNCTION ctxasm.require_session_limits() RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    l_limit  record;
+    l_now_ms bigint;
+BEGIN
+    -- Every application login is a direct member of the group (a superuser is a member of no role here).
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members AS m
+                    WHERE m.roleid = 'ctxasm_app'::regrole AND m.member = session_user::regrole) THEN
+        RETURN;
+    END IF;
+    FOR l_limit IN
+        SELECT g.name, g.value,
+               CASE WHEN g.value ~ '^[0-9]+$' THEN g.value::bigint
+                    ELSE (extract(EPOCH FROM g.value::interval) * 1000)::bigint END AS limit_ms
+          FROM pg_catalog.pg_db_role_setting AS d,
+               unnest(d.setconfig) AS c (setting),
+               LATERAL (SELECT split_part(c.setting, '=', 1) AS name,
+                               substr(c.setting, length(split_part(c.setting, '=', 1)) + 2) AS value) AS g
+         WHERE d.setrole = 'ctxasm_app'::regrole AND d.setdatabase = 0
+           AND g.name IN ('statement_timeout', 'idle_in_transaction_session_timeout')
+    LOOP
+        -- The session's value as SHOW gives it ('0', '500ms', '30s', '2min', ...), in milliseconds.
+        l_now_ms := CASE WHEN current_setting(l_limit.name) ~ '^[0-9]+$' THEN current_setting(l_limit.name)::bigint
+                         ELSE (extract(EPOCH FROM current_setting(l_limit.name)::interval) * 1000)::bigint END;
+        IF l_now_ms = 0 OR l_now_ms > l_limit.limit_ms THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('session_limits_lifted'), MESSAGE = format(
+                'session_limits_lifted: %s is %s in this session; the deployment allows at most %s (RESET it)',
+                l_limit.name, CASE WHEN l_now_ms = 0 THEN 'off' ELSE current_setting(l_limit.name) END,
+                l_limit.value);
+        END IF;
+    END LOOP;
+END;
+$$;
+REVOKE ALL ON FUNCTION ctxasm.require_session_limits() FROM PUBLIC;
+--rollback DROP FUNCTION ctxasm.require_session_limits();
+
 --changeset ctxasm:pg-internal-require-tenant dbms:postgresql runOnChange:true splitStatements:false
+--comment: the session's verified tenant, or tenant_not_set; every contract routine that reads or writes memory
+--comment: starts here, so the session's limits are checked here too
 CREATE OR REPLACE FUNCTION ctxasm.require_tenant() RETURNS varchar
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     l_tenant varchar := ctxasm.session_tenant();
 BEGIN
+    PERFORM ctxasm.require_session_limits();
     IF l_tenant IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('tenant_not_set'),
             MESSAGE = 'tenant_not_set: call ctx_session.set_tenant in this transaction first';
@@ -138,15 +184,22 @@ $$;
 --rollback DROP FUNCTION ctxasm.require_limit(integer, integer);
 
 --changeset ctxasm:pg-internal-check-record dbms:postgresql runOnChange:true splitStatements:false
---comment: reject what would otherwise vanish or be coerced silently: non-objects, unknown and system keys
+--comment: reject what would otherwise vanish or be coerced silently (non-objects, unknown and system keys, an
+--comment: empty user or agent id) and what is too large to store: every free text, JSON value and list of
+--comment: source references has a limit (contract/constants.toml), a varchar its declared length
 CREATE OR REPLACE FUNCTION ctxasm.check_record(in_memory_type varchar, in_table varchar,
                                                in_record jsonb, in_tenant_id varchar)
 RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
+    co_max_text_chars     constant integer := 100000;
+    co_max_document_chars constant integer := 2000000;
+    co_max_json_chars     constant integer := 2000000;
+    co_max_source_refs    constant integer := 1000;
     l_key       text;
     l_type      text;
     l_generated boolean;
+    l_limit     integer;
 BEGIN
     IF in_record IS NULL OR jsonb_typeof(in_record) <> 'object' THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
@@ -174,6 +227,30 @@ BEGIN
             RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
                 'invalid_field: %s.%s: must be a %s, not a JSON %s', in_memory_type, l_key, l_type,
                 jsonb_typeof(in_record -> l_key));
+        ELSIF l_key IN ('user_id', 'agent_id') AND in_record ->> l_key = '' THEN
+            RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                'invalid_field: %s.%s: must not be empty (leave it out, or null, for a row of the whole %s)',
+                in_memory_type, l_key, CASE l_key WHEN 'user_id' THEN 'tenant' ELSE 'tenant or user' END);
+        ELSIF l_type = 'text' THEN
+            l_limit := CASE WHEN l_key = 'content' AND in_memory_type = 'kb_document' THEN co_max_document_chars
+                            ELSE co_max_text_chars END;
+            IF length(in_record ->> l_key) > l_limit THEN
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                    'invalid_field: %s.%s: %s characters, more than the %s a %s may store', in_memory_type, l_key,
+                    length(in_record ->> l_key), l_limit, in_memory_type);
+            END IF;
+        ELSIF l_type = 'jsonb' THEN
+            IF octet_length((in_record -> l_key)::text) > co_max_json_chars THEN
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                    'invalid_field: %s.%s: %s characters of JSON, more than the %s a field may store',
+                    in_memory_type, l_key, octet_length((in_record -> l_key)::text), co_max_json_chars);
+            END IF;
+            IF l_key = 'source_refs' AND jsonb_typeof(in_record -> l_key) = 'array'
+               AND jsonb_array_length(in_record -> l_key) > co_max_source_refs THEN
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'), MESSAGE = format(
+                    'invalid_field: %s.source_refs: %s references, more than the %s a row may cite', in_memory_type,
+                    jsonb_array_length(in_record -> l_key), co_max_source_refs);
+            END IF;
         END IF;
     END LOOP;
     IF in_record ? 'content'

@@ -49,3 +49,27 @@ BEGIN
 END;
 $$;
 --rollback SELECT 1;
+
+--changeset ctxasm:pg-sec-0031-pin-definer-diagnostics dbms:postgresql runAlways:true splitStatements:false
+--comment: A session may turn on debug_print_plan (and _parse, _rewritten) and lower client_min_messages: the
+--comment: plans of every statement a routine runs, with the claim and the tenant as constants, would then go to
+--comment: the server log and back to the caller, and their row estimates, read from planner statistics, would
+--comment: answer questions about other tenants' rows. Every definer routine (ctx_session's included) pins them
+--comment: off for its own execution, and trace_sort with them. Run on every deployment, after the packages.
+DO $$
+DECLARE
+    l_function regprocedure;
+BEGIN
+    FOR l_function IN
+        SELECT p.oid::regprocedure
+          FROM pg_catalog.pg_proc AS p
+          JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+         WHERE p.prosecdef AND n.nspname IN ('ctx_session', 'ctx_memory', 'ctx_assembly', 'ctx_tools', 'ctxasm')
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SET debug_print_plan = off SET debug_print_parse = off '
+                       'SET debug_print_rewritten = off SET client_min_messages = notice SET trace_sort = off',
+                       l_function);
+    END LOOP;
+END;
+$$;
+--rollback SELECT 1;

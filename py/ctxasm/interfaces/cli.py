@@ -146,7 +146,7 @@ def _db_deploy(args: argparse.Namespace) -> int:
 
     target = pgconn.resolve_target(args.database, start=True)
     _log(f"deploying to {target.describe()} with Liquibase ...")
-    print(deploy.deploy_postgres(target, fresh=args.fresh))
+    print(deploy.deploy_postgres(target, fresh=args.fresh, app_instances=tuple(args.app_login or ())))
     return 0
 
 
@@ -414,8 +414,13 @@ def _erase(args: argparse.Namespace) -> int:
                               "long pre-erasure images stay (docs/security.md)")
         report = session.forget(args.memory_type, args.memory_id)
         if args.vacuum:
-            report["vacuumed"] = vacuum_tables(session.engine.target, list(report["tables"]))
+            report.update(vacuum_tables(session.engine.target, args.tenant, list(report["tables"]),
+                                        report.get("erased_xid")).as_json())
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
+    if not report.get("complete", True):
+        _log("ctxasm: error: vacuum_incomplete: erased row versions or index entries remain (an older open "
+             "transaction may still see them); run `ctxasm erase ... --vacuum` again when it has ended")
+        return 1
     return 0
 
 
@@ -541,6 +546,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "ctxasm db deploy")
     deploy_cmd.add_argument("--database", help=DATABASE_HELP)
     deploy_cmd.add_argument("--fresh", action="store_true", help="drop the database first (all its data)")
+    deploy_cmd.add_argument("--app-login", action="append", metavar="NAME",
+                            help="also a login role ctxasm_app_NAME for one more application instance (repeatable; "
+                                 "the instance then runs with CTXASM_APP_LOGIN=NAME); every deployment keeps and "
+                                 "resets the ones made before")
 
     models_commands = add_group("models", "the embedding model: its ONNX export for onnxruntime",
                                 "ctxasm models export")
@@ -742,8 +751,9 @@ def build_parser() -> argparse.ArgumentParser:
     erase_cmd.add_argument("memory_id", help="row id")
     tenant_arguments(erase_cmd)
     erase_cmd.add_argument("--vacuum", action="store_true",
-                           help="then VACUUM (ANALYZE) the tables it touched, as the owner, so dead row versions and "
-                           "planner statistics holding the erased text go too")
+                           help="then VACUUM (ANALYZE) the tenant's partitions it touched and rebuild their text and "
+                           "vector indexes, as the owner, so dead row versions, planner statistics and index entries "
+                           "holding the erased text go too; exits 1 when an older open transaction kept versions")
     erase_cmd.add_argument("--json", action="store_true", help="print the report as one JSON object")
     erase_cmd.add_argument("--database", help=DATABASE_HELP)
     erase_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)

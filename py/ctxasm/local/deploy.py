@@ -20,12 +20,12 @@ def install_claim_key(target: pgconn.Target) -> None:
         connection.commit()
 
 
-def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
+def deploy_postgres(target: pgconn.Target, *, fresh: bool = False, app_instances: tuple[str, ...] = ()) -> str:
     """Bring `target` to the head of the master changelog (dropping it first if `fresh`), then install the claim
-    key; returns a summary."""
+    key; returns a summary. `app_instances` adds a login role for each named application instance."""
     if fresh:
         pgconn.drop_database(target)
-    notes = pgconn.bootstrap(target)
+    notes = pgconn.bootstrap(target, app_instances)
     owner = pgconn.owner_login()
     result = liquibase.run(
         [f"--liquibase-schema-name={pgconn.LIQUIBASE_SCHEMA}", "update"],
@@ -41,5 +41,6 @@ def deploy_postgres(target: pgconn.Target, *, fresh: bool = False) -> str:
     )
     return (f"deployed {target.describe()}: {counts.get('Run', '0')} changesets run, "
             f"{counts.get('Previously run', '0')} already applied, "
-            f"{counts.get('Filtered out', '0')} for the other engine; claim key installed"
+            f"{counts.get('Filtered out', '0')} for the other engine; claim key installed; application logins: "
+            f"{', '.join(sorted(pgconn.app_logins()))} (passwords in the state directory's roles.json)"
             + "".join(f"\nnote: {note}" for note in notes))

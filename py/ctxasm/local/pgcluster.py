@@ -210,6 +210,19 @@ def memory_settings() -> list[str]:
     return settings
 
 
+#: How long any session may sit idle inside a transaction before the server ends it, server-wide: an idle
+#: transaction holds its locks and keeps VACUUM from removing what an erasure left. The application's login roles
+#: get a shorter limit of their own (CTXASM_APP_IDLE_TIMEOUT, ctxasm.local.lockdown); this one is for everyone.
+IDLE_IN_TRANSACTION_TIMEOUT = "10min"
+
+
+def safety_settings() -> list[str]:
+    """Server-wide limits no session needs to exceed: the idle-transaction timeout, and a server log (and any
+    log file the logging collector writes) readable by the service user only: statements, errors and plans a
+    session asks the server to log go there."""
+    return [f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT}", "-c log_file_mode=0600"]
+
+
 def up() -> ClusterStatus:
     """Initialise (first time) and start the cluster; idempotent. Returns the running status."""
     current = status()
@@ -221,13 +234,14 @@ def up() -> ClusterStatus:
     preferred = int(port_file.read_text()) if port_file.exists() else None
     port = _free_port(preferred)
     log = _pg_dir() / "pg.log"
+    log.touch(mode=0o600)
+    log.chmod(0o600)  # a log made before the server kept it private stays world-readable otherwise
     if _as_root():
         user = _ensure_service_user()
-        log.touch()
         os.chown(log, user.pw_uid, user.pw_gid)
     _run([
         "pg_ctl", "-D", str(_data_dir()), "-w", "-t", "60", "-l", str(log),
-        "-o", " ".join([f"-p {port}", *memory_settings()]), "start",
+        "-o", " ".join([f"-p {port}", *memory_settings(), *safety_settings()]), "start",
     ])
     port_file.write_text(str(port))
     deadline = time.monotonic() + 30

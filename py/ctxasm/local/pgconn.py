@@ -3,7 +3,9 @@
 Three roles, each with one job:
 - admin: the cluster superuser (embedded) or the role in CTXASM_PG_DSN; creates roles, databases, extensions;
 - ctxasm_owner: owns the schema and the packages, deploys through Liquibase; subject to FORCE RLS like anyone;
-- ctxasm_app: what applications connect as; owns nothing, cannot bypass RLS, writes only through ctx_memory.
+- ctxasm_app: the application's privileges, on a NOLOGIN group role; each application instance logs in as a
+  member of its own, ctxasm_app_<instance> (ctxasm.local.lockdown); owns nothing, cannot bypass RLS, writes
+  only through ctx_memory.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ctxasm.errors import DatabaseUnavailable
-from ctxasm.local import pgcluster
+from ctxasm.local import lockdown, pgcluster, tenant_storage
 from ctxasm.settings import Environment, state_dir
 
 OWNER_ROLE = "ctxasm_owner"
-APP_ROLE = "ctxasm_app"
+APP_ROLE = lockdown.GROUP_ROLE
 LIQUIBASE_SCHEMA = "liquibase"
 
 
@@ -58,13 +60,14 @@ class Target:
         return f"{kind} PostgreSQL at {self.host}:{self.port}, database {self.database}"
 
 
-def role_logins() -> dict[str, Login]:
-    """Passwords for the owner and app roles: made once, kept in the private state directory."""
+def role_logins(*roles: str) -> dict[str, Login]:
+    """Passwords of the owner, the default application instance and `roles`: each made once, kept in the
+    private state directory (0600)."""
     path = state_dir() / "roles.json"
-    if path.exists():
-        stored = json.loads(path.read_text())
-    else:
-        stored = {role: secrets.token_urlsafe(24) for role in (OWNER_ROLE, APP_ROLE)}
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    wanted = (OWNER_ROLE, lockdown.login_role(Environment.read().app_login), *roles)
+    if any(role not in stored for role in wanted):
+        stored.update({role: secrets.token_urlsafe(24) for role in wanted if role not in stored})
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(stored))
         path.chmod(0o600)
@@ -75,8 +78,15 @@ def owner_login() -> Login:
     return role_logins()[OWNER_ROLE]
 
 
-def app_login() -> Login:
-    return role_logins()[APP_ROLE]
+def app_login(instance: str | None = None) -> Login:
+    """The login of an application instance: CTXASM_APP_LOGIN's (default `default`) unless `instance` is given."""
+    role = lockdown.login_role(instance or Environment.read().app_login)
+    return role_logins(role)[role]
+
+
+def app_logins() -> dict[str, Login]:
+    """Every application instance's login kept in the state directory."""
+    return {role: login for role, login in role_logins().items() if role.startswith(lockdown.LOGIN_PREFIX)}
 
 
 def resolve_target(database: str | None = None, *, start: bool = False) -> Target:
@@ -134,49 +144,24 @@ def _missing_database_hint(target: Target, exc: Exception) -> str:
             "scripts/demo fills ctxasm_demo)")
 
 
-#: What any login role may call to see or signal other sessions: under the one shared application role these
-#: would let one tenant's session read another's current query or cancel and terminate it.
-_SESSION_FUNCTIONS = ("pg_terminate_backend", "pg_cancel_backend", "pg_stat_get_activity",
-                      "pg_stat_get_progress_info", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids")
-_SESSION_VIEWS = ("pg_stat_activity", "pg_stat_ssl", "pg_stat_gssapi")
-
-
-def lock_down_sessions(connection: psycopg.Connection) -> None:
-    """In the connected database, as admin: PUBLIC may no longer signal backends or read other sessions'
-    activity (pg_stat_activity, pg_stat_get_backend_*). Superusers and members of pg_signal_backend /
-    pg_read_all_stats keep those powers; the owner and application roles are neither."""
-    functions = connection.execute(
-        "SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc AS p "
-        "WHERE p.pronamespace = 'pg_catalog'::regnamespace "
-        r"AND (p.proname = ANY(%s) OR p.proname LIKE 'pg\_stat\_get\_backend\_%%')",
-        (list(_SESSION_FUNCTIONS),)).fetchall()
-    for (signature,) in functions:
-        connection.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
-    for view in _SESSION_VIEWS:
-        connection.execute(sql.SQL("REVOKE SELECT ON pg_catalog.{} FROM PUBLIC").format(sql.Identifier(view)))
-
-
-def bootstrap(target: Target) -> list[str]:
-    """Roles, database, extension and the Liquibase schema; idempotent, run as admin. Returns notes on what
-    could not be locked down (a non-superuser admin of a managed server)."""
+def bootstrap(target: Target, app_instances: tuple[str, ...] = ()) -> list[str]:
+    """Roles, database, extension and the Liquibase schema; idempotent, run as admin. `app_instances` adds a
+    login role for each named application instance (the default instance's is always made). Returns notes on
+    what could not be locked down (a non-superuser admin of a managed server)."""
     notes: list[str] = []
-    logins = role_logins()
+    logins = role_logins(*(lockdown.login_role(name) for name in app_instances))
+    owner = logins[OWNER_ROLE]
     try:
         admin = psycopg.connect(target.conninfo(target.admin, target.admin_database), autocommit=True)
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailable(f"cannot connect to {target.describe()} as admin: {exc}") from exc
     with admin:
-        for role, login in logins.items():
-            exists = admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
-            verb = "ALTER" if exists else "CREATE"
-            admin.execute(
-                sql.SQL("{} ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD {}").format(
-                    sql.SQL(verb), sql.Identifier(role), sql.Literal(login.password)
-                )
-            )
-        # The application role's statements end after this long (CTXASM_APP_STATEMENT_TIMEOUT, default 30s).
-        admin.execute(sql.SQL("ALTER ROLE {} SET statement_timeout = {}").format(
-            sql.Identifier(APP_ROLE), sql.Literal(Environment.read().app_statement_timeout)))
+        exists = admin.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (OWNER_ROLE,)).fetchone()
+        admin.execute(
+            sql.SQL("{} ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS PASSWORD {}").format(
+                sql.SQL("ALTER" if exists else "CREATE"), sql.Identifier(OWNER_ROLE), sql.Literal(owner.password)))
+        notes += lockdown.set_up_app_roles(admin, {role: login.password for role, login in logins.items()
+                                                   if role.startswith(lockdown.LOGIN_PREFIX)})
         if target.embedded:
             # The application role connects to the ctxasm database only; elsewhere the signalling functions
             # would still be PUBLIC's (ours is a private cluster: nobody else uses these databases).
@@ -199,10 +184,14 @@ def bootstrap(target: Target) -> list[str]:
         db.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         try:
             with db.transaction():
-                lock_down_sessions(db)
+                lockdown.lock_down_database(db)
         except psycopg.errors.InsufficientPrivilege as exc:
-            notes.append(f"not locked down (needs a superuser admin): other sessions' activity and signals stay "
-                         f"open to PUBLIC in {target.database} ({exc.diag.message_primary})")
+            notes.append(f"not locked down (needs a superuser admin): signals, other sessions' activity, advisory "
+                         f"locks, large objects, pg_notify and per-relation statistics stay open to PUBLIC in "
+                         f"{target.database} ({exc.diag.message_primary})")
+        note = tenant_storage.install_slot_opclass(db, OWNER_ROLE)
+        if note:
+            notes.append(note)
         db.execute(
             sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(
                 sql.Identifier(LIQUIBASE_SCHEMA), sql.Identifier(OWNER_ROLE)

@@ -1,7 +1,8 @@
 """`ctxasm load FILE.json`: validate a scenario file, then load it through the write API in one transaction.
 
 Nothing is written unless the whole file is valid and every row is accepted by the database: any error rolls
-the transaction back and names the file, the JSON path and what is wrong. On Oracle the load commits once
+the transaction back and names the file, the JSON path and what is wrong. The tenants are registered before,
+each in a transaction of its own (register_tenants), and stay registered. On Oracle the load commits once
 per tenant instead (a store's `commits_each_tenant`): Oracle Text indexes new rows at commit under the
 committing session's VPD context, so one transaction holds one tenant's rows (docs/oracle.md). A database
 error there leaves the tenants before it loaded and rolls back the rest.
@@ -211,12 +212,12 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
     (ctxasm.services.upsert) and writes only the difference, through the lifecycle routines."""
     report = LoadReport(path=name, upsert=upsert)
     started = time.perf_counter()
+    register_tenants(store, document, name)
     try:
         stored = _stored_state(store, document, name) if upsert else {}
         for t, tenant in enumerate(document["tenants"]):
             tenant_id = tenant["tenant_id"]
             with _located(name, f"$.tenants[{t}]"):
-                store.register_tenant(tenant_id, tenant["display_name"])
                 store.set_tenant(tenant_id)
             versions_now: dict[tuple[str, str], tuple[int, int]] = {}
             for m, memory in enumerate(tenant["memories"]):
@@ -255,6 +256,20 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
     return report
 
 
+def register_tenants(store: MemoryStore, document: dict[str, Any], name: str) -> None:
+    """Register every tenant of the document, each in a transaction of its own, committed before any row is
+    written: a registration attaches partitions, which other registrations wait for until it commits, so it must
+    not last as long as a load (a tenant already registered as the file says is left untouched)."""
+    for t, tenant in enumerate(document["tenants"]):
+        try:
+            with _located(name, f"$.tenants[{t}]"):
+                store.register_tenant(tenant["tenant_id"], tenant["display_name"])
+            store.commit()
+        except BaseException:
+            store.rollback()
+            raise
+
+
 def _stored_state(store: MemoryStore, document: dict[str, Any], name: str) -> dict[tuple[str, str, str], Any]:
     """For every memory of the file already stored: (tenant, type, id) -> its latest stored version. A memory
     that was erased is refused, every one named at once with its tenant: erasure is final, and loading a file
@@ -266,7 +281,6 @@ def _stored_state(store: MemoryStore, document: dict[str, Any], name: str) -> di
     for t, tenant in enumerate(document["tenants"]):
         tenant_id = tenant["tenant_id"]
         with _located(name, f"$.tenants[{t}]"):
-            store.register_tenant(tenant_id, tenant["display_name"])
             store.set_tenant(tenant_id)
             found = upsert.stored_memories(store, tenant_id, [(m["type"], m["id"]) for m in tenant["memories"]])
         for m, memory in enumerate(tenant["memories"]):

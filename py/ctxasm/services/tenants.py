@@ -61,8 +61,8 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime | None) 
 
 
 def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime | None) -> load.LoadReport:
-    """Register the tenant and write its default rows in one transaction, through an owner store. Its span:
-    create_memory_store (a tenant's memory is its store)."""
+    """Register the tenant (a transaction of its own), then write its default rows in one transaction, through an
+    owner store. Its span: create_memory_store (a tenant's memory is its store)."""
     with spans.memory_span(spans.CREATE_MEMORY_STORE, tenant_id, "tenant_create"):
         return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")
 

@@ -2,7 +2,7 @@
 which memory tables have an `embedding` column (and its width), and which vector indexes (HNSW, IVFFlat)
 sit on the memory tables or on their partitions, so a large load can drop them and build them again.
 
-A memory table may be LIST-partitioned by tenant: its vector index is then a partitioned index with one
+A memory table may be partitioned by tenant: its vector index is then a partitioned index with one
 child index per partition. A child cannot be dropped on its own, so the whole index is dropped and built
 again the way it was: the parent `ON ONLY` the table, each child on its partition, each child attached.
 """

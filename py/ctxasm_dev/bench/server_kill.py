@@ -114,7 +114,7 @@ def main() -> int:
     with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         deadline = time.monotonic() + 90
         while not admin.execute("SELECT 1 FROM pg_stat_activity WHERE usename = %s AND wait_event_type = 'Lock'",
-                                (pgconn.APP_ROLE,)).fetchone():
+                                (pgconn.app_login().user,)).fetchone():
             if time.monotonic() > deadline:
                 raise SystemExit("server_kill: the assembly never reached select_window")
             time.sleep(0.05)

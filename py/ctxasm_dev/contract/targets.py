@@ -40,6 +40,8 @@ TARGETS: dict[str, str] = {
     "ora_sources_spec": "db/oracle/internal/ctx_sources.spec.sql",
     "ora_sources_body": "db/oracle/internal/ctx_sources.body.sql",
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
+    "pg_row_checks": "db/postgresql/internal/row_checks.sql",
+    "ora_row_binder_body": "db/oracle/internal/ctx_row_binder.body.sql",
     # per-type unions and lists (Oracle)
     "ora_admin_body": "db/oracle/api/ctx_admin.body.sql",
     "ora_vpd_policies": "db/oracle/security/vpd_policies.sql",

@@ -68,7 +68,7 @@ def waiting_backend(admin, timeout: float = 90.0) -> int:
     while time.monotonic() < deadline:
         row = admin.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND usename = %s "
-            "AND wait_event_type = 'Lock'", (pgconn.APP_ROLE,)).fetchone()
+            "AND wait_event_type = 'Lock'", (pgconn.app_login().user,)).fetchone()
         if row:
             return row[0]
         time.sleep(0.05)

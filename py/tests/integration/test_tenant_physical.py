@@ -122,8 +122,10 @@ def _relation_locks_of_one_selection(target, question: list[float]) -> int:
         store.set_tenant("small")
         store.select_window("small", WindowScope("jane", None, "t1", "comparison", parse_time(AT), QUESTION,
                                                  query_embedding=embedding.vector_literal(question)))
-        held = connection.execute("SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() "
-                                  "AND locktype = 'relation'").fetchone()[0]
+        # pg_locks is the admin's to read (the application role may not see other sessions' locks).
+        with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
+            held = admin.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND locktype = 'relation'",
+                                 (connection.info.backend_pid,)).fetchone()[0]
         connection.rollback()
     return held
 

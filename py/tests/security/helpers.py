@@ -55,3 +55,16 @@ def every_table_containing(target, text: str) -> list[str]:
         return [name for (name,) in tables
                 if admin.execute(f"SELECT count(*) FROM {name} AS t WHERE t::text LIKE %s",
                                  (f"%{text}%",)).fetchone()[0]]
+
+
+def as_owner(target, work, tenant: str = "acme"):
+    """`work(store)` through an owner store with `tenant` set, committed: how the loader and the agent loop
+    write (RLS filters the owner too). Returns what `work` returned."""
+    from ctxasm.engines.postgres import PostgresStore
+
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant(tenant)
+        result = work(store)
+        store.commit()
+        return result

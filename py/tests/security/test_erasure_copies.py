@@ -20,19 +20,10 @@ from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time, record_provider_request
 
 from ..conftest import TEST_DATABASE
-from .helpers import QUESTION, admin_session, every_table_containing
+from .helpers import QUESTION, admin_session, as_owner, every_table_containing
 
 SECRET = "Quokka-Vellum-9152"
 CONTENT = f"Helios-RAG BEIR results were first shared in the {SECRET} briefing."
-
-
-def as_owner(target, work):
-    with pgconn.connect(target, pgconn.owner_login()) as connection:
-        store = PostgresStore(connection)
-        store.set_tenant("acme")
-        result = work(store)
-        store.commit()
-        return result
 
 
 def seeded_window(target):

@@ -125,7 +125,9 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     report = routine(memory, "erase_report")
     assert "copies_of(" in report and "mark_manifest(" in report and "ctx_session.require_row_scope(" in report
     copies = routine(memory, "copies_of")
-    assert "json_table(m.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    assert "json_table(t.source_refs" in copies and "'manifest'" in copies and "$.manifest_id" in copies
+    # derivation by the stored provenance: every table's source_refs, context_source_ref, a user's turn excepted
+    assert "co_memory_types" in copies and "from context_source_ref r" in copies and "t.role <> ''user''" in copies
     scrub = routine(memory, "scrub_row")
     assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
     rows_as_of = routine(memory, "rows_as_of")
@@ -136,3 +138,18 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     assert "n.status = 'erased'" in select_window  # compressions too
     schema = code(ORACLE / "schema" / "keys_and_erasure.sql")
     assert "modify (source_hash null)" in schema
+
+
+def test_oracle_refuses_empty_scope_ids_and_bounds_stored_fields_and_replay_inputs():
+    """The Oracle side of findings 10 and 12: an empty user or agent in a claim or a row, a 49 MB fact, and
+    unbounded replay inputs (PostgreSQL: test_empty_scope_ids.py, test_robust_windows.py)."""
+    session = routine(code(ORACLE / "api" / "ctx_session.body.sql"), "checked_payload")
+    for part in ("user", "agent"):
+        assert f"l_payload.get_string('{part}') is null" in session, part
+    binder = code(ORACLE / "internal" / "ctx_row_binder.body.sql")
+    for limit in ("co_max_text_chars", "co_max_document_chars", "co_max_json_chars", "co_max_source_refs"):
+        assert binder.count(limit) >= 2, limit  # declared and checked
+    assert "in (co_col_user_id, co_col_agent_id)" in binder
+    assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
+    assert routine(assembly, "score_rows").count("co_max_replay_items") == 2
+    assert routine(assembly, "source_items").count("co_max_replay_items") == 2

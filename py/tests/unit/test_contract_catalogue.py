@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,26 +69,26 @@ def repo_copy(tmp_path: Path) -> Path:
 
 def test_a_new_error_is_one_catalogue_edit(repo_copy: Path, capsys) -> None:
     copy = repo_copy
-    _append(copy / "contract/errors.toml", '\n[[error]]\nname = "window_too_large"\nnumber = 120\n'
+    _append(copy / "contract/errors.toml", '\n[[error]]\nname = "window_too_large"\nnumber = 121\n'
                                            'python_class = "WindowTooLarge"\npython_base = "FieldProblemError"\n'
                                            'message = "the window is too large"\nwhen = "a test"\n')
     generate.write(copy)
     spec = (copy / "db/oracle/internal/ctx_errors.spec.sql").read_text()
-    assert "co_window_too_large constant pls_integer := -20120;" in spec.replace("  ", " ").replace("  ", " ")
-    assert "pragma exception_init(e_window_too_large, -20120);" in spec
+    assert "co_window_too_large constant pls_integer := -20121;" in re.sub(" +", " ", spec)
+    assert "pragma exception_init(e_window_too_large, -20121);" in spec
     body = (copy / "db/oracle/internal/ctx_errors.body.sql").read_text()
     assert "when co_window_too_large then 'the window is too large'" in body
-    assert "THEN 'CX120'" in (copy / TARGETS["pg_errors"]).read_text()
+    assert "THEN 'CX121'" in (copy / TARGETS["pg_errors"]).read_text()
     docs = (copy / "docs/contract.md").read_text()
-    assert "| `window_too_large` | -20120 | CX120 | `WindowTooLarge` | a test |" in docs
+    assert "| `window_too_large` | -20121 | CX121 | `WindowTooLarge` | a test |" in docs
     # the copy's package, imported afresh: the generated class derives from the base the entry names, and a
-    # raised CX120 / ORA-20120 maps to it
+    # raised CX121 / ORA-20121 maps to it
     probe = ("from ctxasm import errors, error_bases\n"
              "cls = errors.WindowTooLarge\n"
              "assert cls.__module__ == 'ctxasm.error_classes', cls.__module__\n"
              "assert cls.__bases__ == (error_bases.FieldProblemError,), cls.__bases__\n"
-             "assert type(errors.from_sqlstate('CX120', 'window_too_large: x')) is cls\n"
-             "assert type(errors.from_oracle_message('ORA-20120: window_too_large: x')) is cls\n"
+             "assert type(errors.from_sqlstate('CX121', 'window_too_large: x')) is cls\n"
+             "assert type(errors.from_oracle_message('ORA-20121: window_too_large: x')) is cls\n"
              "print(cls.at('max_tokens', 'too many'), '|', cls())\n")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False, cwd=copy,
                          env={**os.environ, "PYTHONPATH": str(copy / "py")})
