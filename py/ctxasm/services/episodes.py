@@ -3,10 +3,10 @@ deployment's summarizer (ctxasm.ml.summarizer), so recalled history can seat one
 
 A thread is due when its message turns not yet covered by its summary number `min_new_turns` or more (it has
 grown), or number `min_quiet_turns` or more and its last turn is older than `quiet_after` (it has gone quiet).
-Its summary is the summarization_memory row `episode_<thread_id>`, summary_key `thread:<thread_id>`, in the
-thread's user and agent scope and in no thread (so the user's other threads recall it). A thread summarized
-again after new turns gets a new version of that row (supersede), continuing the previous version: only the
-new turns are sent, with the summary they continue. Long inputs go in parts of at most
+Its summary is a summarization_memory row keyed summary_key `thread:<thread_id>` (id `episode_<thread_id>_<a
+digest of the turns it first covered>`), in the thread's user and agent scope and in no thread (so the user's
+other threads recall it). A thread summarized again after new turns gets a new version of that row (supersede),
+continuing the previous version: only the new turns are sent, with the summary they continue. Long inputs go in parts of at most
 `ctxasm.ml.summarizer.EPISODE_INPUT_TOKENS` tokens, each continuing the summary of the parts before it.
 
 Provenance, in the stored form erasure follows: one context_source_ref row per summarized turn (relation
@@ -115,12 +115,13 @@ class EpisodeRun:
         return "\n".join(lines)
 
 
-def summary_id(thread_id: str) -> str:
-    """The row id of a thread's episode summary (a digest when the thread id is too long for a row id)."""
-    plain = SUMMARY_ID_PREFIX + thread_id
-    if len(plain) <= 128:
-        return plain
-    return SUMMARY_ID_PREFIX + hashlib.sha256(thread_id.encode("utf-8")).hexdigest()
+def summary_id(thread_id: str, turns: Sequence[dict[str, Any]]) -> str:
+    """The row id of a thread's first episode summary: the thread and a digest of the turns it covers. The same
+    pass run twice writes one row (the second is refused as a duplicate); a thread summarized afresh after one of
+    its turns was erased (and its summary with it) covers other turns, so it gets a row of its own."""
+    digest = hashlib.sha256("\n".join([thread_id, *(Ref.of(t["ref"]).key for t in turns)]).encode("utf-8"))
+    plain = f"{SUMMARY_ID_PREFIX}{thread_id}_{digest.hexdigest()[:12]}"
+    return plain if len(plain) <= 128 else SUMMARY_ID_PREFIX + digest.hexdigest()
 
 
 def due(thread: dict[str, Any], thresholds: Thresholds, now: datetime) -> str | None:
@@ -205,7 +206,7 @@ def _write(store: MemoryStore, tenant_id: str, thread: dict[str, Any], previous:
     from ctxasm.ml import embedding
 
     thread_id = thread["thread_id"]
-    row_id = summary_id(thread_id)
+    row_id = Ref.of(previous["ref"]).id if previous else summary_id(thread_id, turns)
     earlier = (previous or {}).get("episode") or {}
     first, last = turns[0], turns[-1]
     period_end = _when(last["valid_from"])

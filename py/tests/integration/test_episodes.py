@@ -26,7 +26,8 @@ from . import summaries_data as data
 from .summaries_data import server, summarizer  # noqa: F401 (server is a fixture)
 
 NOW = datetime(2026, 9, 28, 12, 0, tzinfo=timezone.utc)
-SUMMARY = summary_id(data.LONG_THREAD)
+#: the long thread's first summary: it covers the thread's 30 turns
+SUMMARY = summary_id(data.LONG_THREAD, [{"ref": ["conversation", f"turn_zephyr_{n:03d}", 1]} for n in range(1, 31)])
 
 
 
@@ -191,3 +192,39 @@ def test_without_a_model_the_offline_summarizer_writes_the_episode(clean_db, tmp
         result = memory.session(data.TENANT).summarize_threads(at=NOW)
     assert [(t.model, t.prompt_version) for t in result.threads] == [("extractive-lead-1", "extractive-episode-1")]
     assert summary_rows(clean_db)[0][7].startswith("user: Question 1")
+
+
+def test_erasing_a_source_turn_erases_the_episode_summary_made_from_it(clean_db, tmp_path):
+    data.load_tenant(clean_db, tmp_path)
+    with ChatServer() as server:
+        assert run(clean_db, summarizer(server)).written == 1
+    with data.app_store(clean_db) as store:
+        made = assemble(store, data.spec(question="What did we decide about Zephyr cache eviction under load?"),
+                        parse_time(data.AT))
+    assert any(m["type"] == "summary" for m in made.manifest["memories"])
+    with Memory.open(database=clean_db.database, pool_size=1) as memory:
+        report = memory.session(data.TENANT).forget("conversation", "turn_zephyr_007")
+    assert ["summary", SUMMARY] in report["erased"], report
+    (row,) = summary_rows(clean_db)
+    assert row[2] == "erased" and row[7] == "[erased]" and row[8] in ({}, None)
+    with data.app_store(clean_db) as store:
+        result = replay(store, data.TENANT, made.manifest_id)
+        later = assemble(store, data.spec(question="What did we decide about Zephyr cache eviction under load?"),
+                         parse_time(data.AT))
+    assert result.status == "unavailable"
+    assert not any(m["type"] == "summary" for m in later.manifest["memories"])
+    with ChatServer() as server:  # what is left of the thread is summarized afresh, in a row of its own
+        again = run(clean_db, summarizer(server))
+    assert again.written == 1 and again.threads[0].turns == 29 and again.threads[0].ref.id != SUMMARY
+
+
+def test_erasing_a_turn_only_the_first_version_summarized_erases_every_version(clean_db, tmp_path, server):
+    data.load_tenant(clean_db, tmp_path)
+    run(clean_db, summarizer(server))
+    add_turns(clean_db, 5, 31)
+    assert run(clean_db, summarizer(server), now=datetime(2026, 9, 21, tzinfo=timezone.utc)).written == 1
+    with Memory.open(database=clean_db.database, pool_size=1) as memory:
+        report = memory.session(data.TENANT).forget("conversation", "turn_zephyr_002")
+    assert ["summary", SUMMARY] in report["erased"], report
+    assert [(row[1], row[2], row[7]) for row in summary_rows(clean_db)] == [(1, "erased", "[erased]"),
+                                                                           (2, "erased", "[erased]")]
