@@ -144,13 +144,20 @@ def test_a_claim_for_one_user_summarizes_that_users_threads_only(clean_db, tmp_p
     assert written.written == 1 and summary_rows(clean_db)[0][4] == data.USER
 
 
-def test_a_window_in_another_thread_seats_the_summary_and_replays_with_the_server_stopped(clean_db, tmp_path):
-    data.load_tenant(clean_db, tmp_path)
+ASKED = "What did we decide about Zephyr cache eviction under load?"
+
+
+def summarized_then_asked(target, tmp_path):
+    """The long thread summarized by the server, which then stops; then a window in another thread asks about it."""
+    data.load_tenant(target, tmp_path)
     with ChatServer() as server:
-        assert run(clean_db, summarizer(server)).written == 1
-    with data.app_store(clean_db) as store:
-        made = assemble(store, data.spec(question="What did we decide about Zephyr cache eviction under load?"),
-                        parse_time(data.AT))
+        assert run(target, summarizer(server)).written == 1
+    with data.app_store(target) as store:
+        return assemble(store, data.spec(question=ASKED), parse_time(data.AT))
+
+
+def test_a_window_in_another_thread_seats_the_summary_and_replays_with_the_server_stopped(clean_db, tmp_path):
+    made = summarized_then_asked(clean_db, tmp_path)
     (seated,) = [m for m in made.manifest["memories"] if m["type"] == "summary"]
     assert seated["ref"] == ["summary", SUMMARY, 1] and seated["slice"] == "recalled_history"
     assert seated["generated_by"] == {"model": MODEL, "prompt_version": EPISODE_PROMPT.version}
@@ -195,12 +202,7 @@ def test_without_a_model_the_offline_summarizer_writes_the_episode(clean_db, tmp
 
 
 def test_erasing_a_source_turn_erases_the_episode_summary_made_from_it(clean_db, tmp_path):
-    data.load_tenant(clean_db, tmp_path)
-    with ChatServer() as server:
-        assert run(clean_db, summarizer(server)).written == 1
-    with data.app_store(clean_db) as store:
-        made = assemble(store, data.spec(question="What did we decide about Zephyr cache eviction under load?"),
-                        parse_time(data.AT))
+    made = summarized_then_asked(clean_db, tmp_path)
     assert any(m["type"] == "summary" for m in made.manifest["memories"])
     with Memory.open(database=clean_db.database, pool_size=1) as memory:
         report = memory.session(data.TENANT).forget("conversation", "turn_zephyr_007")
@@ -209,8 +211,7 @@ def test_erasing_a_source_turn_erases_the_episode_summary_made_from_it(clean_db,
     assert row[2] == "erased" and row[7] == "[erased]" and row[8] in ({}, None)
     with data.app_store(clean_db) as store:
         result = replay(store, data.TENANT, made.manifest_id)
-        later = assemble(store, data.spec(question="What did we decide about Zephyr cache eviction under load?"),
-                         parse_time(data.AT))
+        later = assemble(store, data.spec(question=ASKED), parse_time(data.AT))
     assert result.status == "unavailable"
     assert not any(m["type"] == "summary" for m in later.manifest["memories"])
     with ChatServer() as server:  # what is left of the thread is summarized afresh, in a row of its own
