@@ -12,18 +12,67 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "db" / "tests" / "scenarios"
-TEST_DATABASE = os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test")
+#: The pytest-xdist worker running this process (gw0, gw1, ...), empty when pytest runs alone.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def worker_database(name: str) -> str:
+    """The name of a database this test process may create or drop: under pytest-xdist each worker has its own
+    (`name_gw0`, ...), so that two workers never drop or fill each other's."""
+    return f"{name}_{WORKER}" if WORKER else name
+
+
+TEST_DATABASE = worker_database(os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test"))
+
+# --- tiers (docs/testing.md) -----------------------------------------------------------------------------------
+# Markers are given here, at collection, so a new test file gets them without saying anything: `db` to a test that
+# uses the database fixtures (pg_target, or any fixture built on it) or lives in a folder of database tests,
+# `browser` to the browser folder, `oracle` to a case that needs a reachable Oracle database (the conformance
+# suite's oracle engine), `unit` to every other test. `slow` is written on the test (or its module), where it was
+# measured. A test may also carry db, browser or oracle itself.
+
+#: Folders under tests/ whose every test needs the database, whatever fixtures it names.
+DB_FOLDERS = {"integration", "conformance"}
+#: The env variable scripts/test sets to the static gates it ran (and passed) before pytest: a test marked
+#: repo_gate(NAME) runs NAME over the whole checkout again, so it is skipped when NAME is listed there.
+GATES_PASSED = "CTXASM_GATES_PASSED"
+
+
+def _tier_markers(item: pytest.Item) -> set[str]:
+    own = {mark.name for mark in item.iter_markers()}
+    folder = item.path.relative_to(Path(__file__).parent).parts[0]
+    params = getattr(item, "callspec", None)
+    wanted: set[str] = set()
+    if "oracle" in own or (params is not None and params.params.get("engine") == "oracle"):
+        wanted.add("oracle")
+    elif "db" in own or "pg_target" in getattr(item, "fixturenames", ()) or folder in DB_FOLDERS:
+        wanted.add("db")
+    if "browser" in own or folder == "browser":
+        wanted.add("browser")
+    return wanted or {"unit"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    passed = set(os.environ.get(GATES_PASSED, "").split())
+    for item in items:
+        for name in _tier_markers(item):
+            item.add_marker(name)
+        gate = item.get_closest_marker("repo_gate")
+        if gate is not None and gate.args[0] in passed:
+            item.add_marker(pytest.mark.skip(
+                reason=f"scripts/test ran the gate {gate.args[0]} over this checkout before pytest ({GATES_PASSED})"))
 
 
 @pytest.fixture(scope="session")
 def pg_target():
-    """A freshly deployed test database; dropped and redeployed once per test session."""
-    from ctxasm.local import deploy, pgconn
+    """This test process's database, freshly deployed once per session: a copy of the deployed template
+    (tests/database_template.py), which Liquibase deploys again only when the deployed sources change."""
+    from ctxasm.local import pgconn
 
-    target = pgconn.resolve_target(TEST_DATABASE, start=True)
-    pgconn.drop_database(target)
-    deploy.deploy_postgres(target)
-    return target
+    from .database_template import fresh_copy
+
+    return fresh_copy(pgconn.resolve_target(TEST_DATABASE, start=True))
 
 
 def empty_database(target) -> None:
