@@ -193,7 +193,7 @@ class AgentLoop:
         else:
             result = await mcp.call_tool(name, arguments, raise_on_error=False)
             if result.is_error or not result.structured_content or "tool" not in result.structured_content:
-                text = result.content[0].text if result.content else "tool error"
+                text = getattr(result.content[0], "text", "tool error") if result.content else "tool error"
                 output = ToolOutput(name, (), (text,))
             else:
                 output = ToolOutput.from_json(result.structured_content)

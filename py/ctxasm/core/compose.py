@@ -8,7 +8,7 @@ the database, so the same selection always gives the same bytes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
@@ -274,7 +274,8 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
         seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
-        lines += [(seat, seat.candidate.tiers[seat.tier]) for seat in seats if not _is_grouped(seat.candidate.ref)]
+        lines += [(seat, seat.candidate.tiers[seat.tier])  # type: ignore[misc]  # a seated tier has its text
+                  for seat in seats if not _is_grouped(seat.candidate.ref)]
         turns = [seat for seat in seats if _is_grouped(seat.candidate.ref)]
         if not turns:
             continue
@@ -284,7 +285,7 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
         lines.append((None, render.TURN_SECTION_OPEN))
         for members in headings.values():
             lines.append((None, render.turn_heading(_turn_date(members[0].candidate.ref))))
-            lines += [(member, member.candidate.tiers[member.tier]) for member in sorted(
+            lines += [(member, member.candidate.tiers[member.tier]) for member in sorted(  # type: ignore[misc]
                 members, key=lambda s: (s.candidate.ref.get("turn_index") or 0, s.candidate.ref["valid_from"] or "",
                                         s.candidate.key))]
         lines.append((None, render.TURN_SECTION_CLOSE))

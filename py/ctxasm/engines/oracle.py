@@ -7,14 +7,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Iterator
 
-from ctxasm.claims import ClaimSource
+from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.engines.checks import prepared, to_json
-from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import from_oracle_message
 
 
-class OracleStore:
+class OracleStore(StoreClaims):
     """CTX_* packages over a python-oracledb connection (thin mode). Not exercised on machines without Oracle:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
 
@@ -26,9 +25,6 @@ class OracleStore:
     def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection
         self._claims = claims
-
-    claims = PostgresStore.claims
-    _claim = PostgresStore._claim
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, Iterator
 
-from ctxasm.claims import ClaimSource, launch_claims
+from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
@@ -14,7 +15,7 @@ from ctxasm.errors import DatabaseUnavailable, from_sqlstate
 SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
 
 
-class PostgresStore:
+class PostgresStore(StoreClaims):
     """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction.
 
     `claims` gives the claim sent to set_tenant for a tenant: a ClaimSigner on the trusted side, a FixedClaim
@@ -27,15 +28,6 @@ class PostgresStore:
         self.connection = connection
         self.round_trips = 0
         self._claims = claims
-
-    @property
-    def claims(self) -> ClaimSource:
-        if self._claims is None:
-            self._claims = launch_claims()
-        return self._claims
-
-    def _claim(self, tenant_id: str) -> str:
-        return self.claims.claim_for(tenant_id)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

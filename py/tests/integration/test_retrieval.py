@@ -13,7 +13,7 @@ from ctxasm.services import load
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
 
-from ..conftest import REPO, SCENARIOS
+from ..conftest import REPO
 
 CORPUS = REPO / "db" / "tests" / "corpus"
 QUERIES = {q["id"]: q for q in json.loads((CORPUS / "queries.json").read_text())["queries"]}
