@@ -28,11 +28,14 @@ TEST_DATABASE = worker_database(os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_t
 # Markers are given here, at collection, so a new test file gets them without saying anything: `db` to a test that
 # uses the database fixtures (pg_target, or any fixture built on it) or lives in a folder of database tests,
 # `browser` to the browser folder, `oracle` to a case that needs a reachable Oracle database (the conformance
-# suite's oracle engine), `unit` to every other test. `slow` is written on the test (or its module), where it was
-# measured. A test may also carry db, browser or oracle itself.
+# suite's oracle engine), `unit` to every other test, and `slow` to a test that uses a fixture that loads torch.
+# Otherwise `slow` is written on the test (or its module), where it was measured. A test may also carry db,
+# browser or oracle itself.
 
 #: Folders under tests/ whose every test needs the database, whatever fixtures it names.
 DB_FOLDERS = {"integration", "conformance"}
+#: Fixtures that import torch and build or load a model with it (seconds before the test starts).
+SLOW_FIXTURES = {"tiny_cross_encoder", "pytorch_model"}
 #: The env variable scripts/test sets to the static gates it ran (and passed) before pytest: a test marked
 #: repo_gate(NAME) runs NAME over the whole checkout again, so it is skipped when NAME is listed there.
 GATES_PASSED = "CTXASM_GATES_PASSED"
@@ -49,7 +52,10 @@ def _tier_markers(item: pytest.Item) -> set[str]:
         wanted.add("db")
     if "browser" in own or folder == "browser":
         wanted.add("browser")
-    return wanted or {"unit"}
+    tiers = wanted or {"unit"}
+    if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        tiers.add("slow")
+    return tiers
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
@@ -76,13 +82,20 @@ def pg_target():
 
 
 def empty_database(target) -> None:
-    """Empty every memory table and the tenant registry (as admin, which bypasses RLS)."""
+    """Empty every memory table, its history and the tenant registry (as admin, which bypasses RLS).
+
+    DELETE, not TRUNCATE: a test holds a few hundred rows, while a TRUNCATE of a partitioned table gives every
+    partition (one per memory table for each tenant ever registered, each with its indexes) new files, which took
+    seconds per call and left tens of thousands of files for the next checkpoint to fsync. The history triggers
+    and foreign keys are off for the deletes (session_replication_role), as they are for a TRUNCATE."""
     import psycopg
 
     with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        names = ", ".join(f"ctxasm.{t}, ctxasm.{t}_history" for t in tables)
-        admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
+        with admin.transaction():
+            admin.execute("SET LOCAL session_replication_role = replica")
+            for table in [*tables, *(f"{t}_history" for t in tables), "ctx_tenant"]:
+                admin.execute(f"DELETE FROM ctxasm.{table}")
 
 
 

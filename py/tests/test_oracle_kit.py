@@ -45,6 +45,7 @@ def _packages() -> dict[str, dict[str, str]]:
 # --- the utPLSQL suites ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # sqlfluff over the utPLSQL suites
 def test_the_utplsql_files_pass_the_parse_gate() -> None:
     files = sorted(UTPLSQL.glob("*.sql"))
     assert len(files) >= 2, "expected the CTX_MEMORY and CTX_ASSEMBLY suites under db/tests/utplsql"
@@ -278,6 +279,7 @@ def _stub_log(tmp_path: Path, name: str) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
+@pytest.mark.slow  # scripts/oracle-dev against a stand-in sqlplus
 def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_path: Path) -> None:
     # what USER_ERRORS held when the JSON calls used PL/JSON's parameter names: the changeset "ran"
     user_errors = ("ERROR|PACKAGE BODY|CTX_MEMORY|801|31|PLS-00306: wrong number or types of arguments in call to "

@@ -14,6 +14,8 @@ from ctxasm_dev.bench import __main__ as bench, catalog, neighbour
 
 from ..conftest import worker_database
 
+pytestmark = pytest.mark.slow  # the benchmark end to end, with its deployments
+
 DATABASE = worker_database("ctxasm_bench_test")
 PHASES = {"database_selection", "token_counting", "fitting", "rendering", "manifest_write"}
 

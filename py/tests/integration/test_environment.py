@@ -6,9 +6,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ctxasm.local import pgconn
 
 from ..conftest import worker_database
+
+pytestmark = pytest.mark.slow  # Liquibase deployments, fresh and again, through ctxasm processes
 
 DSN_DATABASE = worker_database("ctxasm_dsn_check")
 

@@ -24,6 +24,8 @@ from ctxasm_dev.gates import contract_generated
 
 from ..conftest import REPO, worker_database
 
+pytestmark = pytest.mark.slow  # five Liquibase deployments
+
 # The file that made memory_row.sql generated: the commit before the one that added it holds the hand-written views.
 GENERATOR = "py/ctxasm_dev/contract/unions.py"
 

@@ -9,7 +9,6 @@ import pytest
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
-from ctxasm.services import load
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
 
@@ -20,10 +19,9 @@ QUERIES = {q["id"]: q for q in json.loads((CORPUS / "queries.json").read_text())
 
 
 @pytest.fixture()
-def corpus_target(demo_target):
-    report = load.load_file(demo_target, CORPUS / "research_corpus.json")
-    assert report.rows[("acme", "kb_chunk")] == 137
-    return demo_target
+def corpus_target(corpus_once):
+    """The demo and the research corpus, loaded once for the module: these tests add manifests only."""
+    return corpus_once
 
 
 def window(target, question: str, intent: str = "fact_check"):
