@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parent
 SCENARIOS = REPO / "db" / "tests" / "scenarios"
 #: The pytest-xdist worker running this process (gw0, gw1, ...), empty when pytest runs alone.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
@@ -43,7 +44,7 @@ GATES_PASSED = "CTXASM_GATES_PASSED"
 
 def _tier_markers(item: pytest.Item) -> set[str]:
     own = {mark.name for mark in item.iter_markers()}
-    folder = item.path.relative_to(Path(__file__).parent).parts[0]
+    folder = item.path.parts[len(TESTS.parts)] if item.path.is_relative_to(TESTS) else ""
     params = getattr(item, "callspec", None)
     wanted: set[str] = set()
     if "oracle" in own or (params is not None and params.params.get("engine") == "oracle"):

@@ -9,7 +9,9 @@ a second; then `pgconn.bootstrap` gives the copy what is kept per database and n
 the claim key is installed again (the key belongs to the state directory, not to the sources).
 
 Making and copying the template happen under one file lock in the state directory: PostgreSQL refuses to copy a
-database another session is connected to, and two workers deploying at once would race on the shared roles.
+database another session is connected to, and two workers deploying at once would race on the shared roles. The
+template is marked a template (IS_TEMPLATE) once its deployment has finished; one without the mark is dropped and
+deployed again.
 """
 
 from __future__ import annotations
@@ -57,21 +59,36 @@ def _admin(target: pgconn.Target) -> psycopg.Connection:
     return psycopg.connect(target.conninfo(target.admin, target.admin_database), autocommit=True)
 
 
+def _set_template(target: pgconn.Target, database: str, flag: bool) -> None:
+    """Mark `database` a template (any role with CREATEDB may copy it) or not (it may be dropped). Done as the
+    owner, which may change its own database's flag, connected to the database itself."""
+    where = pgconn.Target(target.host, target.port, database, target.admin, target.admin_database, target.embedded,
+                          target.extra)
+    with pgconn.connect(where, pgconn.owner_login(), autocommit=True) as owner:
+        owner.execute(sql.SQL("ALTER DATABASE {} WITH IS_TEMPLATE {}").format(
+            sql.Identifier(database), sql.Literal(flag)))
+
+
+def _drop(admin: psycopg.Connection, like: pgconn.Target, database: str, is_template: bool) -> None:
+    if is_template:
+        _set_template(like, database, False)
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+
+
 def _ensure_template(admin: psycopg.Connection, like: pgconn.Target) -> str:
-    """The current template's name, deployed first if missing; stale templates are dropped."""
+    """The current template's name, deployed first if missing. Stale templates are dropped, and so is one that
+    is not marked a template: its deployment never finished (the mark is set after it)."""
     name = PREFIX + digest()
-    existing = [n for (n,) in admin.execute("SELECT datname FROM pg_database WHERE datname LIKE %s",
-                                            (PREFIX.replace("_", r"\_") + "%",))]
-    for stale in (n for n in existing if n != name):
-        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(stale)))
-    if name not in existing:
+    existing = dict(admin.execute("SELECT datname, datistemplate FROM pg_database WHERE datname LIKE %s",
+                                  (PREFIX.replace("_", r"\_") + "%",)).fetchall())
+    for database, is_template in existing.items():
+        if database != name or not is_template:
+            _drop(admin, like, database, is_template)
+    if not existing.get(name):
         template = pgconn.Target(like.host, like.port, name, like.admin, like.admin_database, like.embedded,
                                  like.extra)
-        try:
-            deploy.deploy_postgres(template, fresh=True)
-        except BaseException:
-            pgconn.drop_database(template)  # never leave a half-deployed template to be copied next time
-            raise
+        deploy.deploy_postgres(template)
+        _set_template(like, name, True)
     return name
 
 
