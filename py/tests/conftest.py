@@ -13,6 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 TESTS = Path(__file__).resolve().parent
 SCENARIOS = REPO / "db" / "tests" / "scenarios"
+CORPUS_FILE = REPO / "db" / "tests" / "corpus" / "research_corpus.json"
 #: The pytest-xdist worker running this process (gw0, gw1, ...), empty when pytest runs alone.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 
@@ -130,15 +131,42 @@ def clean_db(pg_target):
     return pg_target
 
 
-@pytest.fixture(scope="module")
-def corpus_once(pg_target):
-    """The demo and the research corpus, loaded once for a module (loading embeds 137 chunks): for modules
-    whose tests write nothing the later ones read."""
+@pytest.fixture(scope="session")
+def embedded_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """{"demo": path, "corpus": path}: copies of the Acme demo and of the research corpus with the embedding of
+    every searchable row already in place, computed once per test process by the real model the way the loader
+    computes them (load.embed_memories: the same texts in the same batches, so the same vectors). The loader
+    embeds only rows that carry no embedding, so loading a copy costs the database's work alone: the corpus's 137
+    chunks took most of a load. The loader's own embedding runs in every test that loads another file (the
+    conformance scenarios, the CLI's loads, tests/integration/test_retrieval.py::test_chunks_are_embedded_at_load)."""
+    import json
+
     from ctxasm.services import load
 
-    empty_database(pg_target)
-    load.load_file(pg_target, SCENARIOS / "acme_demo.json")
-    load.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
+    folder = tmp_path_factory.mktemp("embedded")
+    files = {}
+    for name, source in (("demo", SCENARIOS / "acme_demo.json"), ("corpus", CORPUS_FILE)):
+        document = json.loads(source.read_text(encoding="utf-8"))
+        load.embed_memories(document)
+        files[name] = folder / source.name
+        files[name].write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    return files
+
+
+def load_demo_and_corpus(target, embedded_files: dict[str, Path]) -> None:
+    """Empty the database, then load the demo and the research corpus (their embedded copies)."""
+    from ctxasm.services import load
+
+    empty_database(target)
+    load.load_file(target, embedded_files["demo"])
+    load.load_file(target, embedded_files["corpus"])
+
+
+@pytest.fixture(scope="module")
+def corpus_once(pg_target, embedded_files):
+    """The demo and the research corpus, loaded once for a module: for modules whose tests write nothing the
+    later ones read."""
+    load_demo_and_corpus(pg_target, embedded_files)
     return pg_target
 
 
@@ -159,10 +187,10 @@ def owner_conn(clean_db) -> Iterator:
 
 
 @pytest.fixture()
-def demo_loaded(clean_db):
+def demo_loaded(clean_db, embedded_files):
     from ctxasm.services import load
 
-    return load.load_file(clean_db, SCENARIOS / "acme_demo.json")
+    return load.load_file(clean_db, embedded_files["demo"])
 
 
 @pytest.fixture()

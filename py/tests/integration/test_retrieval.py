@@ -9,6 +9,7 @@ import pytest
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
+from ctxasm.services import load
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
 
@@ -31,8 +32,11 @@ def window(target, question: str, intent: str = "fact_check"):
         return assemble(PostgresStore(connection), spec, parse_time("2026-09-28T12:00:00"))
 
 
-def test_chunks_are_embedded_at_load(corpus_target):
-    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+def test_chunks_are_embedded_at_load(demo_target):
+    # the corpus file itself, which carries no embedding: the loader computes every one
+    report = load.load_file(demo_target, CORPUS / "research_corpus.json")
+    assert report.rows[("acme", "kb_chunk")] == 137
+    with pgconn.connect(demo_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
         missing, total = connection.execute(
             "SELECT count(*) FILTER (WHERE embedding IS NULL), count(*) FROM ctxasm.knowledge_base_chunk").fetchone()

@@ -9,7 +9,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ..conftest import SCENARIOS, empty_database
+from ..conftest import SCENARIOS, empty_database  # noqa: F401  (SCENARIOS: the property tests import it from here)
 
 _COMMON = dict(deadline=None, database=None, derandomize=True, print_blob=True,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -43,7 +43,7 @@ def _globex(store) -> None:
 
 
 @pytest.fixture(scope="module")
-def two_tenants(pg_target):
+def two_tenants(pg_target, embedded_files):
     """Acme (the demo) and Globex (the marker tenant), loaded once; reloaded if another module emptied them (checked
     per module: under pytest-xdist a worker may run another folder's tests, which empty the database, in between)."""
     import psycopg
@@ -57,7 +57,7 @@ def two_tenants(pg_target):
                                 ).fetchone()[0]
         if present != 2:
             empty_database(pg_target)
-            load.load_file(pg_target, SCENARIOS / "acme_demo.json")
+            load.load_file(pg_target, embedded_files["demo"])
             with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
                 _globex(PostgresStore(connection))
     return pg_target
