@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import psycopg
+import pytest
 from psycopg import sql
 
 from ctxasm.local import pgconn
@@ -34,6 +35,7 @@ def test_the_test_database_is_a_copy_of_the_current_template(pg_target):
     assert len(changesets) > 30 and changesets == _changesets(pg_target, template)
 
 
+@pytest.mark.slow  # a database copied and dropped (a checkpoint)
 def test_a_copy_drops_the_templates_of_other_sources(pg_target):
     stale = database_template.PREFIX + "0" * 12
     scratch = pgconn.Target(pg_target.host, pg_target.port, worker_database("ctxasm_template_check"),

@@ -32,6 +32,7 @@ def window(target, question: str, intent: str = "fact_check"):
         return assemble(PostgresStore(connection), spec, parse_time("2026-09-28T12:00:00"))
 
 
+@pytest.mark.slow  # embeds the 137 chunks of the corpus
 def test_chunks_are_embedded_at_load(demo_target):
     # the corpus file itself, which carries no embedding: the loader computes every one
     report = load.load_file(demo_target, CORPUS / "research_corpus.json")
