@@ -213,3 +213,19 @@ def launch_claims(token: str | None = None, *, user_id: str | None = None,
         raise ConfigError(f"config_error: no tenant claim: give --claim or {CLAIM_ENV}, or run where the claim key "
                           f"is ({CLAIM_KEY_ENV} or {key_path()}, written by `ctxasm db deploy`)")
     return ClaimSigner(key, user_id, agent_id)
+
+
+class StoreClaims:
+    """A store's claims (PostgresStore and OracleStore take them from here): the claim source it was given, else
+    this process's launch configuration, read on first use."""
+
+    _claims: ClaimSource | None
+
+    @property
+    def claims(self) -> ClaimSource:
+        if self._claims is None:
+            self._claims = launch_claims()
+        return self._claims
+
+    def _claim(self, tenant_id: str) -> str:
+        return self.claims.claim_for(tenant_id)

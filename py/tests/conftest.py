@@ -11,29 +11,93 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+TESTS = Path(__file__).resolve().parent
 SCENARIOS = REPO / "db" / "tests" / "scenarios"
-TEST_DATABASE = os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test")
+CORPUS_FILE = REPO / "db" / "tests" / "corpus" / "research_corpus.json"
+#: The pytest-xdist worker running this process (gw0, gw1, ...), empty when pytest runs alone.
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def worker_database(name: str) -> str:
+    """The name of a database this test process may create or drop: under pytest-xdist each worker has its own
+    (`name_gw0`, ...), so that two workers never drop or fill each other's."""
+    return f"{name}_{WORKER}" if WORKER else name
+
+
+TEST_DATABASE = worker_database(os.environ.get("CTXASM_TEST_DATABASE", "ctxasm_test"))
+
+# --- tiers (docs/testing.md) -----------------------------------------------------------------------------------
+# Markers are given here, at collection, so a new test file gets them without saying anything: `db` to a test that
+# uses the database fixtures (pg_target, or any fixture built on it) or lives in a folder of database tests,
+# `browser` to the browser folder, `oracle` to a case that needs a reachable Oracle database (the conformance
+# suite's oracle engine), `unit` to every other test, and `slow` to a test that uses a fixture that loads torch.
+# Otherwise `slow` is written on the test (or its module), where it was measured. A test may also carry db,
+# browser or oracle itself.
+
+#: Folders under tests/ whose every test needs the database, whatever fixtures it names.
+DB_FOLDERS = {"integration", "conformance"}
+#: Fixtures that import torch and build or load a model with it (seconds before the test starts).
+SLOW_FIXTURES = {"tiny_cross_encoder", "pytorch_model"}
+#: The env variable scripts/test sets to the static gates it ran (and passed) before pytest: a test marked
+#: repo_gate(NAME) runs NAME over the whole checkout again, so it is skipped when NAME is listed there.
+GATES_PASSED = "CTXASM_GATES_PASSED"
+
+
+def _tier_markers(item: pytest.Item) -> set[str]:
+    own = {mark.name for mark in item.iter_markers()}
+    folder = item.path.parts[len(TESTS.parts)] if item.path.is_relative_to(TESTS) else ""
+    params = getattr(item, "callspec", None)
+    wanted: set[str] = set()
+    if "oracle" in own or (params is not None and params.params.get("engine") == "oracle"):
+        wanted.add("oracle")
+    elif "db" in own or "pg_target" in getattr(item, "fixturenames", ()) or folder in DB_FOLDERS:
+        wanted.add("db")
+    if "browser" in own or folder == "browser":
+        wanted.add("browser")
+    tiers = wanted or {"unit"}
+    if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        tiers.add("slow")
+    return tiers
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    passed = set(os.environ.get(GATES_PASSED, "").split())
+    for item in items:
+        for name in _tier_markers(item):
+            item.add_marker(name)
+        gate = item.get_closest_marker("repo_gate")
+        if gate is not None and gate.args[0] in passed:
+            item.add_marker(pytest.mark.skip(
+                reason=f"scripts/test ran the gate {gate.args[0]} over this checkout before pytest ({GATES_PASSED})"))
 
 
 @pytest.fixture(scope="session")
 def pg_target():
-    """A freshly deployed test database; dropped and redeployed once per test session."""
-    from ctxasm.local import deploy, pgconn
+    """This test process's database, freshly deployed once per session: a copy of the deployed template
+    (tests/database_template.py), which Liquibase deploys again only when the deployed sources change."""
+    from ctxasm.local import pgconn
 
-    target = pgconn.resolve_target(TEST_DATABASE, start=True)
-    pgconn.drop_database(target)
-    deploy.deploy_postgres(target)
-    return target
+    from .database_template import fresh_copy
+
+    return fresh_copy(pgconn.resolve_target(TEST_DATABASE, start=True))
 
 
 def empty_database(target) -> None:
-    """Empty every memory table and the tenant registry (as admin, which bypasses RLS)."""
+    """Empty every memory table, its history and the tenant registry (as admin, which bypasses RLS).
+
+    DELETE, not TRUNCATE: a test holds a few hundred rows, while a TRUNCATE of a partitioned table gives every
+    partition (one per memory table for each tenant ever registered, each with its indexes) new files, which took
+    seconds per call and left tens of thousands of files for the next checkpoint to fsync. The history triggers
+    and foreign keys are off for the deletes (session_replication_role), as they are for a TRUNCATE."""
     import psycopg
 
     with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        names = ", ".join(f"ctxasm.{t}, ctxasm.{t}_history" for t in tables)
-        admin.execute(f"TRUNCATE {names}, ctxasm.ctx_tenant")
+        with admin.transaction():
+            admin.execute("SET LOCAL session_replication_role = replica")
+            for table in [*tables, *(f"{t}_history" for t in tables), "ctx_tenant"]:
+                admin.execute(f"DELETE FROM ctxasm.{table}")
 
 
 
@@ -67,15 +131,42 @@ def clean_db(pg_target):
     return pg_target
 
 
-@pytest.fixture(scope="module")
-def corpus_once(pg_target):
-    """The demo and the research corpus, loaded once for a module (loading embeds 137 chunks): for modules
-    whose tests write nothing the later ones read."""
+@pytest.fixture(scope="session")
+def embedded_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """{"demo": path, "corpus": path}: copies of the Acme demo and of the research corpus with the embedding of
+    every searchable row already in place, computed once per test process by the real model the way the loader
+    computes them (load.embed_memories: the same texts in the same batches, so the same vectors). The loader
+    embeds only rows that carry no embedding, so loading a copy costs the database's work alone: the corpus's 137
+    chunks took most of a load. The loader's own embedding runs in every test that loads another file (the
+    conformance scenarios, the CLI's loads, tests/integration/test_retrieval.py::test_chunks_are_embedded_at_load)."""
+    import json
+
     from ctxasm.services import load
 
-    empty_database(pg_target)
-    load.load_file(pg_target, SCENARIOS / "acme_demo.json")
-    load.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
+    folder = tmp_path_factory.mktemp("embedded")
+    files = {}
+    for name, source in (("demo", SCENARIOS / "acme_demo.json"), ("corpus", CORPUS_FILE)):
+        document = json.loads(source.read_text(encoding="utf-8"))
+        load.embed_memories(document)
+        files[name] = folder / source.name
+        files[name].write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    return files
+
+
+def load_demo_and_corpus(target, embedded_files: dict[str, Path]) -> None:
+    """Empty the database, then load the demo and the research corpus (their embedded copies)."""
+    from ctxasm.services import load
+
+    empty_database(target)
+    load.load_file(target, embedded_files["demo"])
+    load.load_file(target, embedded_files["corpus"])
+
+
+@pytest.fixture(scope="module")
+def corpus_once(pg_target, embedded_files):
+    """The demo and the research corpus, loaded once for a module: for modules whose tests write nothing the
+    later ones read."""
+    load_demo_and_corpus(pg_target, embedded_files)
     return pg_target
 
 
@@ -96,10 +187,10 @@ def owner_conn(clean_db) -> Iterator:
 
 
 @pytest.fixture()
-def demo_loaded(clean_db):
+def demo_loaded(clean_db, embedded_files):
     from ctxasm.services import load
 
-    return load.load_file(clean_db, SCENARIOS / "acme_demo.json")
+    return load.load_file(clean_db, embedded_files["demo"])
 
 
 @pytest.fixture()

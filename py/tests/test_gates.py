@@ -89,12 +89,15 @@ def test_a_changeset_keeps_the_path_its_own_line_or_its_file_header_names(tmp_pa
 # --- oracle_parse ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.repo_gate("oracle_parse")
+@pytest.mark.slow  # sqlfluff over every Oracle file
 def test_oracle_parse_passes_on_the_repository(capsys) -> None:
     assert oracle_parse.main(["--repo", str(REPO)]) == 0
     out = capsys.readouterr().out
     assert "oracle_parse: OK" in out
 
 
+@pytest.mark.slow  # sqlfluff over CTX_MEMORY's body
 def test_oracle_parse_fails_on_a_broken_package_body(repo_copy: Path, capsys) -> None:
     body = repo_copy / MEMORY_BODY
     # an IF without its END IF inside delete_memory
@@ -137,6 +140,7 @@ def test_oracle_parse_rejects_a_broken_index_expression(repo_copy: Path, capsys)
         ("end ctx_memory;\n/\n", "end ctx_memory;\n", "text after the last lone '/' line"),
     ],
 )
+@pytest.mark.slow  # sqlfluff over CTX_MEMORY's body
 def test_oracle_parse_enforces_the_changeset_layout(repo_copy: Path, capsys, old: str, new: str,
                                                      message: str) -> None:
     _edit(repo_copy / MEMORY_BODY, old, new)
@@ -174,12 +178,15 @@ def test_known_gap_rules_are_needed_and_narrow() -> None:
 MASTER = "liquibase/changelog-master.yaml"
 
 
+@pytest.mark.repo_gate("liquibase_render")
+@pytest.mark.slow  # Liquibase (Java)
 def test_liquibase_render_passes_on_the_repository(capsys) -> None:
     _java_or_skip()
     assert liquibase_render.main(["--repo", str(REPO)]) == 0
     assert "liquibase_render: OK" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # Liquibase (Java)
 def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, capsys) -> None:
     _java_or_skip()
     _edit(repo_copy / "db/oracle/schema/memory_tables.sql",
@@ -189,6 +196,7 @@ def test_liquibase_render_fails_on_a_duplicate_changeset_id(repo_copy: Path, cap
     assert "liquibase update-sql exited with" in out and "ora-0020-01a-guideline-memory" in out
 
 
+@pytest.mark.slow  # Liquibase (Java)
 def test_liquibase_render_fails_when_a_changeset_is_not_rendered_for_oracle(repo_copy: Path, capsys) -> None:
     _java_or_skip()
     _edit(repo_copy / "db/oracle/security/grants.sql",
@@ -206,6 +214,7 @@ def test_liquibase_render_fails_without_a_master_changelog(repo_copy: Path, caps
 # --- contract_check -------------------------------------------------------------------------------------
 
 
+@pytest.mark.repo_gate("contract_check")
 def test_contract_check_passes_on_the_repository(capsys) -> None:
     assert contract_check.main(["--repo", str(REPO)]) == 0
     out = capsys.readouterr().out
@@ -319,15 +328,20 @@ def _line_of(path: Path, text: str) -> int:
     return path.read_text(encoding="utf-8").split(text)[0].count("\n") + 1
 
 
+@pytest.mark.repo_gate("oracle_api")
 def test_oracle_api_passes_on_the_repository(capsys) -> None:
     assert oracle_api.main(["--repo", str(REPO)]) == 0
     assert "oracle_api: OK" in capsys.readouterr().out
 
 
+@pytest.mark.repo_gate("oracle_names")
 def test_oracle_names_passes_on_the_repository(capsys) -> None:
     assert oracle_names.main(["--repo", str(REPO)]) == 0
     out = capsys.readouterr().out
     assert "oracle_names: OK" in out
+
+
+def test_oracle_names_reads_every_unit_of_the_repository() -> None:
     # every package spec and body, the anonymous blocks and the suites were read, not skipped
     resolver = plsql_resolver.Resolver(REPO)
     resolver.load()
@@ -496,6 +510,7 @@ def test_tenant_indexes_fails_on_an_index_that_does_not_lead_with_the_tenant(rep
 # --- contract_generated ----------------------------------------------------------------------------------
 
 
+@pytest.mark.repo_gate("contract_generated")
 def test_contract_generated_passes_on_the_repository(capsys) -> None:
     from ctxasm_dev.gates import contract_generated
 

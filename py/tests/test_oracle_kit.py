@@ -45,6 +45,7 @@ def _packages() -> dict[str, dict[str, str]]:
 # --- the utPLSQL suites ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # sqlfluff over the utPLSQL suites
 def test_the_utplsql_files_pass_the_parse_gate() -> None:
     files = sorted(UTPLSQL.glob("*.sql"))
     assert len(files) >= 2, "expected the CTX_MEMORY and CTX_ASSEMBLY suites under db/tests/utplsql"
@@ -282,6 +283,7 @@ def _stub_log(tmp_path: Path, name: str) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
+@pytest.mark.slow  # scripts/oracle-dev against a stand-in sqlplus
 def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_path: Path) -> None:
     # what USER_ERRORS held when the JSON calls used PL/JSON's parameter names: the changeset "ran"
     user_errors = ("ERROR|PACKAGE BODY|CTX_MEMORY|801|31|PLS-00306: wrong number or types of arguments in call to "
@@ -311,7 +313,7 @@ def test_oracle_dev_deploy_stops_with_the_compile_errors_of_an_invalid_body(tmp_
     assert "CtxOwnerTest1" in owner_sql, "the owner's password goes to SQL*Plus on stdin"
     # and explained: the changeset of the body, the readiness row of the error and the gate that covers it
     assert "scripts/oracle-dev: the first failure, explained" in result.stderr
-    assert f"PACKAGE BODY CTX_MEMORY line 801, column 31: PLS-00306" in result.stderr
+    assert "PACKAGE BODY CTX_MEMORY line 801, column 31: PLS-00306" in result.stderr
     assert f"[{body}, changeset ora-pkg-0050-ctx-memory-body]" in result.stderr
     assert 'PLS-00306: docs/oracle.md, "Oracle readiness": A call into Oracle-supplied code' in result.stderr
     assert "gate: `oracle_api`" in result.stderr

@@ -119,6 +119,7 @@ class CtxasmStore(BaseStore):
         prefix = tuple(op.namespace_prefix)
         under = {(ns, key): item for (ns, key), item in items.items() if ns[:len(prefix)] == prefix
                  and all(item.value.get(k) == v for k, v in (op.filter or {}).items())}
+        chosen: list[tuple[tuple[tuple[str, ...], str], float | None]]  # a listing has no score
         if op.query:
             keys = list(under)
             ranked = by_meaning(op.query, [json.dumps(under[k].value, ensure_ascii=False) for k in keys])
@@ -135,8 +136,9 @@ class CtxasmStore(BaseStore):
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
 
-            def matches(ns: tuple[str, ...]) -> bool:
-                part = ns[:len(path)] if condition.match_type == "prefix" else ns[-len(path):] if path else ()
+            def matches(ns: tuple[str, ...], path: tuple[str, ...] = path, suffix: bool = condition.match_type != "prefix"
+                        ) -> bool:
+                part = (ns[-len(path):] if path else ()) if suffix else ns[:len(path)]
                 return len(ns) >= len(path) and all(p == "*" or p == n for p, n in zip(path, part))
 
             found = [ns for ns in found if matches(ns)]
@@ -158,7 +160,7 @@ class CtxasmStore(BaseStore):
             payload = row.get("content_json") or {}
             if str(row.get("subject", "")).startswith(SUBJECT_PREFIX) and "namespace" in payload:
                 versions.setdefault((tuple(payload["namespace"]), str(payload["key"])), []).append(row)
-        self._created = {k: min(instant(r["valid_from"]) for r in v) for k, v in versions.items()}
+        self._created = {k: min(_at(r) for r in v) for k, v in versions.items()}
         return {k: r for k, v in versions.items() for r in v if r.get("status") == "active"}
 
     def _items(self) -> dict[tuple[tuple[str, ...], str], Item]:

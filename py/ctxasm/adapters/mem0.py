@@ -46,7 +46,7 @@ def _messages(messages: str | Mapping[str, Any] | Sequence[Any]) -> list[dict[st
         return [{"role": "user", "content": messages}]
     if isinstance(messages, Mapping):
         return [{"role": str(messages.get("role", "user")), "content": str(messages["content"])}]
-    return [{"role": str(m.get("role", "user")), "content": str(m["content"])} for m in messages]
+    return [_messages(m)[0] for m in messages]
 
 
 def _scope_required(user_id: str | None, agent_id: str | None, run_id: str | None) -> None:
@@ -93,7 +93,7 @@ class Memory:
             else:
                 owner = user_id or agent_id
                 with spans.asked_as(spans.CREATE_MEMORY):  # a fact of its own, never an existing one
-                    _, memory_id, _ = session.remember(
+                    _type, memory_id, _version = session.remember(
                         f"{SUBJECT_PREFIX}{owner}", f"memory_{uuid.uuid4().hex[:12]}", message["content"],
                         content_json={"metadata": dict(metadata or {}), "role": message["role"]}, personal=True)
             results.append({"id": memory_id, "memory": message["content"], "event": "ADD"})

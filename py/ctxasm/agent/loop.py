@@ -75,7 +75,7 @@ class AgentRun:
 
 
 class AgentLoop:
-    def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime, client: ModelClient | None, *,
+    def __init__(self, store: MemoryStore, spec: WindowSpec, at: datetime | None, client: ModelClient | None, *,
                  roles: tuple[str, ...] = (), reranker: Any = None, provider_count: bool = False,
                  elicitation_handler: Any = None, write_turns: bool = True, session: Session | None = None):
         self.store, self.spec, self.at, self.client = store, spec, at, client
@@ -88,7 +88,7 @@ class AgentLoop:
 
     @classmethod
     @contextmanager
-    def over(cls, session: Session, question: str, at: datetime, client: ModelClient | None, *, intent: str,
+    def over(cls, session: Session, question: str, at: datetime | None, client: ModelClient | None, *, intent: str,
              model: str, **options: Any) -> Iterator[AgentLoop]:
         """The loop for an API session's caller (tenant, user, agent, thread and roles from the session), on one
         pooled connection of the session held until the block ends; the tools that write go through the
@@ -193,7 +193,7 @@ class AgentLoop:
         else:
             result = await mcp.call_tool(name, arguments, raise_on_error=False)
             if result.is_error or not result.structured_content or "tool" not in result.structured_content:
-                text = result.content[0].text if result.content else "tool error"
+                text = getattr(result.content[0], "text", "tool error") if result.content else "tool error"
                 output = ToolOutput(name, (), (text,))
             else:
                 output = ToolOutput.from_json(result.structured_content)

@@ -220,7 +220,7 @@ class MemoryManager:
             raise ToolRefused("tool_refused: remember: the session is for another tenant than the caller")
         kind, memory_id, version = self.session.remember(subject, predicate, content, confidence=confidence,
                                                          at=self.evaluation_time(), personal=bool(personal))
-        item = ToolItem(ref=(kind, memory_id, version), type=kind, status="current",
+        item = ToolItem(ref=Ref(kind, memory_id, version), type=kind, status="current",
                         text=f"({subject}, {predicate}): {content}",
                         extra={"memory_id": memory_id, "version": version,
                                "scope": "personal" if personal else "tenant"})
@@ -234,7 +234,7 @@ class MemoryManager:
             return ToolOutput("clarify", (), (f"the client cannot ask the user; ask them in your answer: {question}",))
         event_id = self.record_event("clarification", f"asked: {question} / answered: {answer}",
                                      {"question": question, "answer": answer})
-        item = ToolItem(ref=("conversation", event_id, 1), type="conversation", status="unverified",
+        item = ToolItem(ref=Ref("conversation", event_id, 1), type="conversation", status="unverified",
                         text=f"The user was asked: {question}\nThe user answered: {answer}")
         return ToolOutput("clarify", (item,), ())
 

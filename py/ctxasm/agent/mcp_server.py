@@ -42,7 +42,7 @@ async def ask_client(question: str) -> str | None:
         return None
     if getattr(answer, "action", None) != "accept":
         return None
-    data = answer.data
+    data = answer.data  # type: ignore[union-attr]  # only an accepted answer has action "accept"
     return data if isinstance(data, str) else json.dumps(data)
 
 
@@ -84,7 +84,7 @@ class ToolboxProvider(Provider):
 
     async def _list_resources(self) -> Sequence[TextResource]:
         sections = self.manager.fixed_sections()
-        return [TextResource(uri=RESOURCES[name], name=name, mime_type="text/plain",
+        return [TextResource(uri=RESOURCES[name], name=name, mime_type="text/plain",  # type: ignore[arg-type]  # pydantic reads the URL
                              text="\n".join(sections[name]) or f"(no {name} in effect)")
                 for name in RESOURCES]
 
@@ -112,7 +112,7 @@ def line_problem(line: str) -> tuple[int, str, Any] | None:
         pass
     try:
         message = json.loads(line)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return PARSE_ERROR, f"parse error: not a JSON text ({exc.msg} at character {exc.pos})", None
     request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
@@ -184,7 +184,8 @@ async def serve_stdio(server: FastMCP) -> None:
     token = set_transport("stdio")
     try:
         async with server._lifespan_manager():
-            async with stdio_server(stdin=lines, stdout=wire) as (read_stream, write_stream):
+            # the guarded wrappers have the async file methods stdio_server uses
+            async with stdio_server(stdin=lines, stdout=wire) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server._mcp_server.run(read_stream, write_stream,
                                              server._mcp_server.create_initialization_options())
     finally:

@@ -68,8 +68,8 @@ class OpenAIClient:
         """The provider's own count of the input (CONTEXT_PROVIDER_COUNT=1), via the Responses token counter."""
         with self._provider_errors():
             counted = self._client.responses.input_tokens.count(
-                model=request["model"], input=responses_input(request["messages"]),
-                tools=[responses_tool(t) for t in request.get("tools", [])] or None)
+                model=request["model"], input=responses_input(request["messages"]),  # type: ignore[arg-type]
+                tools=[responses_tool(t) for t in request.get("tools", [])] or None)  # type: ignore[misc]
         return int(counted.input_tokens)
 
     @contextmanager

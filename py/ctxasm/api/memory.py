@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxasm.api.session import Session
-from ctxasm.claims import FixedClaim, launch_claims
+from ctxasm.claims import ClaimSource, FixedClaim, launch_claims
 from ctxasm.engines.pool import ConnectionPool
 from ctxasm.engines.registry import OWNER, Engine, as_engine, connected_store, open_engine
 
@@ -45,6 +45,8 @@ class Memory:
         for another tenant, or one that has expired, is refused at once with InvalidClaim, as the database would
         refuse it (one message for every refusal)."""
         token = claim
+        scoped: ClaimSource
+        shared: ClaimSource
         if token:
             scoped = shared = FixedClaim(token)
             scoped.claim_for(tenant_id)

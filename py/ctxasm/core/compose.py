@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
@@ -204,7 +204,7 @@ def _candidates(selection: Mapping[str, Any], ids: Mapping[str, str]) -> dict[st
             continue
         tiers = _record_tiers(item, ids)
         # The full tier is always tried: priced now; the others only when the fitter reaches them (_priced).
-        priced = {"full": _priced(tiers["full"])}
+        priced = {"full": _priced(tiers["full"] or "")}  # a record always has its full tier
         priced.update(_stored_costs(item, tiers))
         groups: tuple[tuple[str, int], ...] = ()
         if _is_grouped(item):
@@ -296,7 +296,8 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
         seats = sorted(states[name].seated, key=lambda s: s.candidate.ref["selection_rank"])
-        lines += [(seat, seat.candidate.tiers[seat.tier]) for seat in seats if not _is_grouped(seat.candidate.ref)]
+        lines += [(seat, seat.candidate.tiers[seat.tier])  # type: ignore[misc]  # a seated tier has its text
+                  for seat in seats if not _is_grouped(seat.candidate.ref)]
         turns = [seat for seat in seats if _is_grouped(seat.candidate.ref)]
         if not turns:
             continue
@@ -314,7 +315,7 @@ def _render_records(states: Mapping[str, _SliceState]) -> list[tuple[Seated | No
                 year = render.turn_year(date)
                 lines.append((None, year))
             lines.append((None, render.turn_heading(date)))
-            lines += [(member, member.candidate.tiers[member.tier]) for member in members]
+            lines += [(member, member.candidate.tiers[member.tier]) for member in members]  # type: ignore[misc]  # a seated tier has text
         lines.append((None, render.TURN_SECTION_CLOSE))
     return lines
 

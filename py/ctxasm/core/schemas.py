@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
@@ -98,7 +98,7 @@ class _Compiler:
         name = target[len("#/$defs/"):]
         if name not in self.refs:
             compiled: Check | None = None
-            self.refs[name] = lambda v: compiled(v)  # stands in while a definition that refers to itself compiles
+            self.refs[name] = lambda v: compiled(v)  # type: ignore[misc]  # stands in while a definition that refers to itself compiles
             compiled = self.compile(self.root["$defs"][name])
             self.refs[name] = compiled
         return self.refs[name]
@@ -133,7 +133,7 @@ def _bound(test: Callable[[Any, Any], bool], keyword: str) -> Callable[[_Compile
     return build
 
 
-def _length(test: Callable[[int, int], bool], keyword: str, kind: type) -> Callable[[_Compiler, Mapping[str, Any]], Check]:
+def _length(test: Callable[[int, int], bool], keyword: str, kind: type[Sized]) -> Callable[[_Compiler, Mapping[str, Any]], Check]:
     def build(c: _Compiler, node: Mapping[str, Any]) -> Check:
         limit = node[keyword]
         return lambda v: not isinstance(v, kind) or test(len(v), limit)

@@ -7,9 +7,8 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from ctxasm.claims import ClaimSource
+from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.engines.checks import prepared, to_json
-from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import from_oracle_message
 
@@ -20,7 +19,7 @@ AT_OR_NOW = "declare l_at timestamp with time zone := :at; begin "
 EVALUATION_TIME = "in_evaluation_time => nvl(l_at, systimestamp)"
 
 
-class OracleStore:
+class OracleStore(StoreClaims):
     """CTX_* packages over a python-oracledb connection (thin mode). Not exercised on machines without Oracle:
     the conformance suite runs it only when CTXASM_ORACLE_DSN is set."""
 
@@ -32,9 +31,6 @@ class OracleStore:
     def __init__(self, connection: Any, claims: ClaimSource | None = None):
         self.connection = connection
         self._claims = claims
-
-    claims = PostgresStore.claims
-    _claim = PostgresStore._claim
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

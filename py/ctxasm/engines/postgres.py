@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Iterator
 
-from ctxasm.claims import ClaimSource, launch_claims
+from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
@@ -32,7 +32,7 @@ SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
 AT_OR_NOW = "coalesce(%s::timestamptz, now())"
 
 
-class PostgresStore:
+class PostgresStore(StoreClaims):
     """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction.
 
     `claims` gives the claim sent to set_tenant for a tenant: a ClaimSigner on the trusted side, a FixedClaim
@@ -45,15 +45,6 @@ class PostgresStore:
         self.connection = connection
         self.round_trips = 0
         self._claims = claims
-
-    @property
-    def claims(self) -> ClaimSource:
-        if self._claims is None:
-            self._claims = launch_claims()
-        return self._claims
-
-    def _claim(self, tenant_id: str) -> str:
-        return self.claims.claim_for(tenant_id)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

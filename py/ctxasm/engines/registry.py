@@ -117,7 +117,7 @@ class OracleEngine:
         if role == OWNER and not self.owner_dsn:
             raise ConfigError("config_error: this needs the schema owner: set CTXASM_ORACLE_OWNER_DSN")
         variable = "CTXASM_ORACLE_OWNER_DSN" if role == OWNER else "CTXASM_ORACLE_DSN"
-        user, password, address = _oracle_login(self.owner_dsn if role == OWNER else self.app_dsn, variable)
+        user, password, address = _oracle_login((self.owner_dsn if role == OWNER else self.app_dsn) or "", variable)
         try:
             connection = oracledb.connect(user=user, password=password, dsn=address, tcp_connect_timeout=10)
         except oracledb.Error as exc:

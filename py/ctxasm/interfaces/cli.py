@@ -267,6 +267,7 @@ def _ask(args: argparse.Namespace) -> int:
     from ctxasm.services.assemble import parse_time
 
     transcript = read_transcript(args.transcript) if args.transcript else None
+    client: RecordedClient | OpenAIClient | None
     if transcript:
         client = RecordedClient.load(args.transcript)
     elif os.environ.get("OPENAI_API_KEY"):
@@ -414,7 +415,8 @@ def _erase(args: argparse.Namespace) -> int:
                               "long pre-erasure images stay (docs/security.md)")
         report = session.forget(args.memory_type, args.memory_id)
         if args.vacuum:
-            report.update(vacuum_tables(session.engine.target, args.tenant, list(report["tables"]),
+            report.update(vacuum_tables(session.engine.target,  # type: ignore[attr-defined]  # PostgreSQL
+                                        args.tenant, list(report["tables"]),
                                         report.get("erased_xid")).as_json())
     print(json.dumps(report, indent=2) if args.json else describe_erasure(args.memory_type, args.memory_id, report))
     if not report.get("complete", True):

@@ -13,6 +13,15 @@ from ctxasm.errors import ConfigError
 from ctxasm.settings import project_root
 
 MASTER_CHANGELOG = "liquibase/changelog-master.yaml"
+#: The JVM options Liquibase runs with unless JAVA_OPTS says otherwise. A run lasts seconds: the optimising JIT
+#: compiler and the parallel collector cost more than they save there, and the quick compiler alone with the serial
+#: collector about halved the CPU time of an update (measured: 3.7 s -> 1.9 s when nothing was left to apply).
+JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def environment() -> dict[str, str]:
+    """This process's environment for a Liquibase run: JAVA_OPTS as set, else JAVA_OPTIONS; no banner."""
+    return {"JAVA_OPTS": JAVA_OPTIONS, **os.environ, "LIQUIBASE_SHOW_BANNER": "false"}
 
 
 def executable() -> Path:
@@ -33,11 +42,8 @@ def executable() -> Path:
 def run(args: list[str], *, url: str, username: str | None = None, password: str | None = None,
         extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run one Liquibase command against `url`; credentials go by environment, never on the command line."""
-    env = dict(os.environ)
-    env.update(
-        LIQUIBASE_COMMAND_URL=url,
-        LIQUIBASE_SHOW_BANNER="false",
-    )
+    env = environment()
+    env["LIQUIBASE_COMMAND_URL"] = url
     if username:
         env["LIQUIBASE_COMMAND_USERNAME"] = username
     if password:

@@ -94,7 +94,7 @@ def resolve_target(database: str | None = None, *, start: bool = False) -> Targe
     env = Environment.read()
     name = database or env.pg_database
     if env.pg_dsn:
-        params = conninfo_to_dict(env.pg_dsn)
+        params = {key: str(value) for key, value in conninfo_to_dict(env.pg_dsn).items() if value is not None}
         host = params.pop("host", "127.0.0.1")
         port = int(params.pop("port", 5432))
         admin = Login(params.pop("user", "postgres"), params.pop("password", None))

@@ -10,7 +10,7 @@ from ctxasm.local import pgconn
 def deployment_summary(target: pgconn.Target) -> str:
     try:
         with pgconn.connect(target, pgconn.owner_login()) as conn:
-            applied, last = conn.execute(
+            applied, last = conn.execute(  # type: ignore[misc]  # an aggregate: always one row
                 f"SELECT count(*), max(dateexecuted) FROM {pgconn.LIQUIBASE_SCHEMA}.databasechangelog"
             ).fetchone()
             tables = conn.execute(
@@ -35,7 +35,7 @@ def databases(target: pgconn.Target) -> list[tuple[str, bool]]:
     for name in names:
         try:
             with psycopg.connect(target.conninfo(target.admin, name), connect_timeout=10) as conn:
-                (deployed,) = conn.execute("SELECT to_regclass('ctxasm.ctx_tenant') IS NOT NULL").fetchone()
+                (deployed,) = conn.execute("SELECT to_regclass('ctxasm.ctx_tenant') IS NOT NULL").fetchone()  # type: ignore[misc]
         except psycopg.Error:
             deployed = False
         found.append((name, bool(deployed)))

@@ -61,7 +61,8 @@ CREATE OPERATOR CLASS {OPCLASS} FOR TYPE text USING hash AS
 def install_slot_opclass(connection: psycopg.Connection, owner: str) -> str | None:
     """In the connected database, as admin (autocommit): the schema, the two support functions and the operator
     class; idempotent. Returns a note when the admin may not create an operator class (not a superuser)."""
-    if not connection.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0]:
+    superuser = connection.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+    if not (superuser and superuser[0]):
         return ("partition bounds name tenant ids (LIST by tenant_id): only a superuser admin can install the "
                 f"operator class {OPCLASS} that keys them by opaque slots")
     with connection.transaction():

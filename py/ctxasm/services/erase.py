@@ -90,12 +90,19 @@ def _precedes(first: int, second: int) -> bool:
     return ((first - second) & 0xFFFFFFFF) >= 0x80000000
 
 
+def _one(connection: psycopg.Connection, query: str, params: tuple[Any, ...]) -> Any:
+    """The one value a query that always returns one row answers."""
+    row = connection.execute(query, params).fetchone()
+    assert row is not None, query
+    return row[0]
+
+
 def _relations(connection: psycopg.Connection, tenant_id: str, table: str) -> list[str]:
     """The tenant's partitions of the table and of its history (the tables themselves where not partitioned)."""
     names = []
     for name in (table, f"{table}_history"):
-        partition = connection.execute("SELECT ctxasm.tenant_partition(%s, %s)", (tenant_id, name)).fetchone()[0]
-        exists = connection.execute("SELECT to_regclass(%s) IS NOT NULL", (f"ctxasm.{partition}",)).fetchone()[0]
+        partition = _one(connection, "SELECT ctxasm.tenant_partition(%s, %s)", (tenant_id, name))
+        exists = _one(connection, "SELECT to_regclass(%s) IS NOT NULL", (f"ctxasm.{partition}",))
         names.append(partition if exists else name)
     return names
 

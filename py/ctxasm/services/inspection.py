@@ -99,7 +99,7 @@ def slices_in_request_order(manifest: Mapping[str, Any], rows: Mapping[RefKey, M
         name = str(memory.get("slice"))
         if name != "guidelines":
             return name
-        row = (rows or {}).get(ref_key(memory.get("ref")) or ("", "", 0))
+        row = (rows or {}).get(ref_key(memory.get("ref")) or Ref("", "", 0))
         if row is not None:
             return INSTRUCTIONS if is_instruction_key(row.get("guideline_key")) else name
         return INSTRUCTIONS if persona_at is not None and (memory.get("position") or 0) > persona_at else name

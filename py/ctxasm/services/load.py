@@ -102,7 +102,7 @@ def check_budgets(name: str, document: dict[str, Any]) -> None:
     problems = []
     for _, _, where, row in _budget_rows(document):
         problems += [f"{where}.content_json.{p.field}: {p.problem}" for p in budget_problems(row.get("content_json"))]
-    for t, tenant in enumerate(document["tenants"]):
+    for t in range(len(document["tenants"])):
         latest: dict[str, dict[str, Any]] = {}
         for tt, _, where, row in _budget_rows(document):
             if tt == t:
@@ -340,10 +340,9 @@ class _located:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind, exc, tb) -> bool:
+    def __exit__(self, kind, exc, tb) -> None:
         if isinstance(exc, CtxasmError) and not isinstance(exc, ScenarioError):
             raise ScenarioError(self.name, self.json_path, str(exc)) from exc
-        return False
 
 
 def embed_memories(document: dict[str, Any]) -> int:

@@ -37,7 +37,7 @@ def _titled(title: str | None, text: str) -> str:
     return f"{title}: {text}" if title else text
 
 
-def search(store: MemoryStore, caller: Caller, at: datetime, query: str, embed: Callable[[str], str],
+def search(store: MemoryStore, caller: Caller, at: datetime | None, query: str, embed: Callable[[str], str],
            limit: int = SEARCH_LIMIT) -> ToolOutput:
     """The authorised memories that match `query` best (hybrid: lexical and the query's embedding)."""
     c = caller
@@ -53,7 +53,7 @@ def search(store: MemoryStore, caller: Caller, at: datetime, query: str, embed: 
         return output
 
 
-def lookup(store: MemoryStore, caller: Caller, at: datetime, subject: str, predicate: str) -> ToolOutput:
+def lookup(store: MemoryStore, caller: Caller, at: datetime | None, subject: str, predicate: str) -> ToolOutput:
     """A fact's current value first, then its history (kept for explanation, not for answers)."""
     c = caller
     with spans.memory_span(spans.SEARCH_MEMORY, c.tenant_id, "lookup", memory_type="entity") as span:
@@ -63,7 +63,7 @@ def lookup(store: MemoryStore, caller: Caller, at: datetime, subject: str, predi
         return output
 
 
-def _lookup(store: MemoryStore, c: Caller, at: datetime, subject: str, predicate: str) -> ToolOutput:
+def _lookup(store: MemoryStore, c: Caller, at: datetime | None, subject: str, predicate: str) -> ToolOutput:
     found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at, subject, predicate)
     store.rollback()
     current = found.get("current")
@@ -81,7 +81,7 @@ def _lookup(store: MemoryStore, c: Caller, at: datetime, subject: str, predicate
     return ToolOutput("lookup_entity", tuple(items), tuple(notes))
 
 
-def expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | None, memory_id: str) -> ToolOutput:
+def expand(store: MemoryStore, caller: Caller, at: datetime | None, manifest_id: str | None, memory_id: str) -> ToolOutput:
     """One record of the window `manifest_id` in full (only ids that window issued can be opened)."""
     with spans.memory_span(spans.SEARCH_MEMORY, caller.tenant_id, "expand") as span:
         output = _expand(store, caller, at, manifest_id, memory_id)
@@ -90,7 +90,7 @@ def expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | 
         return output
 
 
-def _expand(store: MemoryStore, caller: Caller, at: datetime, manifest_id: str | None, memory_id: str) -> ToolOutput:
+def _expand(store: MemoryStore, caller: Caller, at: datetime | None, manifest_id: str | None, memory_id: str) -> ToolOutput:
     if not manifest_id:
         raise InvalidArgument("invalid_argument: expand: there is no current window for this caller yet")
     found = store.expand(caller.tenant_id, manifest_id, memory_id, at)

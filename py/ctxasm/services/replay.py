@@ -177,6 +177,9 @@ def _replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest
                   ) -> tuple[ReplayResult, dict[str, Any] | None]:
     recorded_hash = manifest["request_hash"]
     first_id = manifest.first_manifest_id
+    if not first_id:
+        return ReplayResult(UNAVAILABLE, manifest_id, "a tool round's manifest names no first window",
+                            recorded_hash), None
     first, request = replay_window(store, tenant_id, first_id)
     if request is None:
         return ReplayResult(first.status, manifest_id, f"its first window {first_id}: {first.reason}",

@@ -48,12 +48,12 @@ class _Files:
 
 
 def _docs(text: str, catalogue: Catalogue) -> str:
-    for name, (source, table) in _DOC_REGIONS.items():
+    for name, (_, table) in _DOC_REGIONS.items():
         pattern = re.compile(rf"(<!-- generated: {name} .*?-->\n).*?(\n<!-- end generated: {name} -->)", re.DOTALL)
         if len(pattern.findall(text)) != 1:
             raise CatalogueError(f"{target('docs_contract')}: the markers of the generated region {name!r} "
                                  f"(<!-- generated: {name} ... --> ... <!-- end generated: {name} -->) must occur once")
-        text = pattern.sub(lambda m: m.group(1) + table(catalogue) + m.group(2), text)
+        text = pattern.sub(lambda m, table=table: m.group(1) + table(catalogue) + m.group(2), text)
     return text
 
 

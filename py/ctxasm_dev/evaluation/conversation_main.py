@@ -25,7 +25,7 @@ def _budgets(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--budgets: {text!r} is not a comma-separated list of whole numbers")
+        raise argparse.ArgumentTypeError(f"--budgets: {text!r} is not a comma-separated list of whole numbers") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError(f"--budgets: {text!r}: every budget must be a whole number >= 1")
     return values

@@ -74,8 +74,9 @@ def render(repo: Path, changelog: str) -> subprocess.CompletedProcess[str]:
             "--log-level=WARNING",
             "update-sql",
         ]
-        env = dict(os.environ, LIQUIBASE_SHOW_BANNER="false")
-        return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        from ctxasm.local.liquibase import environment
+
+        return subprocess.run(command, cwd=repo, env=environment(), capture_output=True, text=True, timeout=300)
 
 
 def rendered_blocks(output: str) -> dict[tuple[str, str], list[str]]:

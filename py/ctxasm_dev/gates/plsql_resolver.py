@@ -1592,7 +1592,7 @@ class Resolver:
                        types=self.tables.types.get(parts[-1]), base_table=parts[-1]), index
 
     def _column_list(self, tokens: list[Token], start: int, stop: int, target: _Source) -> None:
-        for a, b in split_top_level(tokens, start, stop):
+        for _, b in split_top_level(tokens, start, stop):
             column = tokens[b - 1]
             if target.columns is not None and column.kind == IDENT and column.text not in target.columns:
                 self.report(NAMES, column, f"{target.label} has no column {column.text}")

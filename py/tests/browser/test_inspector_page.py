@@ -22,10 +22,9 @@ from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.interfaces.inspector import diff_of, load_inspection, write_page
 from ctxasm.local import pgconn
-from ctxasm.services import load
 from ctxasm.services.assemble import assemble, parse_time
 
-from ..conftest import REPO, SCENARIOS
+from ..conftest import load_demo_and_corpus
 from ..integration.test_agent_loop import run_transcript
 from .devtools import CHROMIUM, Browser
 
@@ -152,10 +151,9 @@ def browser():
 
 
 @pytest.fixture()
-def corpus(clean_db):
+def corpus(clean_db, embedded_files):
     """The demo and the research corpus, for the agent loop's transcripts."""
-    load.load_file(clean_db, SCENARIOS / "acme_demo.json")
-    load.load_file(clean_db, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
+    load_demo_and_corpus(clean_db, embedded_files)
     return clean_db
 
 

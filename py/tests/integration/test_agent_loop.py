@@ -161,6 +161,7 @@ def test_a_request_the_transcript_does_not_expect_fails(store, tmp_path: Path):
         run_transcript(store, "corrected_fact", client=RecordedClient.load(bad))
 
 
+@pytest.mark.slow  # two ctxasm processes
 def test_ctxasm_ask_replays_a_transcript_and_says_when_no_model_is_called(corpus_once):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(CTXASM_PG_DATABASE=TEST_DATABASE)

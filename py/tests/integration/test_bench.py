@@ -12,7 +12,11 @@ import pytest
 from ctxasm.local import pgconn
 from ctxasm_dev.bench import __main__ as bench, catalog, neighbour
 
-DATABASE = "ctxasm_bench_test"
+from ..conftest import worker_database
+
+pytestmark = pytest.mark.slow  # the benchmark end to end, with its deployments
+
+DATABASE = worker_database("ctxasm_bench_test")
 PHASES = {"database_selection", "token_counting", "fitting", "rendering", "manifest_write"}
 
 
@@ -104,7 +108,7 @@ def test_help_documents_every_flag(capsys):
         assert f"\n  {kind} " in text, kind
 
 
-SCRATCH = "ctxasm_bench_catalog_test"
+SCRATCH = worker_database("ctxasm_bench_catalog_test")
 
 
 @pytest.fixture()

@@ -6,7 +6,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ctxasm.local import pgconn
+
+from ..conftest import worker_database
+
+pytestmark = pytest.mark.slow  # Liquibase deployments, fresh and again, through ctxasm processes
+
+DSN_DATABASE = worker_database("ctxasm_dsn_check")
 
 
 def counts(summary: str) -> tuple[int, int]:
@@ -24,7 +32,7 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
     """Any PostgreSQL 16+ with pgvector: here the same server, reached only through an admin DSN."""
     admin = pg_target.admin
     dsn = f"postgresql://{admin.user}:{admin.password}@{pg_target.host}:{pg_target.port}/{pg_target.admin_database}"
-    env = dict(os.environ, CTXASM_PG_DSN=dsn, CTXASM_PG_DATABASE="ctxasm_dsn_check")
+    env = dict(os.environ, CTXASM_PG_DSN=dsn, CTXASM_PG_DATABASE=DSN_DATABASE)
     target = pgconn.resolve_target()
     try:
         first = ctxasm("db", "deploy", "--fresh", env=env)
@@ -38,13 +46,13 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
         assert counts(again.stdout) == (4, run - 4)
         status = ctxasm("db", "status", env=env)
         assert status.returncode == 0, status.stderr
-        assert "database ctxasm_dsn_check:" in status.stdout and "changesets applied" in status.stdout
+        assert f"database {DSN_DATABASE}:" in status.stdout and "changesets applied" in status.stdout
         listed = next(line for line in status.stdout.splitlines() if line.startswith("databases on this server: "))
-        assert "ctxasm_dsn_check," in listed or "ctxasm_dsn_check;" in listed, listed
+        assert f"{DSN_DATABASE}," in listed or f"{DSN_DATABASE};" in listed, listed
         up = ctxasm("db", "up", env=env)
         assert up.returncode == 0 and "CTXASM_PG_DSN is set" in up.stderr
     finally:
-        pgconn.drop_database(pgconn.Target(target.host, target.port, "ctxasm_dsn_check", target.admin,
+        pgconn.drop_database(pgconn.Target(target.host, target.port, DSN_DATABASE, target.admin,
                                            target.admin_database, embedded=True))
 
 

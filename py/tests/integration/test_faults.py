@@ -117,6 +117,7 @@ def test_dead_connection_is_reported_not_leaked(demo_once):
             assemble(PostgresStore(connection), SPEC, AT)
 
 
+@pytest.mark.slow  # a private cluster of its own: initdb, a deployment, a restart
 def test_server_killed_mid_assembly(tmp_path):
     """A private cluster (CTXASM_HOME in a temporary directory), never the shared one: its postmaster is
     killed while an assembly waits inside select_window; then it is started again and assembly succeeds."""

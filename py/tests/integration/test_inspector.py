@@ -272,6 +272,7 @@ def test_another_tenant_cannot_inspect_acme(demo_target):
     assert "Helios" not in result.stderr
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_diff_between_two_questions(demo_target):
     first = assemble_window(demo_target)
     second = assemble_window(demo_target, jane(question="What does the Letta paper say about memory eviction?"))
@@ -319,6 +320,7 @@ def test_diff_after_a_correction(demo_target):
     os.unlink(out)
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_cli_text_html_and_open(demo_target, tmp_path):
     window = assemble_window(demo_target)
     text = cli(window.manifest_id, "--tenant", "acme")
@@ -339,6 +341,7 @@ def test_cli_text_html_and_open(demo_target, tmp_path):
     assert "opened in the default browser" in opened.stderr
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_cli_unknown_manifest_and_bad_output(demo_target, tmp_path):
     missing = cli("manifest_does_not_exist", "--tenant", "acme")
     assert missing.returncode == 1 and missing.stdout == ""

@@ -22,9 +22,11 @@ import pytest
 from ctxasm.local import deploy, pgconn
 from ctxasm_dev.gates.formatted_sql import read_changelog
 
-from ..conftest import REPO
+from ..conftest import REPO, worker_database
 
-DATABASE = "ctxasm_layout_move"
+pytestmark = pytest.mark.slow  # four Liquibase deployments, one from an earlier tree
+
+DATABASE = worker_database("ctxasm_layout_move")
 # Each move by a file it created or removed: the tree before the commit that first added (A) or last deleted (D)
 # it holds the earlier layout, recognised by a path that only it has.
 MOVES = [

@@ -120,6 +120,7 @@ def test_without_upsert_a_second_load_is_refused_as_before(demo_target):
         load.load_file(demo_target, SCENARIOS / "acme_demo.json")
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_cli_load_upsert_reports_unchanged(demo_target):
     env = {**os.environ, "CTXASM_PG_DATABASE": TEST_DATABASE}
     done = subprocess.run([sys.executable, "-m", "ctxasm.cli", "load", "--upsert",

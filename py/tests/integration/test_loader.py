@@ -132,6 +132,7 @@ def test_database_rejection_rolls_back_everything(clean_db, tmp_path):
     assert total_rows(clean_db, registry=False) == 0
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_cli_load_reports_and_exits_4(clean_db, tmp_path):
     path = write(tmp_path, broken(_set(["tenants", 0, "memories", FACT, "confidence"], "high")))
     env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE)

@@ -125,6 +125,7 @@ def test_a_schema_that_lets_an_unknown_argument_through_is_refused(demo_target):
     assert "invalid_argument: remember.source: not an argument of the remember handler" in result.content[0].text
 
 
+@pytest.mark.slow  # ctxasm mcp as a process
 def test_remember_over_stdio_through_ctxasm_mcp(demo_target):
     """`ctxasm mcp` as a separate process: its manager writes through the command's API session."""
     add_toolbox_row(demo_target, REMEMBER_ROW)

@@ -135,6 +135,7 @@ def test_expand_refuses_an_id_outside_the_callers_window(store):
     assert refused.is_error and refused.content[0].text.startswith("not_in_window:")
 
 
+@pytest.mark.slow  # ctxasm mcp as a process
 def test_a_real_stdio_round_trip_through_ctxasm_mcp(corpus_once):
     """`ctxasm mcp` as a separate process, spoken to over stdio by an MCP client."""
     transport = jane_mcp_over_stdio(TEST_DATABASE)

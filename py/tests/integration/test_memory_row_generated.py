@@ -22,7 +22,9 @@ from ctxasm_dev.contract import catalogue, generate
 from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
 from ctxasm_dev.gates import contract_generated
 
-from ..conftest import REPO
+from ..conftest import REPO, worker_database
+
+pytestmark = pytest.mark.slow  # five Liquibase deployments
 
 # The file that made memory_row.sql generated: the commit before the one that added it holds the hand-written views.
 GENERATOR = "py/ctxasm_dev/contract/unions.py"
@@ -73,7 +75,7 @@ def test_the_generated_views_replace_the_hand_written_ones_column_for_column(pg_
     before = tmp_path / "before"
     before.mkdir()
     _hand_written_layout(before)
-    target = pgconn.resolve_target("ctxasm_memory_row_upgrade", start=True)
+    target = pgconn.resolve_target(worker_database("ctxasm_memory_row_upgrade"), start=True)
     try:
         pgconn.drop_database(target)
         _deploy_from(before, target, monkeypatch)
@@ -134,7 +136,7 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
 
 
 def test_a_shared_column_reaches_every_memory_row_shape(checkout, monkeypatch, capsys):
-    target = pgconn.resolve_target("ctxasm_catalogue_column", start=True)
+    target = pgconn.resolve_target(worker_database("ctxasm_catalogue_column"), start=True)
     try:
         pgconn.drop_database(target)
         _deploy_from(checkout, target, monkeypatch)  # a deployment from before the edit

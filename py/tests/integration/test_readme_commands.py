@@ -15,6 +15,8 @@ import pytest
 
 from ..conftest import REPO, TEST_DATABASE
 
+pytestmark = pytest.mark.slow  # one ctxasm process per README command
+
 DEMO_DATABASE = "ctxasm_demo"
 PLACEHOLDER = "MANIFEST_ID"
 DEMO_QUESTION = ("Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 "

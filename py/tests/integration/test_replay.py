@@ -7,7 +7,6 @@ import json
 import re
 
 import psycopg
-import pytest
 
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore

@@ -13,17 +13,16 @@ from ctxasm.services import load
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
 
-from ..conftest import REPO, SCENARIOS
+from ..conftest import REPO
 
 CORPUS = REPO / "db" / "tests" / "corpus"
 QUERIES = {q["id"]: q for q in json.loads((CORPUS / "queries.json").read_text())["queries"]}
 
 
 @pytest.fixture()
-def corpus_target(demo_target):
-    report = load.load_file(demo_target, CORPUS / "research_corpus.json")
-    assert report.rows[("acme", "kb_chunk")] == 137
-    return demo_target
+def corpus_target(corpus_once):
+    """The demo and the research corpus, loaded once for the module: these tests add manifests only."""
+    return corpus_once
 
 
 def window(target, question: str, intent: str = "fact_check"):
@@ -33,8 +32,12 @@ def window(target, question: str, intent: str = "fact_check"):
         return assemble(PostgresStore(connection), spec, parse_time("2026-09-28T12:00:00"))
 
 
-def test_chunks_are_embedded_at_load(corpus_target):
-    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+@pytest.mark.slow  # embeds the 137 chunks of the corpus
+def test_chunks_are_embedded_at_load(demo_target):
+    # the corpus file itself, which carries no embedding: the loader computes every one
+    report = load.load_file(demo_target, CORPUS / "research_corpus.json")
+    assert report.rows[("acme", "kb_chunk")] == 137
+    with pgconn.connect(demo_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
         missing, total = connection.execute(
             "SELECT count(*) FILTER (WHERE embedding IS NULL), count(*) FROM ctxasm.knowledge_base_chunk").fetchone()

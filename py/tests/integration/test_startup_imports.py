@@ -52,6 +52,7 @@ def manifest_id(corpus_once, tmp_path_factory):
     ("replay", "{manifest}", "--tenant", "acme"),
     ("inspect", "{manifest}", "--tenant", "acme"),
 ], ids=lambda args: " ".join(args[:2]))
+@pytest.mark.slow  # a ctxasm process per command
 def test_commands_that_need_no_model_load_none(args, manifest_id, corpus_once, tmp_path):
     argv = [a.replace("{manifest}", manifest_id) for a in args]
     _, imported = run(corpus_once, tmp_path, *argv)

@@ -12,6 +12,7 @@ import math
 import random
 
 import psycopg
+import pytest
 
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
@@ -97,6 +98,7 @@ class _FixedEmbedding:
         return getattr(self._store, name)
 
 
+@pytest.mark.slow  # loads a large neighbour tenant
 def test_a_small_tenant_keeps_its_full_k_beside_a_crowding_neighbour(clean_db):
     question = _unit([math.sin(i) for i in range(embedding.DIMENSIONS)])
     with pgconn.connect(clean_db, pgconn.owner_login()) as connection:

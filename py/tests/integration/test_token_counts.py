@@ -12,10 +12,7 @@ from ctxasm.core.tokens import count_joined, count_tokens
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.local import pgconn
-from ctxasm.services import load
 from ctxasm.services.assemble import parse_time, query_embedding
-
-from ..conftest import REPO
 
 QUESTION = "Good. For the retrieval side, is Helios-RAG still the one to beat? You told us it scored 0.92 on BEIR."
 AT = "2026-09-28T12:00:00"
@@ -31,16 +28,9 @@ HOSTILE_PIECES = [
 
 
 @pytest.fixture(scope="module")
-def corpus_target(pg_target):
+def corpus_target(corpus_once):
     """The demo and the research corpus, loaded once for this module (its tests roll back what they write)."""
-    import psycopg
-
-    with psycopg.connect(pg_target.conninfo(pg_target.admin), autocommit=True) as admin:
-        tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-        admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, ctxasm.ctx_tenant")
-    load.load_file(pg_target, REPO / "db" / "tests" / "scenarios" / "acme_demo.json")
-    load.load_file(pg_target, REPO / "db" / "tests" / "corpus" / "research_corpus.json")
-    return pg_target
+    return corpus_once
 
 
 def select(target) -> dict:

@@ -68,6 +68,7 @@ def test_truncation_and_padding_follow_sentence_transformers(pytorch_model):
     assert np.abs(alone - together).max() < 1e-5  # padding changes nothing
 
 
+@pytest.mark.slow  # exports the 90 MB model
 def test_export_is_made_once_and_again_when_stale(tmp_path):
     model_dir = embedding.model_dir()
     first = onnx_embedding.ensure_export(model_dir, "minilm", directory=tmp_path)

@@ -9,7 +9,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from ..conftest import SCENARIOS
+from ..conftest import SCENARIOS, empty_database  # noqa: F401  (SCENARIOS: the property tests import it from here)
 
 _COMMON = dict(deadline=None, database=None, derandomize=True, print_blob=True,
                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -42,9 +42,10 @@ def _globex(store) -> None:
     store.commit()
 
 
-@pytest.fixture(scope="session")
-def two_tenants(pg_target):
-    """Acme (the demo) and Globex (the marker tenant), loaded once; reloaded if another module emptied them."""
+@pytest.fixture(scope="module")
+def two_tenants(pg_target, embedded_files):
+    """Acme (the demo) and Globex (the marker tenant), loaded once; reloaded if another module emptied them (checked
+    per module: under pytest-xdist a worker may run another folder's tests, which empty the database, in between)."""
     import psycopg
 
     from ctxasm.services import load
@@ -55,10 +56,8 @@ def two_tenants(pg_target):
         present = admin.execute("SELECT count(*) FROM ctxasm.ctx_tenant WHERE tenant_id IN ('acme', 'globex')"
                                 ).fetchone()[0]
         if present != 2:
-            tables = [row[0] for row in admin.execute("SELECT table_name FROM ctxasm.memory_type")]
-            admin.execute(f"TRUNCATE {', '.join(f'ctxasm.{t}, ctxasm.{t}_history' for t in tables)}, "
-                          "ctxasm.ctx_tenant")
-            load.load_file(pg_target, SCENARIOS / "acme_demo.json")
+            empty_database(pg_target)
+            load.load_file(pg_target, embedded_files["demo"])
             with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
                 _globex(PostgresStore(connection))
     return pg_target

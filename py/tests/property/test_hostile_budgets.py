@@ -6,6 +6,7 @@ import copy
 import itertools
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def test_parse_names_the_field_or_accepts(data):
     assert parsed.usable_context >= 0
 
 
+@pytest.mark.slow  # many examples, each written and assembled
 @given(data=budget_json())
 def test_a_budget_row_gives_a_named_error_or_a_window_that_fits(two_tenants, data):
     tried["cases"] += 1

@@ -8,6 +8,7 @@ import itertools
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def memory_context(user_message: str) -> ET.Element:
     return ET.fromstring(context)
 
 
+@pytest.mark.slow  # many examples, each written and assembled
 @given(texts=st.lists(DOCUMENTS, min_size=1, max_size=3))
 def test_stored_text_stays_escaped_and_other_tenants_stay_out(two_tenants, texts):
     tried["cases"] += 1

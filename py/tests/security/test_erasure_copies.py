@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
@@ -104,6 +106,7 @@ def test_erase_reaches_tool_results_responses_requests_and_hashes(demo_target):
     assert report["manifests_marked"] >= 1
 
 
+@pytest.mark.slow  # ctxasm processes
 def test_ctxasm_erase_reports_per_table_and_vacuums_the_dead_versions(demo_target):
     window = seeded_window(demo_target)
     record_copies(demo_target, window)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import psycopg
+import pytest
 
 from ..conftest import TEST_DATABASE
 from .helpers import app_session, refusal
@@ -84,6 +85,7 @@ def mcp_replies(lines: list[str]) -> list[dict | None]:
         process.wait()
 
 
+@pytest.mark.slow  # ctxasm mcp as a process
 def test_the_mcp_server_answers_every_request_malformed_or_not(demo_target):
     call = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"lookup_entity","arguments":%s}}'
     replies = mcp_replies([

@@ -236,6 +236,7 @@ def _add_note_type_and_region_column(repo: Path) -> None:
         anchor, anchor + "  - include:\n      file: db/oracle/schema/note_memory.sql\n", 1), encoding="utf-8")
 
 
+@pytest.mark.slow  # every Oracle gate over a copy of the tree, sqlfluff and Liquibase among them
 def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path, capsys) -> None:
     from ctxasm_dev.gates import contract_check, liquibase_render, oracle_api, oracle_names, oracle_parse
 

@@ -197,6 +197,7 @@ def _round_manifest() -> Manifest:
     return first.next_round("ctx_first", {"model": "m", "messages": [assistant]}, 4600, assistant, [entry])
 
 
+@pytest.mark.slow  # every node of a manifest replaced, each checked twice
 @pytest.mark.parametrize("which", ["first window", "tool round"])
 def test_the_compiled_manifest_check_agrees_with_jsonschema_on_every_node_replaced(which):
     document = json.loads(json.dumps(composed() if which == "first window" else _round_manifest()))

@@ -19,6 +19,7 @@ def bash(script: str, **env: str) -> subprocess.CompletedProcess[str]:
                           timeout=60, env={"PATH": "/usr/bin:/bin", **env})
 
 
+@pytest.mark.slow  # waits for two progress lines
 def test_a_long_phase_reports_elapsed_time_and_its_latest_step():
     done = bash('run_phase "installing things" bash -c "echo Collecting alpha; sleep 2.5; echo Collecting beta; '
                 'sleep 2"', CTXASM_PROGRESS_EVERY="1")

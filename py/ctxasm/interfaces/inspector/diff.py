@@ -226,7 +226,7 @@ def sentences(diff: ManifestDiff) -> list[str]:
             {ref_key(m.get("ref")) for m in diff.added}]
     if gone:
         out.append(f"{len(gone)} exclusion(s) of the first window are not in the second: "
-                   + ", ".join(f"{ref_key(i.get('ref'))[1] if ref_key(i.get('ref')) else '?'} ({i.get('rule')})"
+                   + ", ".join(f"{(ref_key(i.get('ref')) or ('', '?'))[1]} ({i.get('rule')})"
                                for i in gone[:5]) + (" and more" if len(gone) > 5 else "") + ".")
     out += allocation_sentences(diff)
     return out

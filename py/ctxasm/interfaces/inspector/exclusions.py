@@ -248,7 +248,7 @@ def parse_query(query: str) -> tuple[str | None, str | None, int | None, str | N
 
 
 def _refs_named(manifest: Mapping[str, Any]) -> list[RefKey]:
-    found: list[RefKey] = []
+    found: list[RefKey | None] = []
     for memory in manifest.get("memories") or []:
         found.append(ref_key(memory.get("ref")))
     for item in manifest.get("excluded") or []:

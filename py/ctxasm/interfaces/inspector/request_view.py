@@ -74,7 +74,7 @@ def _developer(text: str, inspection: Inspection) -> tuple[Piece, ...]:
     cursor = 0
     for memory in _entries(inspection, ("guidelines", "persona")):
         row = inspection.row(memory.get("ref"))
-        content = (row or {}).get("content")
+        content = str((row or {}).get("content") or "")
         at = text.find(content, cursor) if content else -1
         if at < 0:
             continue

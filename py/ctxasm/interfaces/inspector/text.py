@@ -172,8 +172,8 @@ def describe_manifest(inspection: Inspection) -> str:
                + (" (`--request` prints it)" if view is not None else ""))
     out.append("")
     out += budget_bar(inspection)
-    summaries = [slice_summary(inspection, name) for name in overflow_order(manifest, inspection.budget_row)]
-    summaries = [summary for summary in summaries if summary]
+    summaries = [summary for name in overflow_order(manifest, inspection.budget_row)
+                 if (summary := slice_summary(inspection, name))]
     if summaries:
         out.append("")
         out.append("left out, in short:")
@@ -238,8 +238,8 @@ def describe_manifest(inspection: Inspection) -> str:
             out.append(f"  {ref_text(item.get('ref'))}{erased}: {safe_line(explain(item, inspection), None)}")
     for cut in manifest.get("candidate_cuts") or []:
         out.append(f"-- candidate_limit (before fitting) --\n  {cut.get('slice')}: {safe_line(cut_sentence(cut), None)}")
-    for note in inspection.notes:
-        out.append(f"note: {note}")
+    for remark in inspection.notes:
+        out.append(f"note: {remark}")
     return "\n".join(out)
 
 
