@@ -8,8 +8,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
@@ -87,13 +85,6 @@ def change_budget(target, compression: dict[str, Any] | None) -> None:
         store.supersede("guideline", "budget", {"content_json": budget(compression),
                                                 "valid_from": "2026-01-02T00:00:00Z"})
         store.commit()
-
-
-@pytest.fixture()
-def server():
-    """The OpenAI-compatible server on 127.0.0.1, for one test."""
-    with ChatServer() as running:
-        yield running
 
 
 def summarizer(server: ChatServer) -> ChatSummarizer:

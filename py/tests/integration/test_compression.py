@@ -17,7 +17,7 @@ from ctxasm.services.replay import replay
 from ..chat_server import MODEL, ChatServer, canned_summary
 from ..conftest import read_as_owner
 from . import summaries_data as data
-from .summaries_data import server, summarizer  # noqa: F401 (server is a fixture)
+from .summaries_data import summarizer
 
 ON = {"enabled": True, "time_budget_ms": 5000, "token_budget": 20000, "summary_tokens": 40}
 

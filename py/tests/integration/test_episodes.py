@@ -23,7 +23,7 @@ from ctxasm.services.replay import replay
 from ..chat_server import MODEL, ChatServer, canned_summary
 from ..conftest import read_as_owner
 from . import summaries_data as data
-from .summaries_data import server, summarizer  # noqa: F401 (server is a fixture)
+from .summaries_data import summarizer
 
 NOW = datetime(2026, 9, 28, 12, 0, tzinfo=timezone.utc)
 #: the long thread's first summary: it covers the thread's 30 turns
@@ -31,9 +31,10 @@ SUMMARY = summary_id(data.LONG_THREAD, [{"ref": ["conversation", f"turn_zephyr_{
 
 
 
-def run(target, chosen, thresholds: Thresholds = Thresholds(), now: datetime = NOW, **scope):
+def run(target, chosen, thresholds: Thresholds | None = None, now: datetime = NOW, **scope):
     with data.app_store(target) as store:
-        return summarize_threads(store, data.TENANT, chosen, now=now, thresholds=thresholds, **scope)
+        return summarize_threads(store, data.TENANT, chosen, now=now, thresholds=thresholds or Thresholds(),
+                                 **scope)
 
 
 def summary_rows(target) -> list[tuple]:
