@@ -17,7 +17,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-ece5578a5688';
+   co_selection_version constant varchar2(30) := 'selection-006d9fd9421d';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -1456,14 +1456,25 @@ create or replace package body ctx_assembly is
                             ), co_no_logit) - co_adjacent_margin
                       end as adjacent_logit,
                       -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes
-                      -- the recorded figure).
+                      -- the recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>')
+                      -- stands for its turns and shares their thread's figure.
                       case
                          when l_scores is not null then null
                          when l_use_sources = 1 then r.source_thread_logit
-                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
-                            max(r.own_logit) over (partition by r.slice, r.memory_type, r.thread_id)
+                         when r.slice = 'recalled_history'
+                          and (r.memory_type = 'conversation' or r.thread_key is not null) then
+                            max(case when r.memory_type = 'conversation' then r.own_logit end)
+                               over (partition by r.slice, r.thread_key)
                       end as thread_logit
-                 from scored_logit r
+                 from (
+                         select k.*,
+                                case
+                                   when k.memory_type = 'conversation' then k.thread_id
+                                   when k.memory_type = 'summary' and k.key_name like 'thread:%'
+                                   then substr(k.key_name, 8)
+                                end as thread_key
+                           from scored_logit k
+                      ) r
             ),
             adjacent_scored as (
                select a.*,
@@ -1538,7 +1549,7 @@ create or replace package body ctx_assembly is
             -- The summary tier: the row version's newest active compression, by index, read as the rows are.
             compression_rows as (
                select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash
+                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
                  from kept o
                  join context_compression k
                    on k.tenant_id = l_tenant_id
@@ -1550,7 +1561,7 @@ create or replace package body ctx_assembly is
                   and k.deleted_at is null
                union all
                select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash
+                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
                  from kept o
                  join context_compression as of scn l_read_scn k
                    on k.tenant_id = l_tenant_id
@@ -1568,10 +1579,10 @@ create or replace package body ctx_assembly is
             ),
             latest_compression as (
                select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
-                      c.source_hash
+                      c.source_hash, c.generating_model, c.prompt_version
                  from (
                          select r.source_type, r.source_id, r.source_version, r.id, r.version, r.content,
-                                r.content_tokens, r.source_hash,
+                                r.content_tokens, r.source_hash, r.generating_model, r.prompt_version,
                                 row_number() over (
                                    partition by r.source_type, r.source_id, r.source_version
                                    order by r.valid_from desc, r.id
@@ -1586,6 +1597,8 @@ create or replace package body ctx_assembly is
                       cm.version as compression_version,
                       cm.content as compression_content,
                       cm.content_tokens as compression_tokens,
+                      cm.generating_model as compression_model,
+                      cm.prompt_version as compression_prompt,
                       -- refused when it no longer matches the row's text; hashed only where a compression exists
                       case
                          when cm.id is null then 0
@@ -1647,6 +1660,23 @@ create or replace package body ctx_assembly is
                             case
                                when t.summary_matches = 1
                                then json_array('compression', t.compression_id, t.compression_version)
+                            end format json,
+                         -- who wrote the text: the summary tier's compression, and a summary row (content_json)
+                         'summary_by' value
+                            case
+                               when t.summary_matches = 1
+                               then json_object('model' value t.compression_model,
+                                                'prompt_version' value t.compression_prompt)
+                            end format json,
+                         'generated_by' value
+                            case
+                               when t.memory_type = 'summary'
+                                and json_value(t.content_json, '$.generated_by.model') is not null
+                                and json_value(t.content_json, '$.generated_by.prompt_version') is not null
+                               then json_object(
+                                       'model' value substr(json_value(t.content_json, '$.generated_by.model'), 1, 128),
+                                       'prompt_version' value
+                                          substr(json_value(t.content_json, '$.generated_by.prompt_version'), 1, 64))
                             end format json,
                          -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
                          'content_tokens' value t.content_tokens,

@@ -947,12 +947,51 @@ create or replace package body ctx_memory is
          return null;
    end read_event;
 
-   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
+   -- in_refs parsed as a JSON array of at most co_max_refs [type, id, version] references (the version a number),
+   -- else invalid_argument with in_problem: the check row_states and read_compressions share
+   function ref_list(in_refs in clob, in_problem in varchar2) return json_array_t is
       co_max_refs constant pls_integer := 10000;
+      l_element json_element_t;
+      l_refs    json_array_t;
+      l_ref     json_array_t;
+      l_member  json_element_t;
+      l_last    pls_integer;
+   begin
+      begin
+         l_element := json_element_t.parse(in_refs);
+      exception
+         when e_json_syntax then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end;
+      if l_element is null or not l_element.is_array() then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end if;
+      l_refs := treat(l_element as json_array_t);
+      if l_refs.get_size() > co_max_refs then
+         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+      end if;
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_member := l_refs.get(i);
+         if not l_member.is_array() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+         l_ref := treat(l_member as json_array_t);
+         if l_ref.get_size() <> 3 then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+         l_member := l_ref.get(2);
+         if not l_member.is_number() then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => in_problem);
+         end if;
+      end loop;
+      return l_refs;
+   end ref_list;
+
+   function row_states(in_refs in clob, in_snapshot in varchar2) return clob is
       co_bad_refs constant varchar2(200) :=
          'in_refs must be a JSON array of at most 10000 [type, id, version] references';
       l_tenant_id ctx_tenant.tenant_id%type;
-      l_element   json_element_t;
       l_refs      json_array_t;
       l_ref       json_array_t;
       l_result    json_object_t := json_object_t();
@@ -963,7 +1002,6 @@ create or replace package body ctx_memory is
       l_now       varchar2(16);
       l_then      varchar2(16);
       l_scn       number;
-      l_member    json_element_t;
       l_last      pls_integer;
    begin
       l_tenant_id := ctx_session.require_tenant();
@@ -974,33 +1012,10 @@ create or replace package body ctx_memory is
          );
       end if;
       l_scn := to_number(in_snapshot);
-      begin
-         l_element := json_element_t.parse(in_refs);
-      exception
-         when e_json_syntax then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end;
-      if l_element is null or not l_element.is_array() then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
-      l_refs := treat(l_element as json_array_t);
-      if l_refs.get_size() > co_max_refs then
-         ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-      end if;
+      l_refs := ref_list(in_refs => in_refs, in_problem => co_bad_refs);
       l_last := l_refs.get_size() - 1;
       for i in 0 .. l_last loop
-         l_member := l_refs.get(i);
-         if not l_member.is_array() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_ref := treat(l_member as json_array_t);
-         if l_ref.get_size() <> 3 then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
-         l_member := l_ref.get(2);
-         if not l_member.is_number() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
-         end if;
+         l_ref := treat(l_refs.get(i) as json_array_t);
          l_table := table_for_type(in_memory_type => l_ref.get_string(0));
          l_id := l_ref.get_string(1);
          l_version := l_ref.get_number(2);
@@ -1037,6 +1052,188 @@ create or replace package body ctx_memory is
       end loop;
       return l_result.to_clob();
    end row_states;
+
+   function read_compressions(in_refs in clob) return clob is
+      co_bad_refs constant varchar2(200) :=
+         'in_refs must be a JSON array of at most 10000 ["compression", id, version] references';
+      co_compression constant varchar2(16) := 'compression';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_refs      json_array_t;
+      l_ref       json_array_t;
+      l_result    json_object_t := json_object_t();
+      l_row       clob;
+      l_id        context_compression.id%type;
+      l_version   number;
+      l_last      pls_integer;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      l_refs := ref_list(in_refs => in_refs, in_problem => co_bad_refs);
+      l_last := l_refs.get_size() - 1;
+      for i in 0 .. l_last loop
+         l_ref := treat(l_refs.get(i) as json_array_t);
+         if nvl(l_ref.get_string(0), '-') <> co_compression then
+            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_argument, in_detail => co_bad_refs);
+         end if;
+         l_id := l_ref.get_string(1);
+         l_version := l_ref.get_number(2);
+         begin
+            select json_object(
+                      'status' value k.status,
+                      'content' value k.content,
+                      'content_tokens' value k.content_tokens,
+                      'source' value json_array(k.source_type, k.source_id, k.source_version),
+                      'source_hash' value k.source_hash,
+                      'generating_model' value k.generating_model,
+                      'prompt_version' value k.prompt_version
+                      null on null returning clob
+                   )
+              into l_row
+              from context_compression k
+             where k.tenant_id = l_tenant_id
+               and k.id = l_id
+               and k.version = l_version;
+            l_result.put(co_compression || ':' || l_id || ':' || to_char(l_version), json_object_t.parse(l_row));
+         exception
+            when no_data_found then
+               -- not a version this session can see: left out of the result, as on PostgreSQL
+               null;
+         end;
+      end loop;
+      return l_result.to_clob();
+   end read_compressions;
+
+   procedure require_limit(in_limit in number, in_max in pls_integer) is
+   begin
+      if in_limit is null or in_limit < 1 or in_limit > in_max or in_limit <> trunc(in_limit) then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => 'in_limit must be 1..' || to_char(in_max)
+         );
+      end if;
+   end require_limit;
+
+   function thread_activity(
+      in_user_id  in conversation_memory.user_id%type,
+      in_agent_id in conversation_memory.agent_id%type,
+      in_limit    in number
+   ) return clob is
+      co_max_limit constant pls_integer := 10000;
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_result    clob;
+   begin
+      l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
+      require_limit(in_limit => in_limit, in_max => co_max_limit);
+      -- The threads are counted first; the summary each continues is then read by its primary key (its text is a
+      -- CLOB, which a GROUP BY cannot carry).
+      select json_arrayagg(
+                json_object(
+                   'thread_id' value t.thread_id,
+                   'user_id' value t.user_id,
+                   'agent_id' value t.agent_id,
+                   'turns' value t.turns,
+                   'new_turns' value t.new_turns,
+                   'last_turn_index' value t.last_turn_index,
+                   'last_turn_at' value ctx_json.iso_utc(in_timestamp => t.last_turn_at),
+                   'summarized_through' value t.through,
+                   'summary' value
+                      case
+                         when m.id is not null
+                         then json_object(
+                                 'ref' value json_array('summary', m.id, m.version),
+                                 'content' value m.content,
+                                 'episode' value json_query(m.content_json, '$.episode'),
+                                 'valid_from' value ctx_json.iso_utc(in_timestamp => m.valid_from)
+                                 null on null returning clob
+                              )
+                      end format json
+                   null on null returning clob
+                )
+                order by t.new_turns desc, t.thread_id, t.user_id, t.agent_id
+                returning clob
+             )
+        into l_result
+        from (
+                select c.thread_id, c.user_id, c.agent_id,
+                       count(*) as turns,
+                       count(case when c.turn_index > nvl(e.through, 0) then 1 end) as new_turns,
+                       max(c.turn_index) as last_turn_index,
+                       max(c.valid_from) as last_turn_at,
+                       e.id as summary_id, e.version as summary_version, e.through
+                  from conversation_memory c
+                  left join (
+                          select s.summary_key, s.id, s.version,
+                                 to_number(json_value(s.content_json, '$.episode.last_turn.number()')) as through
+                            from summarization_memory s
+                           where s.tenant_id = l_tenant_id
+                             and s.status = co_active
+                             and s.summary_key like 'thread:%'
+                       ) e
+                    on e.summary_key = 'thread:' || c.thread_id
+                 where c.tenant_id = l_tenant_id
+                   and c.event_type = 'message'
+                   and c.status = co_active
+                   and c.thread_id is not null
+                   and (in_user_id is null or c.user_id = in_user_id)
+                   and (in_agent_id is null or c.agent_id = in_agent_id)
+                 group by c.thread_id, c.user_id, c.agent_id, e.id, e.version, e.through
+                having count(case when c.turn_index > nvl(e.through, 0) then 1 end) > 0
+                 order by new_turns desc, c.thread_id, c.user_id, c.agent_id
+                 fetch first in_limit rows only
+             ) t
+        left join summarization_memory m
+          on m.tenant_id = l_tenant_id
+         and m.id = t.summary_id
+         and m.version = t.summary_version;
+      return nvl(l_result, to_clob(ctx_json.co_empty_array));
+   end thread_activity;
+
+   function thread_turns(
+      in_thread_id  in conversation_memory.thread_id%type,
+      in_after_turn in number,
+      in_limit      in number
+   ) return clob is
+      co_max_limit   constant pls_integer := 10000;
+      co_claim_user  constant varchar2(30) := 'USER_ID';
+      co_claim_agent constant varchar2(30) := 'AGENT_ID';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_user      conversation_memory.user_id%type;
+      l_agent     conversation_memory.agent_id%type;
+      l_result    clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      require_limit(in_limit => in_limit, in_max => co_max_limit);
+      l_user := ctx_session.claim_scope(in_attribute => co_claim_user);
+      l_agent := ctx_session.claim_scope(in_attribute => co_claim_agent);
+      select json_arrayagg(
+                json_object(
+                   'ref' value json_array('conversation', t.id, t.version),
+                   'turn_index' value t.turn_index,
+                   'role' value t.role,
+                   'content' value t.content,
+                   'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
+                   'user_id' value t.user_id,
+                   'agent_id' value t.agent_id
+                   null on null returning clob
+                )
+                order by t.turn_index, t.id
+                returning clob
+             )
+        into l_result
+        from (
+                select c.id, c.version, c.turn_index, c.role, c.content, c.valid_from, c.user_id, c.agent_id
+                  from conversation_memory c
+                 where c.tenant_id = l_tenant_id
+                   and c.thread_id = in_thread_id
+                   and c.event_type = 'message'
+                   and c.status = co_active
+                   and c.turn_index > nvl(in_after_turn, 0)
+                   and (l_user is null or c.user_id = l_user)
+                   and (l_agent is null or c.agent_id = l_agent)
+                 order by c.turn_index, c.id
+                 fetch first in_limit rows only
+             ) t;
+      return nvl(l_result, to_clob(ctx_json.co_empty_array));
+   end thread_turns;
 
    function inventory return clob is
       type t_type_tab is table of varchar2(32);

@@ -142,6 +142,54 @@ create or replace package ctx_memory authid definer is
    function row_states(in_refs in clob, in_snapshot in varchar2) return clob;
 
    /**
+    * The stored compressions in_refs names, as they are now (not AS OF): replay reads the compressions a window
+    * wrote after its SCN through this, never through a model. Versions the session cannot see are left out.
+    * Reads CONTEXT_COMPRESSION; writes nothing.
+    * @param in_refs a JSON array of at most 10,000 ["compression", id, version] references
+    * @return a CLOB holding {"compression:id:version": {"status", "content", "content_tokens", "source",
+    *         "source_hash", "generating_model", "prompt_version"}}
+    * @throws -20102 tenant_not_set, -20108 invalid_argument when in_refs is not such an array
+    */
+   function read_compressions(in_refs in clob) return clob;
+
+   /**
+    * The threads of the session's tenant (of one user and agent when given) that have active message turns
+    * their episode summary does not cover yet, most such turns first, at most in_limit of them. A thread's
+    * episode summary is the active summary row whose summary_key is 'thread:' || thread_id; it covers the turns
+    * up to its content_json.episode.last_turn. summarize-threads reads this to pick the threads it summarizes,
+    * and the summary it continues.
+    * Reads CONVERSATION_MEMORY and SUMMARIZATION_MEMORY; writes nothing.
+    * @param in_user_id the user whose threads (NULL: every user's, when the claim names none)
+    * @param in_agent_id the agent whose threads (NULL: every agent's, when the claim names none)
+    * @param in_limit at most this many threads, 1..10000
+    * @return a CLOB holding [{"thread_id", "user_id", "agent_id", "turns", "new_turns", "last_turn_index",
+    *         "last_turn_at", "summarized_through", "summary": null or {"ref", "content", "episode",
+    *         "valid_from"}}]
+    * @throws -20102 tenant_not_set, -20108 invalid_argument (in_limit), -20119 scope_not_allowed
+    */
+   function thread_activity(
+      in_user_id  in conversation_memory.user_id%type,
+      in_agent_id in conversation_memory.agent_id%type,
+      in_limit    in number
+   ) return clob;
+
+   /**
+    * A thread's active message turns after turn in_after_turn, in turn order, at most in_limit of them; a claim
+    * that names a user (an agent) reads that user's (agent's) turns only.
+    * Reads CONVERSATION_MEMORY; writes nothing.
+    * @param in_thread_id the thread
+    * @param in_after_turn the turn_index after which to start (NULL or 0: from the first)
+    * @param in_limit at most this many turns, 1..10000
+    * @return a CLOB holding [{"ref", "turn_index", "role", "content", "valid_from", "user_id", "agent_id"}]
+    * @throws -20102 tenant_not_set, -20108 invalid_argument (in_limit)
+    */
+   function thread_turns(
+      in_thread_id  in conversation_memory.thread_id%type,
+      in_after_turn in number,
+      in_limit      in number
+   ) return clob;
+
+   /**
     * The session's row versions counted per memory type and status.
     * Reads every memory table; writes nothing.
     * @return a CLOB holding [{"memory_type", "status", "rows"}], by type (the order of the memory types) and

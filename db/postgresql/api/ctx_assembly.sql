@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-80d586f2ab1a'::varchar
+    SELECT 'selection-7facaf415a22'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -489,15 +489,20 @@ BEGIN
                                  THEN lead(r.own_logit) OVER thread_turns END) - co_adjacent_margin
                END AS adjacent_logit,
                -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes the
-               -- recorded figure).
+               -- recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>') stands for
+               -- its turns and shares their thread's figure.
                CASE WHEN in_scores IS NOT NULL THEN NULL
                     WHEN in_sources IS NOT NULL THEN (r.source ->> 'thread_logit')::numeric
-                    WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation'
-                    THEN max(r.own_logit) OVER same_thread
+                    WHEN r.slice = 'recalled_history' AND (r.memory_type = 'conversation' OR r.thread_key IS NOT NULL)
+                    THEN max(r.own_logit) FILTER (WHERE r.memory_type = 'conversation') OVER same_thread
                END AS thread_logit
-          FROM relevance AS r
+          FROM (SELECT v.*,
+                       CASE WHEN v.memory_type = 'conversation' THEN v.thread_id
+                            WHEN v.memory_type = 'summary' AND v.key_name LIKE 'thread:%'
+                            THEN substr(v.key_name, 8) END AS thread_key
+                  FROM relevance AS v) AS r
         WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id),
-               same_thread AS (PARTITION BY r.slice, r.memory_type, r.thread_id)
+               same_thread AS (PARTITION BY r.slice, r.thread_key)
     ),
     step_score AS (
         SELECT x.*,
@@ -565,6 +570,17 @@ BEGIN
                        'summary', CASE WHEN cm.fresh THEN cm.content END,
                        'pointer', o.pointer_text),
                    'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
+                   -- Who wrote the text: the summary tier's compression, and a summary row (content_json).
+                   'summary_by', CASE WHEN cm.fresh THEN jsonb_build_object('model', cm.generating_model,
+                                                                           'prompt_version', cm.prompt_version) END,
+                   'generated_by', CASE WHEN o.memory_type = 'summary'
+                                         AND jsonb_typeof(o.content_json -> 'generated_by' -> 'model') = 'string'
+                                         AND jsonb_typeof(o.content_json -> 'generated_by' -> 'prompt_version')
+                                             = 'string'
+                                        THEN jsonb_build_object(
+                                            'model', left(o.content_json -> 'generated_by' ->> 'model', 128),
+                                            'prompt_version',
+                                            left(o.content_json -> 'generated_by' ->> 'prompt_version', 64)) END,
                    -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
                    'content_tokens', o.content_tokens,
                    'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
@@ -573,17 +589,17 @@ BEGIN
           LEFT JOIN annotations AS a ON a.memory_type = o.memory_type AND a.id = o.id AND a.version = o.version
           -- The row's persisted compression, by index; refused when it no longer matches the row's text.
           LEFT JOIN LATERAL (
-              SELECT c.content, c.id, c.version, c.content_tokens,
+              SELECT c.content, c.id, c.version, c.content_tokens, c.generating_model, c.prompt_version,
                      c.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') AS fresh
                 FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                             k.deleted_at
+                             k.deleted_at, k.generating_model, k.prompt_version
                         FROM ctxasm.context_compression AS k
                        WHERE k.tenant_id = l_tenant AND k.source_type = o.memory_type AND k.source_id = o.id
                          AND k.source_version = o.version
                          AND (l_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, l_snapshot))
                       UNION ALL
                       SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                             k.deleted_at
+                             k.deleted_at, k.generating_model, k.prompt_version
                         FROM ctxasm.context_compression_history AS k
                        WHERE (SELECT l_snapshot) IS NOT NULL AND k.tenant_id = l_tenant
                          AND k.source_type = o.memory_type AND k.source_id = o.id AND k.source_version = o.version

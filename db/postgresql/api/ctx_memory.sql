@@ -261,6 +261,123 @@ END;
 $$;
 --rollback DROP FUNCTION ctx_memory.inventory();
 
+--changeset ctxasm:pg-ctx-memory-thread-activity dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.thread_activity: the threads of the session's tenant (of one user and agent when given) that
+--comment: have message turns their episode summary does not cover yet, most such turns first, at most in_limit:
+--comment: [{"thread_id", "user_id", "agent_id", "turns", "new_turns", "last_turn_index", "last_turn_at",
+--comment: "summarized_through", "summary": null or {"ref", "content", "episode", "valid_from"}}]. A thread's
+--comment: episode summary is the active summary row keyed summary_key 'thread:<thread_id>'; it covers the turns up
+--comment: to its content_json.episode.last_turn. What summarize-threads reads to pick the threads it summarizes
+--comment: and the summary it continues.
+CREATE OR REPLACE FUNCTION ctx_memory.thread_activity(in_user_id varchar, in_agent_id varchar, in_limit integer)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_limit constant integer := 10000;
+    l_tenant     varchar := ctxasm.require_scope(in_user_id, in_agent_id);
+    l_result     jsonb;
+BEGIN
+    PERFORM ctxasm.require_limit(in_limit, co_max_limit);
+    WITH episodes AS (
+        SELECT s.summary_key, s.id, s.version,
+               CASE WHEN jsonb_typeof(s.content_json -> 'episode' -> 'last_turn') = 'number'
+                    THEN (s.content_json -> 'episode' ->> 'last_turn')::numeric END AS through,
+               jsonb_build_object('ref', jsonb_build_array('summary', s.id, s.version), 'content', s.content,
+                                  'episode', s.content_json -> 'episode', 'valid_from', s.valid_from) AS summary
+          FROM ctxasm.summarization_memory AS s
+         WHERE s.tenant_id = l_tenant AND s.status = 'active' AND s.summary_key LIKE 'thread:%'
+    ),
+    threads AS (
+        SELECT c.thread_id, c.user_id, c.agent_id, count(*) AS turns,
+               count(*) FILTER (WHERE c.turn_index > coalesce(e.through, 0)) AS new_turns,
+               max(c.turn_index) AS last_turn_index, max(c.valid_from) AS last_turn_at, e.through, e.summary
+          FROM ctxasm.conversation_memory AS c
+          LEFT JOIN episodes AS e ON e.summary_key = 'thread:' || c.thread_id
+         WHERE c.tenant_id = l_tenant AND c.event_type = 'message' AND c.status = 'active'
+           AND c.thread_id IS NOT NULL
+           AND (in_user_id IS NULL OR c.user_id = in_user_id) AND (in_agent_id IS NULL OR c.agent_id = in_agent_id)
+         GROUP BY c.thread_id, c.user_id, c.agent_id, e.id, e.version, e.through, e.summary
+    )
+    SELECT jsonb_agg(jsonb_build_object(
+               'thread_id', t.thread_id, 'user_id', t.user_id, 'agent_id', t.agent_id, 'turns', t.turns,
+               'new_turns', t.new_turns, 'last_turn_index', t.last_turn_index, 'last_turn_at', t.last_turn_at,
+               'summarized_through', t.through, 'summary', t.summary)
+               ORDER BY t.new_turns DESC, t.thread_id, t.user_id, t.agent_id)
+      INTO l_result
+      FROM (SELECT * FROM threads AS x WHERE x.new_turns > 0
+             ORDER BY x.new_turns DESC, x.thread_id, x.user_id, x.agent_id LIMIT in_limit) AS t;
+    RETURN coalesce(l_result, '[]'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.thread_activity(varchar, varchar, integer);
+
+--changeset ctxasm:pg-ctx-memory-thread-turns dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.thread_turns: a thread's active message turns after turn in_after_turn, in turn order, at most
+--comment: in_limit; a claim that names a user (an agent) reads that user's (agent's) turns only:
+--comment: [{"ref", "turn_index", "role", "content", "valid_from", "user_id", "agent_id"}]
+CREATE OR REPLACE FUNCTION ctx_memory.thread_turns(in_thread_id varchar, in_after_turn integer, in_limit integer)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_limit constant integer := 10000;
+    l_tenant     varchar := ctxasm.require_tenant();
+    l_user       varchar := ctxasm.claim_scope('user');
+    l_agent      varchar := ctxasm.claim_scope('agent');
+    l_result     jsonb;
+BEGIN
+    PERFORM ctxasm.require_limit(in_limit, co_max_limit);
+    SELECT jsonb_agg(jsonb_build_object(
+               'ref', jsonb_build_array('conversation', t.id, t.version), 'turn_index', t.turn_index,
+               'role', t.role, 'content', t.content, 'valid_from', t.valid_from, 'user_id', t.user_id,
+               'agent_id', t.agent_id) ORDER BY t.turn_index, t.id)
+      INTO l_result
+      FROM (SELECT c.id, c.version, c.turn_index, c.role, c.content, c.valid_from, c.user_id, c.agent_id
+              FROM ctxasm.conversation_memory AS c
+             WHERE c.tenant_id = l_tenant AND c.thread_id = in_thread_id AND c.event_type = 'message'
+               AND c.status = 'active' AND c.turn_index > coalesce(in_after_turn, 0)
+               AND (l_user IS NULL OR c.user_id = l_user) AND (l_agent IS NULL OR c.agent_id = l_agent)
+             ORDER BY c.turn_index, c.id
+             LIMIT in_limit) AS t;
+    RETURN coalesce(l_result, '[]'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.thread_turns(varchar, integer, integer);
+
+--changeset ctxasm:pg-ctx-memory-read-compressions dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.read_compressions: the stored compressions in_refs names ([["compression", id, version], ...]),
+--comment: as they are now: {"compression:id:version": {"status", "content", "content_tokens", "source",
+--comment: "source_hash", "generating_model", "prompt_version"}}; versions the session cannot see are absent. Replay
+--comment: reads the compressions a window wrote after its snapshot through this (never through a model).
+CREATE OR REPLACE FUNCTION ctx_memory.read_compressions(in_refs jsonb) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_refs constant integer := 10000;
+    l_tenant    varchar := ctxasm.require_tenant();
+    l_result    jsonb;
+BEGIN
+    IF jsonb_typeof(in_refs) IS DISTINCT FROM 'array' OR jsonb_array_length(in_refs) > co_max_refs
+       OR EXISTS (SELECT 1 FROM jsonb_array_elements(in_refs) AS r (ref)
+                   WHERE jsonb_typeof(r.ref) <> 'array' OR jsonb_array_length(r.ref) <> 3
+                      OR r.ref ->> 0 IS DISTINCT FROM 'compression' OR jsonb_typeof(r.ref -> 1) <> 'string'
+                      OR coalesce(r.ref ->> 2, '') !~ '^[0-9]{1,9}$') THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
+            'invalid_argument: in_refs must be a JSON array of at most %s ["compression", id, version] references',
+            co_max_refs);
+    END IF;
+    SELECT jsonb_object_agg('compression:' || k.id || ':' || k.version, jsonb_build_object(
+               'status', k.status, 'content', k.content, 'content_tokens', k.content_tokens,
+               'source', jsonb_build_array(k.source_type, k.source_id, k.source_version),
+               'source_hash', k.source_hash, 'generating_model', k.generating_model,
+               'prompt_version', k.prompt_version))
+      INTO l_result
+      FROM (SELECT DISTINCT r.ref ->> 1 AS id, (r.ref ->> 2)::integer AS version
+              FROM jsonb_array_elements(in_refs) AS r (ref)) AS w
+      JOIN ctxasm.context_compression AS k ON k.tenant_id = l_tenant AND k.id = w.id AND k.version = w.version;
+    RETURN coalesce(l_result, '{}'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.read_compressions(jsonb);
+
 -- Erasure. These changesets were first deployed from a file of their own; each names that file's path with
 -- logicalFilePath, so a deployment that ran them there runs nothing again.
 

@@ -170,6 +170,19 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.require_evaluation_time(timestamptz);
 
+--changeset ctxasm:pg-internal-require-limit dbms:postgresql runOnChange:true splitStatements:false
+--comment: a routine's in_limit: a whole number 1..in_max, or invalid_argument naming the range
+CREATE OR REPLACE FUNCTION ctxasm.require_limit(in_limit integer, in_max integer) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF in_limit IS NULL OR in_limit NOT BETWEEN 1 AND in_max THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'), MESSAGE = format(
+            'invalid_argument: in_limit must be 1..%s', in_max);
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.require_limit(integer, integer);
+
 --changeset ctxasm:pg-internal-check-record dbms:postgresql runOnChange:true splitStatements:false
 --comment: reject what would otherwise vanish or be coerced silently (non-objects, unknown and system keys, an
 --comment: empty user or agent id) and what is too large to store: every free text, JSON value and list of

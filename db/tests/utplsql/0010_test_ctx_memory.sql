@@ -97,6 +97,16 @@ create or replace package test_ctx_memory authid definer is
    --%test(rows_as_of of an SCN Oracle cannot read raises invalid_snapshot)
    --%throws(ctx_errors.e_invalid_snapshot)
    procedure rows_as_of_rejects_future_scn;
+
+   --%test(thread_activity lists a thread with turns no episode summary covers; thread_turns reads them in order)
+   procedure thread_activity_and_turns;
+
+   --%test(read_compressions returns a stored compression as it is now, with its model and prompt version)
+   procedure read_compressions_returns_the_row;
+
+   --%test(read_compressions refuses a reference of another type with invalid_argument)
+   --%throws(ctx_errors.e_invalid_argument)
+   procedure read_compressions_takes_compressions_only;
 end test_ctx_memory;
 /
 
@@ -693,5 +703,72 @@ create or replace package body test_ctx_memory is
       fetch l_rows into l_row;
       close l_rows;
    end rows_as_of_rejects_future_scn;
+
+   procedure thread_activity_and_turns is
+      l_expect ut_expectation;
+      l_index  number;
+      l_role   varchar2(16);
+      l_turn   json_object_t;
+      l_found  clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      for i in 1 .. 3 loop
+         l_role := 'assistant';
+         if mod(i, 2) = 1 then
+            l_role := 'user';
+         end if;
+         l_turn := record_json('id', 'ut_turn_' || to_char(i), 'role', l_role, 'thread_id', 'ut_thread_episode',
+                               'user_id', 'ut_user', 'content', 'Turn ' || to_char(i) || ' of the episode thread.');
+         l_index := ctx_memory.add_turn(in_record => l_turn.to_clob());
+      end loop;
+      l_found := ctx_memory.thread_activity(in_user_id => null, in_agent_id => null, in_limit => 10);
+      l_expect := ut.expect(json_value(l_found, '$[0].thread_id'));
+      l_expect.to_equal('ut_thread_episode');
+      l_expect := ut.expect(json_value(l_found, '$[0].new_turns'));
+      l_expect.to_equal('3');
+      l_expect := ut.expect(json_value(l_found, '$[0].summary'));
+      l_expect.to_be_null();
+      l_found := ctx_memory.thread_turns(in_thread_id => 'ut_thread_episode', in_after_turn => 1, in_limit => 10);
+      l_expect := ut.expect(json_value(l_found, '$.size()'));
+      l_expect.to_equal('2');
+      l_expect := ut.expect(json_value(l_found, '$[0].turn_index'));
+      l_expect.to_equal('2');
+      l_expect := ut.expect(json_value(l_found, '$[0].role'));
+      l_expect.to_equal('assistant');
+      l_expect := ut.expect(json_value(l_found, '$[1].ref[1]'));
+      l_expect.to_equal('ut_turn_3');
+   end thread_activity_and_turns;
+
+   procedure read_compressions_returns_the_row is
+      l_expect ut_expectation;
+      l_id     varchar2(128);
+      l_record json_object_t;
+      l_found  clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => fact_json('ut_cmp_src', 'A long fact.'));
+      l_record := record_json('id', 'ut_cmp_1', 'source_type', co_entity, 'source_id', 'ut_cmp_src',
+                              'source_hash', co_hash, 'generating_model', 'canned-summarizer-1');
+      l_record.put(key => 'source_version', val => 1);
+      l_record.put(key => 'prompt_version', val => 'compress-000000000000');
+      l_record.put(key => 'content', val => 'A short fact.');
+      l_id := ctx_memory.put_memory(in_memory_type => 'compression', in_record => l_record.to_clob());
+      l_found := ctx_memory.read_compressions(in_refs => '[["compression", "ut_cmp_1", 1], ["compression", "ut_none", 1]]');
+      l_expect := ut.expect(json_value(l_found, '$."compression:ut_cmp_1:1".content'));
+      l_expect.to_equal('A short fact.');
+      l_expect := ut.expect(json_value(l_found, '$."compression:ut_cmp_1:1".generating_model'));
+      l_expect.to_equal('canned-summarizer-1');
+      l_expect := ut.expect(json_value(l_found, '$."compression:ut_cmp_1:1".source[1]'));
+      l_expect.to_equal('ut_cmp_src');
+      l_expect := ut.expect(json_value(l_found, '$."compression:ut_none:1".status'));
+      l_expect.to_be_null();
+   end read_compressions_returns_the_row;
+
+   procedure read_compressions_takes_compressions_only is
+      l_found clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_found := ctx_memory.read_compressions(in_refs => '[["entity", "ut_cmp_src", 1]]');
+   end read_compressions_takes_compressions_only;
 end test_ctx_memory;
 /

@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from ctxasm.claims import ClaimSigner, ClaimSource
@@ -30,6 +30,8 @@ from ctxasm.services.turns import Turn, add_turn
 
 if TYPE_CHECKING:
     from ctxasm.core.tool_results import ToolOutput
+    from ctxasm.ml.summarizer import Summarizer
+    from ctxasm.services.episodes import EpisodeRun, Thresholds
     from ctxasm.engines.pool import ConnectionPool
     from ctxasm.engines.registry import Engine
 
@@ -85,13 +87,16 @@ class Session:
     # -- windows -------------------------------------------------------------------------------------------
 
     def assemble(self, question: str, *, intent: str = DEFAULT_INTENT, at: datetime | str | None = None,
-                 model: str = DEFAULT_MODEL, scores: dict[str, float] | None = None) -> AssembledWindow:
-        """Assemble and record one window for the caller's question; returns the request, the manifest and its id."""
+                 model: str = DEFAULT_MODEL, scores: dict[str, float] | None = None,
+                 summarizer: Summarizer | None = None) -> AssembledWindow:
+        """Assemble and record one window for the caller's question; returns the request, the manifest and its id.
+        A budget that turns compression on asks `summarizer` (default: the deployment's) for the summaries the
+        window lacks (docs/summaries.md)."""
         c = self.caller
         spec = WindowSpec(tenant_id=c.tenant_id, user_id=c.user_id, agent_id=c.agent_id, thread_id=c.thread_id,
                           intent=intent, question=question, model=model)
         with self._store() as store:
-            window = assemble(store, spec, _when(at), scores)
+            window = assemble(store, spec, _when(at), scores, summarizer=summarizer)
         self.manifest_id = window.manifest_id
         return window
 
@@ -181,6 +186,21 @@ class Session:
             store.set_tenant(self.tenant_id)
             store.delete_memory(memory_type, memory_id, when.isoformat() if when else None)
             store.commit()
+
+    def summarize_threads(self, *, thresholds: Thresholds | None = None, summarizer: Summarizer | None = None,
+                          at: datetime | str | None = None) -> EpisodeRun:
+        """Write an episode summary for each thread that has grown or gone quiet since its last one (a new version
+        of that summary when it had one): the caller's user's and agent's threads when the session names them,
+        else every thread of the tenant. `summarizer` defaults to the deployment's, with bounded retries; `at`
+        (default now) is when "quiet" is measured from. Returns what was written and what failed."""
+        from ctxasm.ml.summarizer import configured_summarizer
+        from ctxasm.services.episodes import Thresholds as Defaults, summarize_threads
+
+        c = self.caller
+        with self._store() as store:
+            return summarize_threads(store, c.tenant_id, summarizer or configured_summarizer(retries=2),
+                                     now=_when(at) or datetime.now(timezone.utc), thresholds=thresholds or Defaults(),
+                                     user_id=c.user_id, agent_id=c.agent_id)
 
     def forget(self, memory_type: str, memory_id: str) -> dict[str, Any]:
         """Erase a memory: every version of it (not only the latest) and every copy made from it, so the windows
@@ -281,4 +301,5 @@ class AsyncSession:
 
 
 _IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
-                       "forget", "retract", "search", "lookup", "expand", "budget", "set_budget"})
+                       "forget", "retract", "search", "lookup", "expand", "budget", "set_budget",
+                       "summarize_threads"})

@@ -40,7 +40,7 @@ TOLERANCE = 1e-9
 _TOKEN_FIELDS = ("usable_context", "output_reserve", "tool_reserve", "request_overhead_reserve",
                  "max_rounds", "max_tool_result_tokens")
 _REQUIRED = _TOKEN_FIELDS + ("weights", "recency_days", "shares", "overflow_order")
-_OPTIONAL = ("require_current_facts", "tier_limits", "reclaim_unused", "candidate_limits")
+_OPTIONAL = ("require_current_facts", "tier_limits", "reclaim_unused", "candidate_limits", "compression")
 #: The most candidates a budget may let one slice keep after scoring (the database's limit step).
 MAX_CANDIDATE_LIMIT = contract_constants.MAX_CANDIDATE_LIMIT
 #: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
@@ -72,6 +72,27 @@ class Weights:
 
 
 @dataclass(frozen=True)
+class Compression:
+    """Compression during assembly (the budget's `compression`; off unless `enabled`): a candidate that would
+    seat better as a summary and has none gets one from the summarizer, within these limits per window."""
+
+    enabled: bool = False
+    #: wall-clock milliseconds all of one window's summarizer calls may take together
+    time_budget_ms: int = 2000
+    #: tokens one window may send to and ask from the summarizer (each call: its prompt and source text, counted
+    #: with o200k_base, plus `summary_tokens`)
+    token_budget: int = 4000
+    #: the longest summary one call may write (the model's max_tokens)
+    summary_tokens: int = 120
+
+
+#: compression field -> (default, smallest allowed); `enabled` is a boolean
+COMPRESSION_LIMITS: Mapping[str, tuple[int, int]] = MappingProxyType({
+    "time_budget_ms": (Compression.time_budget_ms, 1), "token_budget": (Compression.token_budget, 1),
+    "summary_tokens": (Compression.summary_tokens, 8)})
+
+
+@dataclass(frozen=True)
 class Budget:
     usable_context: int
     output_reserve: int
@@ -94,6 +115,8 @@ class Budget:
     reclaim_unused: bool = False
     #: dynamic slice -> most candidates the database keeps after scoring (absent: sized from the share).
     candidate_limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    #: compression during assembly: off by default
+    compression: Compression = Compression()
 
     @property
     def intents(self) -> tuple[str, ...]:
@@ -240,6 +263,16 @@ def _parse_candidate_limits(data: Any) -> Mapping[str, int]:
     return MappingProxyType(parsed)
 
 
+def _parse_compression(data: Any) -> Compression:
+    _check_keys(data, "compression", (), ("enabled", *COMPRESSION_LIMITS))
+    enabled = data.get("enabled", False)
+    if not isinstance(enabled, bool):
+        raise InvalidBudget.at("compression.enabled", f"must be true or false, got {enabled!r}")
+    limits = {key: _token_count(data, key, minimum, "compression") if key in data else default
+              for key, (default, minimum) in COMPRESSION_LIMITS.items()}
+    return Compression(enabled=enabled, **limits)
+
+
 def parse_budget(data: Mapping[str, Any]) -> Budget:
     """Validate a context_budget content_json and return it as a Budget; raise InvalidBudget naming the field."""
     _check_keys(data, "$", _REQUIRED, _OPTIONAL)
@@ -281,6 +314,7 @@ def parse_budget(data: Mapping[str, Any]) -> Budget:
         tier_limits=_parse_tier_limits(data.get("tier_limits", {})),
         reclaim_unused=reclaim,
         candidate_limits=_parse_candidate_limits(data.get("candidate_limits", {})),
+        compression=_parse_compression(data.get("compression", {})),
         **reserves,
     )
 
@@ -308,7 +342,7 @@ def budget_problems(data: Any) -> list[InvalidBudget]:
             attempt(_token_count, data, key, minimum)
     for key, parse in (("weights", _parse_weights), ("shares", _parse_shares),
                        ("overflow_order", _parse_overflow_order), ("tier_limits", _parse_tier_limits),
-                       ("candidate_limits", _parse_candidate_limits)):
+                       ("candidate_limits", _parse_candidate_limits), ("compression", _parse_compression)):
         if key in data:
             attempt(parse, data[key])
     if "recency_days" in data and (not _is_number(data["recency_days"]) or data["recency_days"] <= 0):

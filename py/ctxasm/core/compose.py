@@ -547,4 +547,10 @@ def _memory_entry(item: Mapping[str, Any], ids: Mapping[str, str], tier: str, to
                                     for note in item["annotations"]]
     if tier == "summary" and item.get("summary_ref"):
         entry["summary_ref"] = item["summary_ref"]
+        if item.get("summary_by"):
+            entry["summary_by"] = item["summary_by"]
+        if item.get("summary_written"):
+            entry["summary_written"] = True
+    if item.get("generated_by"):
+        entry["generated_by"] = item["generated_by"]
     return entry

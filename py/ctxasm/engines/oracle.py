@@ -163,6 +163,19 @@ class OracleStore(StoreClaims):
                             refs=to_json([list(r) for r in refs]), snapshot=snapshot)
         return {key: (now, then) for key, (now, then) in (states or {}).items()}
 
+    def read_compressions(self, tenant_id: str, refs: list[list[Any]]) -> dict[str, dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.read_compressions(in_refs => :refs)",
+                          refs=to_json([list(r) for r in refs])) or {}
+
+    def thread_activity(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                        limit: int) -> list[dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.thread_activity(in_user_id => :u, in_agent_id => :a, "
+                          "in_limit => :n)", u=user_id, a=agent_id, n=limit) or []
+
+    def thread_turns(self, tenant_id: str, thread_id: str, after_turn: int, limit: int) -> list[dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.thread_turns(in_thread_id => :t, in_after_turn => :after, "
+                          "in_limit => :n)", t=thread_id, after=after_turn, n=limit) or []
+
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
         return self._read(tenant_id, "ctx_assembly.read_manifest(in_manifest_id => :id)", id=manifest_id)
 

@@ -217,6 +217,23 @@ class PostgresStore(StoreClaims):
                             (to_json([list(r) for r in refs]), snapshot))
         return {key: (now, then) for key, (now, then) in (states or {}).items()}
 
+    def read_compressions(self, tenant_id: str, refs: list[list[Any]]) -> dict[str, dict[str, Any]]:
+        """The stored compressions `refs` names, as they are now, by "compression:id:version"; the ones this
+        tenant cannot see are absent (CTX_MEMORY.read_compressions)."""
+        return self._read(tenant_id, "SELECT ctx_memory.read_compressions(in_refs => %s::jsonb)",
+                          (to_json([list(r) for r in refs]),)) or {}
+
+    def thread_activity(self, tenant_id: str, user_id: str | None, agent_id: str | None,
+                        limit: int) -> list[dict[str, Any]]:
+        """The threads with message turns their episode summary does not cover yet (CTX_MEMORY.thread_activity)."""
+        return self._read(tenant_id, "SELECT ctx_memory.thread_activity(in_user_id => %s, in_agent_id => %s, "
+                          "in_limit => %s)", (user_id, agent_id, limit)) or []
+
+    def thread_turns(self, tenant_id: str, thread_id: str, after_turn: int, limit: int) -> list[dict[str, Any]]:
+        """A thread's message turns after `after_turn`, in order (CTX_MEMORY.thread_turns)."""
+        return self._read(tenant_id, "SELECT ctx_memory.thread_turns(in_thread_id => %s, in_after_turn => %s, "
+                          "in_limit => %s)", (thread_id, after_turn, limit)) or []
+
     def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
         """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""
         with self._errors():

@@ -338,6 +338,49 @@ def _remember(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str, flag: str) -> float:
+    """Seconds from "90", "90s", "15m", "6h" or "2d"."""
+    import re
+
+    from ctxasm.errors import ConfigError
+
+    match = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", text)
+    if not match:
+        raise ConfigError(f"config_error: {flag} {text[:40]!r} is not a duration like 90s, 15m, 6h or 2d")
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
+
+
+def _summarize_threads(args: argparse.Namespace) -> int:
+    import json
+    import time
+    from datetime import timedelta
+
+    from ctxasm.services.episodes import Thresholds
+
+    thresholds = Thresholds(min_new_turns=args.min_turns, quiet_after=timedelta(seconds=_seconds(
+        args.quiet_after, "--quiet-after")), min_quiet_turns=args.min_quiet_turns,
+        summary_tokens=args.summary_tokens, max_threads=args.max_threads)
+    every = _seconds(args.every, "--every") if args.every else None
+    if every == 0:
+        from ctxasm.errors import ConfigError
+
+        raise ConfigError("config_error: --every must be longer than 0 seconds")
+    failed = 0
+    with _session(args, scoped=True) as session:
+        while True:
+            run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
+            failed = run.failed
+            print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
+            if every is None:
+                break
+            _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
+            try:
+                time.sleep(every)
+            except KeyboardInterrupt:
+                break
+    return 1 if failed else 0
+
+
 def _clarify_answer(text: str | None):
     """The MCP elicitation handler that answers the clarify tool with `text` (None: the client cannot ask)."""
     if text is None:
@@ -664,6 +707,33 @@ def build_parser() -> argparse.ArgumentParser:
     remember_cmd.add_argument("--at", help="valid from, ISO 8601 (default now; no offset = UTC)")
     remember_cmd.add_argument("--database", help=DATABASE_HELP)
     remember_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
+
+    summarize_cmd = add(
+        commands, "summarize-threads", _summarize_threads,
+        "write an episode summary for each thread that has grown or gone quiet since its last one (a new version "
+        "when it had one), with the deployment's summarizer: the model CTXASM_SUMMARY_MODEL names, else the offline "
+        "extractive one (docs/summaries.md). One pass, for a cron job; --every keeps passing",
+        "ctxasm summarize-threads --tenant acme --min-turns 20 --quiet-after 6h --json")
+    tenant_arguments(summarize_cmd)
+    summarize_cmd.add_argument("--user", help="only this user's threads (the claim's user, when it names one)")
+    summarize_cmd.add_argument("--agent", help="only this agent's threads (the claim's agent, when it names one)")
+    summarize_cmd.add_argument("--min-turns", type=int, default=20, metavar="N",
+                               help="a thread with N turns its summary does not cover is due (default 20)")
+    summarize_cmd.add_argument("--quiet-after", default="6h", metavar="DURATION",
+                               help="so is one whose last turn is this old (default 6h) ...")
+    summarize_cmd.add_argument("--min-quiet-turns", type=int, default=4, metavar="N",
+                               help="... with at least N turns not covered (default 4)")
+    summarize_cmd.add_argument("--summary-tokens", type=int, default=300, metavar="N",
+                               help="the longest summary, in tokens (default 300)")
+    summarize_cmd.add_argument("--max-threads", type=int, default=100, metavar="N",
+                               help="summarize at most N threads per pass, busiest first (default 100)")
+    summarize_cmd.add_argument("--at", help="measure quiet from this time, ISO 8601 (default now)")
+    summarize_cmd.add_argument("--every", metavar="DURATION",
+                               help="background mode: a pass, then another after this long (e.g. 15m), until "
+                                    "interrupted; a claim given with --claim or CTXASM_CLAIM must outlive it")
+    summarize_cmd.add_argument("--json", action="store_true", help="print each pass as one JSON object")
+    summarize_cmd.add_argument("--database", help=DATABASE_HELP)
+    summarize_cmd.add_argument("--engine", choices=ENGINES, help=ENGINE_HELP)
 
     replay_cmd = add(
         commands, "replay", _replay,

@@ -1,7 +1,10 @@
 """Assemble one window: the database selects (CTX_ASSEMBLY), Python fits and renders, the database records.
 
 Round trips on PostgreSQL: two (set_tenant + select_window pipelined; record_manifest + commit pipelined).
-Nothing is recorded when any step fails: the manifest is written last, in the same transaction.
+Nothing is recorded when any step fails: the manifest is written last, in the same transaction. The one
+exception is compression during assembly (a budget that turns it on, a candidate short of room without a
+summary): the summarizer's calls, then one write per compression, committed on their own before the manifest,
+since a compression is derived context the next window can use too (ctxasm.services.compress).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import BudgetMissing, CtxasmError, InvalidArgument, InvalidQuestion
 from ctxasm.services import memory_spans
+from ctxasm.services.compress import compress_during_assembly
 
 
 @dataclass(frozen=True)
@@ -107,18 +111,20 @@ def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: di
 
 
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
-             scores: dict[str, float] | None = None, reranker: Any = None) -> AssembledWindow:
+             scores: dict[str, float] | None = None, reranker: Any = None, summarizer: Any = None) -> AssembledWindow:
     """One window. Relevance: `scores` if given, else the `reranker` (default: the one CTXASM_RERANKER_PATH
-    configures), else the database's lexical scorer; the manifest names which. Its span is a search of the
-    tenant's memory store (search_memory, ctxasm.operation assemble: ctxasm.services.memory_spans)."""
+    configures), else the database's lexical scorer; the manifest names which. When the budget turns compression
+    on, candidates short of room get a summary from `summarizer` (default: the deployment's, ctxasm.ml.summarizer)
+    before the manifest is recorded (ctxasm.services.compress). Its span is a search of the tenant's memory store
+    (search_memory, ctxasm.operation assemble: ctxasm.services.memory_spans)."""
     with memory_spans.memory_span(memory_spans.SEARCH_MEMORY, spec.tenant_id, "assemble") as span:
-        window, selection = _select_and_compose(store, spec, at, scores, reranker)
+        window, selection = _select_and_compose(store, spec, at, scores, reranker, summarizer)
         memory_spans.describe_window(span, window, selection)
         return window
 
 
 def _select_and_compose(store: MemoryStore, spec: WindowSpec, at: datetime | None, scores: dict[str, float] | None,
-                        reranker: Any) -> tuple[AssembledWindow, dict[str, Any]]:
+                        reranker: Any, summarizer: Any) -> tuple[AssembledWindow, dict[str, Any]]:
     check_spec(spec)
     embedded = query_embedding(spec.question)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,
@@ -135,6 +141,7 @@ def _select_and_compose(store: MemoryStore, spec: WindowSpec, at: datetime | Non
         if reranker is not None and scores is None:
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
+        window = compress_during_assembly(store, spec, selection, window, summarizer)
         validate_manifest(window.manifest)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:

@@ -387,14 +387,30 @@ def load_inspection(store: MemoryStore, tenant_id: str, manifest_id: str, *, wit
     states: dict[RefKey, str] = {}
     events: dict[str, Mapping[str, Any]] = {}
     if with_rows and manifest.get("scn"):
-        wanted = [key for key in referenced_refs(manifest) if not _is_tool_result(manifest, key)]
+        late = _written_compressions(manifest)
+        wanted = [key for key in referenced_refs(manifest) if not _is_tool_result(manifest, key) and key not in late]
         rows, notes, states = _read_rows(store, tenant_id, str(manifest["scn"]), wanted)
         events, event_states = _tool_events(store, tenant_id, manifest)
         states.update(event_states)
+        if late:
+            found = store.read_compressions(tenant_id, [list(key) for key in late])
+            store.rollback()
+            for key in late:
+                row = found.get(key.key)
+                if row is None or row.get("status") == "erased":
+                    states[key] = "erased" if row else "gone"
+                else:
+                    rows[key] = row
     request, request_note = (rebuild_request(store, tenant_id, manifest_id) if with_request
                              else (None, "not rebuilt"))
     return Inspection(manifest_id=manifest_id, tenant_id=tenant_id, manifest=manifest, rows=rows,
                       notes=tuple(notes), request=request, request_note=request_note, states=states, events=events)
+
+
+def _written_compressions(manifest: Mapping[str, Any]) -> set[RefKey]:
+    """The compressions the window wrote during its assembly: stored after its snapshot, so read as they are now."""
+    written = (manifest.get("compression") or {}).get("written") or []
+    return {key for key in (ref_key(item.get("summary_ref")) for item in written) if key}
 
 
 def _is_tool_result(manifest: Mapping[str, Any], key: RefKey) -> bool:

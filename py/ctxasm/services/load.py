@@ -379,7 +379,7 @@ SUMMARY_WORDS = 35
 def compress_chunks(document: dict[str, Any]) -> int:
     """Add a persisted extractive compression for every long kb_chunk that has none (the summary tier),
     tied to the chunk's last version by its content hash. Returns how many were added."""
-    from ctxasm.services import summarize
+    from ctxasm.core import extractive as summarize
 
     added = 0
     for tenant in document["tenants"]:

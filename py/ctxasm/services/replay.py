@@ -2,9 +2,12 @@
 
 1. The manifest must be visible to the tenant (RLS), and made by the same renderer, selection and code.
 2. Every dependency (rendered rows, the current facts and historical sources of annotations, the budget) must
-   be visible now, not erased, and readable as of the recorded snapshot (its history retained).
-3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the window
-   is composed again, and both the request hash and the manifest's account of the window must be equal.
+   be visible now, not erased, and readable as of the recorded snapshot (its history retained); so must every
+   stored compression the window showed or wrote, read as it is now (one written during the window was stored
+   after the snapshot).
+3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the
+   compressions the window wrote are put back from storage (never from a model), the window is composed again,
+   and both the request hash and the manifest's account of the window must be equal.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, code_hash, compose
+from ctxasm.core.compression import Stored, with_compressions, written_refs
 from ctxasm.core.manifest import Manifest, dependencies, first_difference
 from ctxasm.core.refs import Ref
+from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.services.assemble import parse_time
 
@@ -113,6 +118,11 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(manifest["evaluation_time"]),
         spec.question, snapshot=manifest["scn"], sources=manifest["retrieval"]["items"]))
     store.rollback()
+    stored, problem = _stored_compressions(store, tenant_id, manifest)
+    if problem:
+        return unavailable(problem)
+    if stored:
+        selection = with_compressions(selection, stored)
     rebuilt = compose(selection, spec)
     rebuilt_hash = rebuilt.manifest["request_hash"]
     recorded_part = {k: manifest.get(k) for k in COMPARED}
@@ -125,6 +135,36 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         difference = f"request {difference}" if difference else "the request hash differs"
     return ReplayResult(MISMATCH, manifest_id, f"first difference: {difference}", recorded_hash, rebuilt_hash,
                         tuple(notes)), None
+
+
+def _stored_compressions(store: MemoryStore, tenant_id: str, manifest: Manifest
+                         ) -> tuple[dict[str, Stored], str | None]:
+    """The stored compressions the window showed or wrote, checked (present, not erased) and read as they are now.
+    Returns the ones written during the window (stored after its snapshot, so the selection at the snapshot does
+    not have them; a model is never asked again), by the candidate each is of; or why one is not available."""
+    written = {summary.key: source for source, summary in written_refs(manifest)}
+    shown = [Ref.of(m["summary_ref"]).key for m in manifest.memories if m.get("summary_ref")]
+    wanted = list(dict.fromkeys([*shown, *written]))
+    if not wanted:
+        return {}, None
+    rows = store.read_compressions(tenant_id, [Ref.of(key).as_json() for key in wanted])
+    store.rollback()
+    for key in wanted:
+        row = rows.get(key)
+        if row is None:
+            return {}, f"compression {key} is gone: erased, purged or no longer authorized"
+        if row["status"] == "erased":
+            return {}, f"compression {key} was erased"
+    stored: dict[str, Stored] = {}
+    for key, source in written.items():
+        row = rows[key]
+        if Ref.of(row["source"]) != source:
+            return {}, f"compression {key} is of {Ref.of(row['source']).key}, not of {source.key}"
+        tokens = row.get("content_tokens")
+        stored[source.key] = Stored(Ref.of(key), row["content"],
+                                    int(tokens) if tokens is not None else count_tokens(row["content"]),
+                                    row["generating_model"], row["prompt_version"])
+    return stored, None
 
 
 def replay_round(store: MemoryStore, tenant_id: str, manifest_id: str, manifest: dict[str, Any]) -> ReplayResult:

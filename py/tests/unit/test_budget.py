@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ctxasm import errors
-from ctxasm.core.budget import (DYNAMIC_SLICES, FixedSliceOverflow, allocate,
+from ctxasm.core.budget import (DYNAMIC_SLICES, Compression, FixedSliceOverflow, allocate,
                                 allowance_before_fixed, fit_order, overflow_receiver, parse_budget, pass_overflow)
 from ctxasm.errors import InvalidBudget, UnknownIntent
 
@@ -183,7 +183,19 @@ BROKEN: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("tier_limits pointer", with_("tier_limits", {"evidence": {"pointer": 1}}), "tier_limits.evidence.pointer"),
     ("tier_limits negative", with_("tier_limits", {"evidence": {"full": -1}}), "tier_limits.evidence.full"),
     ("tier_limits fraction", with_("tier_limits", {"evidence": {"summary": 1.5}}), "tier_limits.evidence.summary"),
+    ("compression not an object", with_("compression", True), "compression"),
+    ("compression unknown field", with_("compression", {"enabled": True, "budget_ms": 500}), "compression.budget_ms"),
+    ("compression enabled string", with_("compression", {"enabled": "yes"}), "compression.enabled"),
+    ("compression zero time", with_("compression", {"time_budget_ms": 0}), "compression.time_budget_ms"),
+    ("compression fractional tokens", with_("compression", {"token_budget": 10.5}), "compression.token_budget"),
+    ("compression tiny summary", with_("compression", {"summary_tokens": 4}), "compression.summary_tokens"),
 ]
+
+
+def test_compression_is_off_by_default_and_takes_its_limits_from_the_budget() -> None:
+    assert parse_budget(article()).compression == Compression(enabled=False)
+    on = parse_budget(article(compression={"enabled": True, "time_budget_ms": 800, "summary_tokens": 60}))
+    assert on.compression == Compression(enabled=True, time_budget_ms=800, token_budget=4000, summary_tokens=60)
 
 
 def test_tier_limits_parse_per_slice_and_default_to_none() -> None:

@@ -114,6 +114,8 @@ def schema_errors(data):
 
 
 @pytest.mark.parametrize("data", [ARTICLE, article(require_current_facts=False, reclaim_unused=True,
+                                                  compression={"enabled": True, "time_budget_ms": 1,
+                                                               "token_budget": 1, "summary_tokens": 8},
                                                   tier_limits={"evidence": {"full": 3, "summary": 2}},
                                                   candidate_limits={"evidence": 1000, "durable_facts": 1}),
                                   article(usable_context=5000.0), article(tool_reserve=0, max_tool_result_tokens=0)])

@@ -24,7 +24,7 @@ from ctxasm.interfaces.inspector.accounting import RESERVE_NAMES, RESERVE_PURPOS
 from ctxasm.interfaces.inspector.diff import ManifestDiff, sentences
 from ctxasm.interfaces.inspector.exclusions import candidates_in, cut_sentence, explain, needed_total, slice_summary
 from ctxasm.interfaces.inspector.request_view import RequestView, request_view
-from ctxasm.interfaces.inspector.text import scores_text
+from ctxasm.interfaces.inspector.text import generator_text, scores_text, written_by
 from ctxasm.services.inspection import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, citation_id, \
     exclusions_by_rule, ref_key, ref_text, referenced_refs, slices_in_request_order
 
@@ -381,7 +381,10 @@ def _memory_card(memory: Mapping[str, Any], inspection: Inspection, view: Reques
     if memory.get("scores"):
         parts.append(f"<div class=\"scores\">{_e(scores_text(memory.get('scores')))}</div>")
     if memory.get("summary_ref"):
-        parts.append(f"<div class=\"scores\">summary from {_ref_link(memory['summary_ref'], inspection)}</div>")
+        parts.append(f"<div class=\"scores\">summary from {_ref_link(memory['summary_ref'], inspection)}"
+                     f"{_e(written_by(memory))}</div>")
+    elif memory.get("generated_by"):
+        parts.append(f"<div class=\"scores\">written by {_e(generator_text(memory['generated_by']))}</div>")
     if memory.get("slice") == TOOL_RESULTS:
         parts.append(f"<div class=\"scores\">round {_e(memory.get('round'))}, call <code>{_e(memory.get('call_id'))}"
                      f"</code>, arguments <code>{_e(json.dumps(memory.get('arguments'), ensure_ascii=False))}</code>"

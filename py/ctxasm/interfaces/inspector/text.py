@@ -31,6 +31,18 @@ def safe_line(text: Any, limit: int | None = EXCERPT) -> str:
     return line
 
 
+def generator_text(generated_by: Mapping[str, Any]) -> str:
+    """A summarizer's model and prompt version, as one phrase."""
+    return f"{generated_by.get('model')} (prompt {generated_by.get('prompt_version')})"
+
+
+def written_by(memory: Mapping[str, Any]) -> str:
+    """What a summary-tier entry adds about its compression: who wrote it, and whether during this window."""
+    by = memory.get("summary_by")
+    text = f", written by {generator_text(by)}" if by else ""
+    return text + (" during this window's assembly" if memory.get("summary_written") else "")
+
+
 def scores_text(scores: Mapping[str, Any] | None) -> str:
     if not scores:
         return "no scores (fixed slice)"
@@ -198,7 +210,9 @@ def describe_manifest(inspection: Inspection) -> str:
             out.append(f"       {memory.get('status')} | {tier} | {memory.get('tokens')} tokens"
                        f" | {scores_text(memory.get('scores'))}")
             if memory.get("summary_ref"):
-                out.append(f"       summary from {ref_text(memory['summary_ref'])}")
+                out.append(f"       summary from {ref_text(memory['summary_ref'])}{written_by(memory)}")
+            elif memory.get("generated_by"):
+                out.append(f"       written by {generator_text(memory['generated_by'])}")
             seen = view.seen.get(str(memory.get("id"))) if view is not None else None
             if seen is not None:
                 out.append(f"       seen: {safe_line(seen, None)}")  # what the model saw, never shortened

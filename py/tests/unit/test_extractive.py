@@ -1,4 +1,4 @@
-"""summarize: the offline extractive summarizer (lead sentences) and the source hash the database compares."""
+"""extractive: the offline extractive summarizer (lead sentences) and the source hash the database compares."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from ctxasm.services import summarize as s
+from ctxasm.core import extractive as s
 
 DOC = ("The Letta paper treats the context window as main memory. Older messages are evicted to recall "
        "storage when the window fills! Archival memory holds documents? A final, much longer sentence that "

@@ -1,8 +1,9 @@
-"""The offline extractive summarizer for the summary tier.
+"""The offline extractive summarizer: the summary tier when no model is configured. Pure.
 
 No model runs here: a summary is the leading sentences of the text that fit in `max_words`. It is recorded in
 context_compression as generating_model `extractive-lead-1` with prompt_version `extractive-1`, so nobody
-mistakes it for a model-written summary. Model-written summaries go through the model client instead.
+mistakes it for a model-written summary. ctxasm.ml.summarizer offers it, and a model-written summarizer, behind
+one interface.
 
 `source_hash` is the hash the database compares to decide whether a compression is stale:
 `encode(sha256(convert_to(content, 'UTF8')), 'hex')` on PostgreSQL, the same bytes on Oracle.
