@@ -223,11 +223,26 @@ def safety_settings() -> list[str]:
     return [f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT}", "-c log_file_mode=0600"]
 
 
+def _lacks_safety_settings() -> bool:
+    """Whether the running server was started without one of safety_settings() (pg_ctl records the options it
+    started the server with in postmaster.opts)."""
+    opts = _data_dir() / "postmaster.opts"
+    try:
+        started_with = opts.read_text()
+    except OSError:
+        return False
+    return any(option.removeprefix("-c ") not in started_with for option in safety_settings())
+
+
 def up() -> ClusterStatus:
     """Initialise (first time) and start the cluster; idempotent. Returns the running status."""
     current = status()
-    if current.running:
+    if current.running and not _lacks_safety_settings():
         return current
+    if current.running:
+        # Started by an older ctxasm without today's server-wide limits (idle transactions, a private log):
+        # a setup command brings the private cluster up to date rather than leave it unsafe.
+        down()
     if current.version is None:
         _initdb()
     port_file = _pg_dir() / "port"
