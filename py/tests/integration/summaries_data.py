@@ -72,9 +72,21 @@ def scenario(compression: dict[str, Any] | None = None, turns: int = 30) -> dict
             "tenants": [{"tenant_id": TENANT, "display_name": "Summary Co", "memories": memories}]}
 
 
+#: The scenario files load_tenant wrote, with their embeddings in place, by the scenario's JSON without them.
+_EMBEDDED: dict[str, str] = {}
+
+
 def load_tenant(target, tmp_path: Path, compression: dict[str, Any] | None = None, turns: int = 30) -> None:
+    """The tenant, loaded from a scenario file through the loader. Each distinct scenario is embedded once per
+    test process, by the loader's own load.embed_memories, and the file carries the vectors, so the load embeds
+    nothing (as with embedded_files in tests/conftest.py): the model took most of each of some thirty loads."""
+    plain = json.dumps(scenario(compression, turns))
+    if plain not in _EMBEDDED:
+        document = json.loads(plain)
+        load.embed_memories(document)
+        _EMBEDDED[plain] = json.dumps(document)
     path = tmp_path / "summaries.json"
-    path.write_text(json.dumps(scenario(compression, turns)), encoding="utf-8")
+    path.write_text(_EMBEDDED[plain], encoding="utf-8")
     load.load_file(target, path)
 
 
