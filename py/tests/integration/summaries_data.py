@@ -3,7 +3,6 @@ pointers unless it compresses them) and a long thread of Jane's, loaded through 
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from ctxasm.ml.summarizer import ChatSummarizer
 from ctxasm.services import load
 
 from ..chat_server import MODEL, ChatServer
+from ..conftest import embedded_json
 
 TENANT, USER, AGENT = "sumco", "jane", "helper"
 AT = "2026-09-28T12:00:00"
@@ -72,21 +72,12 @@ def scenario(compression: dict[str, Any] | None = None, turns: int = 30) -> dict
             "tenants": [{"tenant_id": TENANT, "display_name": "Summary Co", "memories": memories}]}
 
 
-#: The scenario files load_tenant wrote, with their embeddings in place, by the scenario's JSON without them.
-_EMBEDDED: dict[str, str] = {}
-
-
 def load_tenant(target, tmp_path: Path, compression: dict[str, Any] | None = None, turns: int = 30) -> None:
-    """The tenant, loaded from a scenario file through the loader. Each distinct scenario is embedded once per
-    test process, by the loader's own load.embed_memories, and the file carries the vectors, so the load embeds
-    nothing (as with embedded_files in tests/conftest.py): the model took most of each of some thirty loads."""
-    plain = json.dumps(scenario(compression, turns))
-    if plain not in _EMBEDDED:
-        document = json.loads(plain)
-        load.embed_memories(document)
-        _EMBEDDED[plain] = json.dumps(document)
+    """The tenant, loaded from a scenario file through the loader; the file carries the embeddings (embedded_json:
+    once per test process for each distinct scenario), so the load skips the model, which took most of each of
+    some thirty loads."""
     path = tmp_path / "summaries.json"
-    path.write_text(_EMBEDDED[plain], encoding="utf-8")
+    path.write_text(embedded_json(scenario(compression, turns)), encoding="utf-8")
     load.load_file(target, path)
 
 
