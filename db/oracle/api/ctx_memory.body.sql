@@ -1274,7 +1274,7 @@ create or replace package body ctx_memory is
                    'agent_id' value f.agent_id
                    null on null returning clob
                 )
-                order by f.newest desc nulls first, f.version, f.id
+                order by f.newest desc, f.version, f.id
                 returning clob
              )
         into l_result
@@ -1290,7 +1290,7 @@ create or replace package body ctx_memory is
                         or (e.id = in_id and e.status <> co_erased))
                    and (l_user is null or e.user_id = l_user)
                    and (l_agent is null or e.agent_id = l_agent)
-                 order by newest desc nulls first, e.version, e.id
+                 order by newest desc, e.version, e.id
                  fetch first in_limit rows only
              ) f
         -- when the fact was first written: its first version, by the primary key

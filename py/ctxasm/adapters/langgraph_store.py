@@ -18,7 +18,8 @@ What it maps to (docs/adapters.md):
   of None (`delete`) retracts it: no longer in effect, its history kept;
 - `search` with a query ranks the items under the prefix by meaning (cosine similarity of the embeddings,
   ctxasm.adapters.ranking), with the score; without one, the items under the prefix, latest first; `filter` compares top-level values for equality;
-- `list_namespaces` lists the namespaces of the stored items.
+- `list_namespaces` lists the namespaces of the stored items;
+- every read is one CTX_MEMORY.read_facts call: the newest MAX_FACT_ROWS items under the namespace prefix.
 
 Lost: TTLs (`supports_ttl` is False), the `index` argument (every value is searchable as text), filter
 operators other than equality. Needs the `langgraph` extra (langgraph-checkpoint).

@@ -13,13 +13,14 @@ What each call maps to (docs/adapters.md says the same, and what is lost):
 | `user_id`, `agent_id` | the session's user and agent (a memory is personal: only that user and agent see it) |
 | `run_id` | the session's thread: `add` with a run_id writes each message as the thread's next turn |
 | `add(messages)` without run_id | each message a personal fact (`Session.remember`, subject `mem0:<user or agent>`, a predicate of its own), written as given: no model extracts facts (`infer` is ignored) |
-| `search` | the caller's memories (as `get_all`) ranked by meaning: cosine similarity of the embeddings |
-| `get_all`, `get` | the caller's active facts (and, with a run_id, the thread's turns) |
+| `search` | the caller's newest MAX_FACT_ROWS memories (as `get_all`) ranked by meaning: cosine similarity |
+| `get_all`, `get` | the caller's active facts (and, with a run_id, the thread's turns): CTX_MEMORY.read_facts |
 | `update` | a new version of the fact (the old one stays in history) |
 | `delete`, `delete_all` | `Session.retract`: no longer in effect, history kept (`forget` erases) |
 | `history` | the row's versions as ADD / UPDATE / DELETE events |
 
 Every result is Mem0's shape: `{"results": [...]}` of `{"id", "memory", ...}`; `history` a list of events.
+get, update, delete and history take the ids add returned for facts; any other id is refused (ValueError).
 """
 
 from __future__ import annotations
