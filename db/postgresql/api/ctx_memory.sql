@@ -376,7 +376,8 @@ BEGIN
       FROM (SELECT e.id, e.version, e.subject, e.predicate, e.content, e.content_json, e.status, e.valid_from,
                    e.deleted_at, e.user_id, e.agent_id, CASE WHEN in_id IS NULL THEN e.valid_from END AS newest
               FROM ctxasm.entity_memory AS e
-             WHERE starts_with(e.subject, in_subject_prefix)
+             WHERE e.tenant_id = l_tenant
+               AND starts_with(e.subject, in_subject_prefix)
                AND (in_predicate IS NULL OR e.predicate = in_predicate)
                AND (CASE WHEN in_id IS NULL THEN e.status = 'active' ELSE e.id = in_id AND e.status <> 'erased' END)
                AND (l_user IS NULL OR e.user_id = l_user) AND (l_agent IS NULL OR e.agent_id = l_agent)
