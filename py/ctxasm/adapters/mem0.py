@@ -138,13 +138,15 @@ class Memory:
     # -- reading ---------------------------------------------------------------------------------------------
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, limit: int = 100, **_: Any) -> dict[str, Any]:
+               run_id: str | None = None, limit: int = 100, threshold: float | None = None,
+               **_: Any) -> dict[str, Any]:
         """The caller's memories (those get_all lists) ranked by meaning against the query, best first, each with
-        its cosine `score` (ctxasm.adapters.ranking). Its span: search_memory."""
+        its cosine `score` (ctxasm.adapters.ranking), none under `threshold` when given. Its span: search_memory."""
         with spans.memory_span(spans.SEARCH_MEMORY, self.tenant_id, "mem0.search") as span:
             items = self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=MAX_FACT_ROWS)["results"]
             ranked = by_meaning(query, [str(item["memory"]) for item in items])
-            results = [{**items[i], "score": score} for i, score in ranked[:limit]]
+            results = [{**items[i], "score": score} for i, score in ranked
+                       if threshold is None or score >= threshold][:limit]
             spans.set_records(span, len(results))
             spans.set_content(span, query=query, records=[spans.memory_record(r["memory"], r["id"], score=r["score"])
                                                           for r in results])

@@ -181,6 +181,18 @@ def test_mem0_ids_are_the_facades_own_facts(memory):
     assert m.get_all(user_id="alex", run_id="r1")["results"] == []
 
 
+def test_mem0_search_leaves_out_matches_under_the_threshold(memory):
+    from ctxasm.adapters.mem0 import Memory as Mem0Memory
+
+    m = Mem0Memory("newco", memory=memory)
+    for text in ALEX:
+        m.add(text, user_id="alex")
+    everything = m.search("What can Alex not eat?", user_id="alex")["results"]
+    cut = everything[1]["score"]
+    above = m.search("What can Alex not eat?", user_id="alex", threshold=cut)["results"]
+    assert [r["id"] for r in above] == [r["id"] for r in everything if r["score"] >= cut] and 2 <= len(above) < 8
+
+
 def test_langgraph_reads_keep_namespaces_that_share_a_prefix_apart(memory):
     pytest.importorskip("langgraph.store.base")
     from ctxasm.adapters.langgraph_store import CtxasmStore
