@@ -362,9 +362,10 @@ DECLARE
     l_result     jsonb;
 BEGIN
     PERFORM ctxasm.require_limit(in_limit, co_max_facts);
-    IF in_subject_prefix IS NULL THEN
+    -- An empty prefix is refused as NULL is, as on Oracle, where '' is NULL.
+    IF coalesce(in_subject_prefix, '') = '' THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
-            MESSAGE = 'invalid_argument: in_subject_prefix is required (an empty prefix names every fact)';
+            MESSAGE = 'invalid_argument: in_subject_prefix is required';
     END IF;
     SELECT jsonb_agg(jsonb_build_object(
                'ref', jsonb_build_array('entity', f.id, f.version), 'subject', f.subject, 'predicate', f.predicate,
