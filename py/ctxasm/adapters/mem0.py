@@ -191,8 +191,11 @@ class Memory:
         """(kind, row) of the caller's active facts, oldest first, then the run's turns in turn order: `limit`
         rows at most, the newest facts when there are more."""
         limit = max(1, min(int(limit), MAX_FACT_ROWS))
+        caller = session.caller
         with session.store() as store:
-            facts = store.read_facts(self.tenant_id, SUBJECT_PREFIX, None, None, limit)
+            # A run's memories are its turns: a run_id alone lists them, not every user's facts.
+            facts = store.read_facts(self.tenant_id, SUBJECT_PREFIX, None, None, limit) \
+                if caller.user_id or caller.agent_id else []
             turns = store.thread_turns(self.tenant_id, run_id, 0, limit) if run_id else []
         listed = [("entity", row) for row in reversed(facts)] + [("conversation", row) for row in turns]
         return listed[:limit]
