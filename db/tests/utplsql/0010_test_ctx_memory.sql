@@ -814,7 +814,7 @@ create or replace package body test_ctx_memory is
       l_expect := ut.expect(json_value(l_found, '$[0].status'));
       l_expect.to_equal('superseded');
       l_expect := ut.expect(json_value(l_found, '$[1].first_valid_from'));
-      l_expect.to_equal('2026-05-01T00:00:00Z');
+      l_expect.to_equal('2026-05-01T00:00:00+00:00');
       l_found := ctx_memory.read_facts(in_subject_prefix => 'ut-adapter:', in_predicate => null,
                                        in_id => 'ut_rf_joe', in_limit => 10);
       l_expect := ut.expect(json_value(l_found, '$.size()'));
