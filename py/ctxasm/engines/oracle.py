@@ -176,6 +176,12 @@ class OracleStore(StoreClaims):
         return self._read(tenant_id, "ctx_memory.thread_turns(in_thread_id => :t, in_after_turn => :after, "
                           "in_limit => :n)", t=thread_id, after=after_turn, n=limit) or []
 
+    def read_facts(self, tenant_id: str, subject_prefix: str, predicate: str | None, memory_id: str | None,
+                   limit: int) -> list[dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.read_facts(in_subject_prefix => :prefix, in_predicate => :p, "
+                          "in_id => :id, in_limit => :n)", prefix=subject_prefix, p=predicate, id=memory_id,
+                          n=limit) or []
+
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
         return self._read(tenant_id, "ctx_assembly.read_manifest(in_manifest_id => :id)", id=manifest_id)
 

@@ -234,6 +234,13 @@ class PostgresStore(StoreClaims):
         return self._read(tenant_id, "SELECT ctx_memory.thread_turns(in_thread_id => %s, in_after_turn => %s, "
                           "in_limit => %s)", (thread_id, after_turn, limit)) or []
 
+    def read_facts(self, tenant_id: str, subject_prefix: str, predicate: str | None, memory_id: str | None,
+                   limit: int) -> list[dict[str, Any]]:
+        """Facts whose subject starts with `subject_prefix` that the claim's user and agent own: the active ones,
+        newest first, or every version of `memory_id` (CTX_MEMORY.read_facts)."""
+        return self._read(tenant_id, "SELECT ctx_memory.read_facts(in_subject_prefix => %s, in_predicate => %s, "
+                          "in_id => %s, in_limit => %s)", (subject_prefix, predicate, memory_id, limit)) or []
+
     def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
         """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""
         with self._errors():

@@ -366,18 +366,26 @@ def _summarize_threads(args: argparse.Namespace) -> int:
 
         raise ConfigError("config_error: --every must be longer than 0 seconds")
     failed = 0
+    if every is not None:
+        # A service manager stops a job with SIGTERM: it ends the loop as Ctrl-C does. A pass it interrupts
+        # writes nothing (its transaction rolls back); the next run does that pass again.
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     with _session(args, scoped=True) as session:
-        while True:
-            run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
-            failed = run.failed
-            print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
-            if every is None:
-                break
-            _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
-            try:
+        try:
+            while True:
+                run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
+                failed = run.failed
+                print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
+                if every is None:
+                    break
+                _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
                 time.sleep(every)
-            except KeyboardInterrupt:
-                break
+        except KeyboardInterrupt:
+            if every is None:
+                raise
+            _log("ctxasm summarize-threads: stopped")
     return 1 if failed else 0
 
 
