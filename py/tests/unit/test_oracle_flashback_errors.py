@@ -145,17 +145,3 @@ def test_the_utplsql_refusal_of_an_unreadable_scn_fetches_and_expects_invalid_sn
     assert not re.search(r"\d{21,}", test), "a 21-digit SCN tests another refusal than the one named"
     assert "capture_snapshot()" in test, "the SCN is taken relative to the current one"
 
-
-def test_tenant_ends_with_the_transaction_is_not_vacuous() -> None:
-    """The utPLSQL test first shows the tenant's committed row through the claim (so a leak would have something
-    to show), then, after the rollback, expects current_tenant to be null and a routine to refuse with
-    tenant_not_set (not any error)."""
-    suite = _code(REPO / "db" / "tests" / "utplsql" / "0030_test_ctx_session.sql")
-    test = _routines(suite)["tenant_ends_with_the_transaction"]
-    seen = test.index("to_equal(1)")
-    ended = test.index("rollback;", seen)
-    assert "commit;" in test[:seen] and "ctx_memory.put_memory(" in test[:seen]
-    assert test.index("ctx_session.current_tenant()", ended) < test.index("to_be_null()", ended)
-    refusal = test[ended:]
-    assert re.search(r"sqlcode\s*<>\s*ctx_errors\.co_tenant_not_set\s+then\s+raise;", refusal)
-    assert re.search(r"ut\.expect\(l_refused\)", refusal) and "to_be_true()" in refusal
