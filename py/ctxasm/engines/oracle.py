@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import from_oracle_message
@@ -110,8 +111,8 @@ class OracleStore(StoreClaims):
             rows = cursor.fetchall()
         return [json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) for row in rows]
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
-        """set_tenant and select_window in one anonymous block: one round trip."""
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
+        """set_tenant and select_window in one anonymous block: one round trip; the document parsed (typed) here."""
         import oracledb
 
         with self._errors(), self.connection.cursor() as cursor:
@@ -129,7 +130,7 @@ class OracleStore(StoreClaims):
                 embedding=scope.query_embedding,
                 sources=None if scope.sources is None else to_json(scope.sources), result=result,
             )
-            return json.loads(result.getvalue().read())
+            return Selection.parse(json.loads(result.getvalue().read()))
 
     def selection_version(self) -> str:
         return self._call("ctx_assembly.selection_version", str)

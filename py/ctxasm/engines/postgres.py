@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
@@ -156,8 +157,8 @@ class PostgresStore(StoreClaims):
             ).fetchall()
         return [row[0] for row in rows]
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
-        """set_tenant and select_window, pipelined: one network round trip."""
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
+        """set_tenant and select_window, pipelined: one network round trip; the document parsed (typed) here."""
         with self._errors():
             with self.connection.pipeline():
                 self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
@@ -170,7 +171,7 @@ class PostgresStore(StoreClaims):
                      scope.query_embedding, None if scope.sources is None else to_json(scope.sources)),
                 )
             self.round_trips += 1
-            return cursor.fetchone()[0]
+            return Selection.parse(cursor.fetchone()[0])
 
     def selection_version(self) -> str:
         return self._scalar("SELECT ctx_assembly.selection_version()")

@@ -1,4 +1,5 @@
-"""compose() and the renderer, without a database: a selection document in, request and manifest out."""
+"""compose() and the renderer, without a database: a selection document in (parsed as the engines parse it),
+request and manifest out."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ctxasm.core.budget import FixedSliceOverflow
 from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose, window_ids
 from ctxasm.core.fitting import RequiredDoesNotFit
 from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Selection
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
 
@@ -34,7 +36,8 @@ def candidate(ref, slice_name="durable_facts", text="Helios-RAG scores 0.78 on B
     return item
 
 
-def selection(candidates=(), budget=None, fixed=None):
+def document(candidates=(), budget=None, fixed=None):
+    """A selection document as select_window returns it."""
     return {
         "engine": "postgresql", "snapshot": "1:1:", "tenant_id": "acme", "evaluation_time": "2026-09-28T12:00:00+00:00",
         "selection_version": "context-selection-1", "scorer": "lexical-overlap-1",
@@ -45,8 +48,12 @@ def selection(candidates=(), budget=None, fixed=None):
             {"ref": ["toolbox", "t1", 1], "type": "toolbox", "slice": "tools", "key": "search_memory",
              "content": "search", "extra": {"usage_notes": "Search memory.", "tool_schema": {"type": "object"}}}],
         "candidates": list(candidates), "required_refs": [], "excluded": [],
-        "retrieval": {"method": "lexical", "depth": 50, "limit": 20, "items": []},
+        "retrieval": {"method": "lexical", "depth": 50, "items": []},
     }
+
+
+def selection(candidates=(), budget=None, fixed=None):
+    return Selection.parse(document(candidates, budget, fixed))
 
 
 def test_request_layout_and_hash():
@@ -148,7 +155,7 @@ def test_framing_never_fails_a_window_it_seats_fewer_records():
                   request_overhead_reserve=0)
     budget["shares"]["fact_check"] = {"durable_facts": 1.0}
     facts = [candidate(["entity", f"f{i}", 1], text=f"Fact {i}: Helios-RAG routes queries \"{i}\" with a gate.",
-                       rank=i, scores={"priority": 1 - i / 100}) for i in range(40)]
+                       rank=i + 1, scores={"priority": 1 - i / 100}) for i in range(40)]
     window = compose(selection(facts, budget=budget), SPEC)
     manifest = window.manifest
     assert manifest["request_tokens"] == count_tokens(render.serialize(window.request)) <= manifest["request_limit"] == 800
