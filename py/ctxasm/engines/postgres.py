@@ -159,6 +159,10 @@ class PostgresStore(StoreClaims):
 
     def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
         """set_tenant and select_window, pipelined: one network round trip; the document parsed (typed) here."""
+        return Selection.parse(self.select_window_document(tenant_id, scope))
+
+    def select_window_document(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """select_window's JSON document as the database returns it (what select_window parses)."""
         with self._errors():
             with self.connection.pipeline():
                 self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
@@ -171,7 +175,7 @@ class PostgresStore(StoreClaims):
                      scope.query_embedding, None if scope.sources is None else to_json(scope.sources)),
                 )
             self.round_trips += 1
-            return Selection.parse(cursor.fetchone()[0])
+            return cursor.fetchone()[0]
 
     def selection_version(self) -> str:
         return self._scalar("SELECT ctx_assembly.selection_version()")
