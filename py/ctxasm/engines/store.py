@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ctxasm.core.selection import Selection
+if TYPE_CHECKING:
+    from ctxasm.core.selection import Selection
 
 
 @dataclass(frozen=True)
