@@ -259,3 +259,27 @@ def test_a_tool_instruction_needs_its_tool_in_the_window():
     no_rows = compose(selection(fixed=[_tool("open", "expand")]), SPEC)
     assert "# Memory" not in no_rows.request["messages"][0]["content"]
     assert no_rows.manifest["allocation"]["memory_instructions"] == 0
+
+
+def test_the_code_hash_covers_every_module_that_shapes_the_window():
+    """compose's own modules and every module of ctxasm.core it reaches: a module that moves code out of
+    compose.py and is not listed would let a changed window replay as a match. schemas.py only validates and
+    tool_results.py fits the agent loop's tool rounds, not the first window."""
+    import ast
+    from pathlib import Path
+
+    from ctxasm.core.compose import CODE_MODULES
+
+    core = Path(render.__file__).parent
+    reached, todo = set(), ["compose"]
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for node in ast.walk(ast.parse((core / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "ctxasm.core":
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ctxasm.core."):
+                todo.append(node.module.split(".")[2])
+    assert {f"{name}.py" for name in reached} - {"schemas.py", "tool_results.py"} == set(CODE_MODULES)
