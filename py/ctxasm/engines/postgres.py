@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
@@ -156,8 +157,12 @@ class PostgresStore(StoreClaims):
             ).fetchall()
         return [row[0] for row in rows]
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
-        """set_tenant and select_window, pipelined: one network round trip."""
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
+        """set_tenant and select_window, pipelined: one network round trip; the document parsed (typed) here."""
+        return Selection.parse(self.select_window_document(tenant_id, scope))
+
+    def select_window_document(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """select_window's JSON document as the database returns it (what select_window parses)."""
         with self._errors():
             with self.connection.pipeline():
                 self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
