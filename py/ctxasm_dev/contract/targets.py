@@ -39,6 +39,8 @@ TARGETS: dict[str, str] = {
     "ora_retrieval_body": "db/oracle/internal/ctx_retrieval.body.sql",
     "ora_sources_spec": "db/oracle/internal/ctx_sources.spec.sql",
     "ora_sources_body": "db/oracle/internal/ctx_sources.body.sql",
+    "ora_budget_spec": "db/oracle/internal/ctx_budget.spec.sql",
+    "ora_budget_body": "db/oracle/internal/ctx_budget.body.sql",
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
     "pg_row_checks": "db/postgresql/internal/row_checks.sql",
     "ora_row_binder_body": "db/oracle/internal/ctx_row_binder.body.sql",
