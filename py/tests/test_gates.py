@@ -301,9 +301,9 @@ def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_
     assert contract_check.main(["--repo", str(repo_copy)]) == 0
     assert "selection steps, the same on both engines: step_scope, step_lifecycle, step_dedup" in \
         capsys.readouterr().out
-    body = repo_copy / ASSEMBLY_BODY
+    body = repo_copy / "db/oracle/internal/ctx_selection.body.sql"
     text = body.read_text(encoding="utf-8")
-    body.write_text(text.replace("step_dedup", "step_duplicates"), encoding="utf-8")
+    body.write_text(text.replace("function dedup_step", "function duplicates_step"), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
     assert "selection steps differ from step 3 on" in out
