@@ -2,18 +2,21 @@
 
 --changeset ctxasm:ora-pkg-0060-ctx-assembly-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_assembly is
-   -- The twin of db/postgresql/api/ctx_assembly.sql: its public routines in the same order, select_window's
-   -- steps under the same names. The engine-internal functions they call live where PostgreSQL keeps theirs,
-   -- one package per file of the same name: CTX_RULES (internal/ctx_rules.sql: scope level, hybrid logit, claim
-   -- key, authority), CTX_RETRIEVAL (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql);
+   -- The twin of db/postgresql/api/ctx_assembly.sql: its public routines in the same order. select_window is the
+   -- orchestrator: the steps are CTX_SELECTION's, under the same names as PostgreSQL's. The engine-internal
+   -- functions live where PostgreSQL keeps theirs, one package per file of the same name: CTX_RULES
+   -- (internal/ctx_rules.sql: scope level, hybrid logit, claim key, authority), CTX_RETRIEVAL
+   -- (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql: the sources and the rows they name),
+   -- CTX_BUDGET (internal/ctx_budget.sql), CTX_SELECTION (internal/ctx_selection.sql);
    -- JSON values are read, and timestamps and vector text written and checked, through CTX_JSON (what
    -- PostgreSQL's jsonb operators and text casts give). docs/oracle-assembly.md maps each step. Every statement
    -- is static, every value a bind, every table named in the code, with one exception here: PREDICTION names
    -- its model in the SQL text, so that call is dynamic (reranker_scores) and the package compiles and runs
    -- without the model.
    -- Every read names the tenant. The live tables are read as they are; only a replay (in_snapshot) reads the
-   -- rows AS OF the recorded SCN, through the second branch of each table in select_window and in the budget
-   -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
+   -- rows AS OF the recorded SCN (CTX_SOURCES.rows_as_of), and the budget and the compressions through the
+   -- second branch of their queries, which a NULL snapshot switches off (a filter on a bind, decided before the
+   -- branch runs).
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
