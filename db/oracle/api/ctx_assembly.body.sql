@@ -20,7 +20,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-5d9616fbdbda';
+   co_selection_version constant varchar2(30) := 'selection-e118f47ba294';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -48,11 +48,8 @@ create or replace package body ctx_assembly is
    co_history    constant varchar2(32) := ctx_rules.co_history;
    co_tail       constant varchar2(32) := ctx_rules.co_tail;
 
-   -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
+   -- retrieval: rows each retriever ranks at least (the document's retrieval.depth; CTX_SOURCES the same)
    co_retrieval_depth  constant pls_integer := 50;
-   co_fused_factor     constant pls_integer := 2;
-   -- durable facts are enumerated while the scope holds at most this many row versions of them
-   co_facts_enumerated constant pls_integer := 100;
    co_method_recorded  constant varchar2(40) := 'recorded';
    co_method_lexical   constant varchar2(40) := ctx_retrieval.co_method_lexical;
    co_method_hybrid    constant varchar2(40) := ctx_retrieval.co_method_hybrid;
@@ -202,414 +199,7 @@ create or replace package body ctx_assembly is
    end reranker_scores;
 
    -- ------------------------------------------------------------------------------------------------------
-   -- select_window: the document's parts from the selected rows
-
-   -- Step: sources, live. What the window enumerates (fixed slices, the thread's tail, few durable facts), what
-   -- retrieval finds for each retrieved slice, then what the recalled history cites and the claims of those
-   -- citations: a JSON array of source items. out_text_scores: the lexical query's SCORE of each row it found,
-   -- the hybrid scorer's text signal.
-   function live_sources(
-      in_tenant_id       in ctx_tenant.tenant_id%type,
-      in_user_id         in conversation_memory.user_id%type,
-      in_agent_id        in conversation_memory.agent_id%type,
-      in_thread_id       in conversation_memory.thread_id%type,
-      in_evaluation_time in timestamp with time zone,
-      in_question        in clob,
-      in_query_vector    in clob,
-      in_limits          in json_object_t,
-      out_text_scores    out clob
-   ) return clob is
-      l_limit_facts    pls_integer := in_limits.get_number(co_facts);
-      l_limit_evidence pls_integer := in_limits.get_number(co_evidence);
-      l_limit_history  pls_integer := in_limits.get_number(co_history);
-      l_limit_tail     pls_integer := in_limits.get_number(co_tail);
-      l_words          ctx_json.t_text_tab;
-      l_with_facts     pls_integer;
-      l_slices         ctx_json.t_text_tab := ctx_json.t_text_tab(co_evidence, co_history, co_facts);
-      l_slice          varchar2(32);
-      l_depth          pls_integer;
-      l_enumerated     clob;
-      l_lexical        clob;
-      l_retrieved      clob;
-      l_sources        clob;
-   begin
-      l_words := ctx_retrieval.question_words(in_question => in_question);
-      l_with_facts := case
-                         when ctx_sources.facts_enumerable(
-                                 in_tenant_id => in_tenant_id, in_user_id => in_user_id, in_agent_id => in_agent_id,
-                                 in_thread_id => in_thread_id, in_limit => co_facts_enumerated)
-                         then 1
-                         else 0
-                      end;
-      l_enumerated := ctx_sources.enumerated_sources(
-         in_tenant_id  => in_tenant_id,
-         in_user_id    => in_user_id,
-         in_agent_id   => in_agent_id,
-         in_thread_id  => in_thread_id,
-         in_tail_limit => l_limit_tail,
-         in_with_facts => l_with_facts
-      );
-      l_sources := l_enumerated;
-      for i in 1 .. l_slices.count loop
-         l_slice := l_slices(i);
-         l_depth := greatest(
-            co_retrieval_depth,
-            case l_slice when co_evidence then l_limit_evidence when co_history then l_limit_history
-                         else l_limit_facts end
-         );
-         -- Enumerated facts are not retrieved, but their text scores come from the same lexical query.
-         l_lexical := ctx_retrieval.lexical_hits(
-            in_tenant_id       => in_tenant_id,
-            in_slice           => l_slice,
-            in_user_id         => in_user_id,
-            in_agent_id        => in_agent_id,
-            in_thread_id       => in_thread_id,
-            in_evaluation_time => in_evaluation_time,
-            in_probe           => ctx_retrieval.text_probe(in_slice => l_slice, in_words => l_words),
-            in_depth           => case when l_slice = co_facts and l_with_facts = 1 then co_facts_enumerated
-                                       else l_depth end
-         );
-         out_text_scores := ctx_json.array_union(in_first => out_text_scores, in_second => l_lexical);
-         if not (l_slice = co_facts and l_with_facts = 1) then
-            -- the thread's tail is shown as turns; retrieval recalls the rest of the history
-            l_retrieved := ctx_retrieval.retrieved_items(
-               in_slice   => l_slice,
-               in_lexical => l_lexical,
-               in_vector  => ctx_retrieval.nearest(
-                                in_tenant_id       => in_tenant_id,
-                                in_slice           => l_slice,
-                                in_user_id         => in_user_id,
-                                in_agent_id        => in_agent_id,
-                                in_thread_id       => in_thread_id,
-                                in_evaluation_time => in_evaluation_time,
-                                in_vector          => in_query_vector,
-                                in_depth           => l_depth
-                             ),
-               in_limit   => co_fused_factor * l_depth,
-               in_exclude => l_enumerated
-            );
-            l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);
-            if l_slice = co_history then
-               l_sources := ctx_json.array_union(
-                  in_first  => l_sources,
-                  in_second => ctx_retrieval.adjacent_items(
-                                  in_tenant_id       => in_tenant_id,
-                                  in_user_id         => in_user_id,
-                                  in_agent_id        => in_agent_id,
-                                  in_evaluation_time => in_evaluation_time,
-                                  in_retrieved       => l_retrieved,
-                                  in_limit           => l_limit_history,
-                                  in_exclude         => l_enumerated
-                               )
-               );
-            end if;
-         end if;
-      end loop;
-      l_sources := ctx_json.array_union(
-         in_first  => l_sources,
-         in_second => ctx_sources.claim_sources(
-                         in_tenant_id => in_tenant_id,
-                         in_user_id   => in_user_id,
-                         in_agent_id  => in_agent_id,
-                         in_thread_id => in_thread_id,
-                         in_sources   => l_sources
-                      )
-      );
-      return l_sources;
-   end live_sources;
-
-   -- the fixed slices' rows: per (type, key) the one in effect of the narrowest scope
-   function fixed_items(in_rows in ctx_selection_candidates) return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_object(
-                   'ref' value json_array(f.memory_type, f.id, f.version),
-                   'type' value f.memory_type,
-                   'slice' value f.slice,
-                   'key' value f.key_name,
-                   'content' value f.content,
-                   'extra' value f.extra format json
-                   null on null returning clob
-                ) format json
-                order by case f.slice when 'guidelines' then 1 when 'persona' then 2 else 3 end,
-                         f.scope_level,
-                         f.key_name,
-                         f.id
-                returning clob
-             )
-        into l_items
-        from table(in_rows) f
-       where f.key_rank = 1;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end fixed_items;
-
-   -- Step: tiers. Each kept candidate (competing, not cut) with its full, summary and pointer tiers: the summary
-   -- tier is the row version's newest active compression, by index, read as the rows are (live, or AS OF
-   -- in_read_scn when in_snapshot_scn is given), refused when it no longer matches the row's text.
-   function candidate_items(
-      in_rows         in ctx_selection_candidates,
-      in_tenant_id    in ctx_tenant.tenant_id%type,
-      in_snapshot_scn in number,
-      in_read_scn     in number
-   ) return clob is
-      l_items clob;
-   begin
-      with
-      kept as (
-         select o.*
-           from table(in_rows) o
-          where o.competing = 1
-            and o.cut = 0
-      ),
-      compression_rows as (
-         select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
-           from kept o
-           join context_compression k
-             on k.tenant_id = in_tenant_id
-            and k.source_type = o.memory_type
-            and k.source_id = o.id
-            and k.source_version = o.version
-          where in_snapshot_scn is null
-            and k.status = 'active'
-            and k.deleted_at is null
-         union all
-         select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
-           from kept o
-           join context_compression as of scn in_read_scn k
-             on k.tenant_id = in_tenant_id
-            and k.source_type = o.memory_type
-            and k.source_id = o.id
-            and k.source_version = o.version
-          where in_snapshot_scn is not null
-            and k.status = 'active'
-            and k.deleted_at is null
-            -- a compression erased since the SCN is not returned (as CTX_SOURCES.rows_as_of's erased_now)
-            and not exists (select 1
-                              from context_compression n
-                             where n.tenant_id = k.tenant_id and n.id = k.id
-                               and n.version = k.version and n.status = 'erased')
-      ),
-      latest_compression as (
-         select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
-                c.source_hash, c.generating_model, c.prompt_version
-           from (
-                   select r.source_type, r.source_id, r.source_version, r.id, r.version, r.content,
-                          r.content_tokens, r.source_hash, r.generating_model, r.prompt_version,
-                          row_number() over (
-                             partition by r.source_type, r.source_id, r.source_version
-                             order by r.valid_from desc, r.id
-                          ) as compression_rank
-                     from compression_rows r
-                ) c
-          where c.compression_rank = 1
-      ),
-      tiered as (
-         select o.*,
-                cm.id as compression_id,
-                cm.version as compression_version,
-                cm.content as compression_content,
-                cm.content_tokens as compression_tokens,
-                cm.generating_model as compression_model,
-                cm.prompt_version as compression_prompt,
-                -- refused when it no longer matches the row's text; hashed only where a compression exists
-                case
-                   when cm.id is null then 0
-                   when cm.source_hash = ctx_memory.sha256_hex(in_text => o.content) then 1
-                   else 0
-                end as summary_matches
-           from kept o
-           left join latest_compression cm
-             on cm.source_type = o.memory_type
-            and cm.source_id = o.id
-            and cm.source_version = o.version
-      ),
-      candidates as (
-         select t.slice, t.slice_rank,
-                json_object(
-                   'ref' value json_array(t.memory_type, t.id, t.version),
-                   'type' value t.memory_type,
-                   'slice' value t.slice,
-                   'origin' value t.origin,
-                   'status' value
-                      case t.memory_type
-                         when 'entity' then 'current'
-                         when 'workflow' then 'current'
-                         when 'summary' then 'historical'
-                         when 'conversation' then 'unverified'
-                         else 'evidence'
-                      end,
-                   'required' value case when t.required = 1 then 'true' else 'false' end format json,
-                   'selection_rank' value t.slice_rank,
-                   'role' value t.role,
-                   'turn_index' value t.turn_index,
-                   'thread_id' value t.thread_id,
-                   'title' value coalesce(t.title, t.subject, t.key_name),
-                   'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
-                   -- the figures the candidate was scored by, and its retrieval ranks when it was retrieved
-                   'scores' value json_object(
-                      'rerank_logit' value t.logit,
-                      'rerank' value t.rerank,
-                      'confidence' value t.confidence_score,
-                      'recency' value t.recency,
-                      'priority' value t.priority,
-                      'bm25' value t.bm25,
-                      'similarity' value t.similarity,
-                      'adjacent_logit' value
-                         case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
-                      'thread_logit' value t.thread_logit,
-                      'lexical_rank' value t.source_lexical_rank,
-                      'vector_rank' value t.source_vector_rank,
-                      'fused' value t.source_fused
-                      absent on null returning clob
-                   ) format json,
-                   'tiers' value json_object(
-                      'full' value t.content,
-                      'summary' value case when t.summary_matches = 1 then t.compression_content end,
-                      'pointer' value t.pointer_text
-                      null on null returning clob
-                   ) format json,
-                   'summary_ref' value
-                      case
-                         when t.summary_matches = 1
-                         then json_array('compression', t.compression_id, t.compression_version)
-                      end format json,
-                   -- who wrote the text: the summary tier's compression, and a summary row (content_json)
-                   'summary_by' value
-                      case
-                         when t.summary_matches = 1
-                         then json_object('model' value t.compression_model,
-                                          'prompt_version' value t.compression_prompt)
-                      end format json,
-                   'generated_by' value
-                      case
-                         when t.memory_type = 'summary'
-                          and json_value(t.content_json, '$.generated_by.model') is not null
-                          and json_value(t.content_json, '$.generated_by.prompt_version') is not null
-                         then json_object(
-                                 'model' value substr(json_value(t.content_json, '$.generated_by.model'), 1, 128),
-                                 'prompt_version' value
-                                    substr(json_value(t.content_json, '$.generated_by.prompt_version'), 1, 64))
-                      end format json,
-                   -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
-                   'content_tokens' value t.content_tokens,
-                   'summary_tokens' value case when t.summary_matches = 1 then t.compression_tokens end,
-                   'annotations' value coalesce(t.notes, to_clob(ctx_json.co_empty_array)) format json
-                   null on null returning clob
-                ) as candidate
-           from tiered t
-      )
-      select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
-        into l_items
-        from candidates c;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end candidate_items;
-
-   -- What the limit cut, once per slice: how many rows, and the priority below which they fell.
-   function candidate_cuts(in_rows in ctx_selection_candidates) return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_object(
-                   'slice' value l.slice,
-                   'rule' value 'candidate_limit',
-                   'limit' value l.slice_limit,
-                   'rows' value l.cut_rows,
-                   'below_priority' value l.below_priority
-                   null on null returning clob
-                ) format json
-                order by l.slice
-                returning clob
-             )
-        into l_items
-        from (
-                select c.slice, max(c.slice_limit) as slice_limit, count(*) as cut_rows,
-                       max(c.priority) as below_priority
-                  from table(in_rows) c
-                 where c.competing = 1
-                   and c.cut = 1
-                 group by c.slice
-             ) l;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end candidate_cuts;
-
-   -- the current facts history requires (required_step), as references
-   function required_refs(in_rows in ctx_selection_candidates) return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_array(q.memory_type, q.id, q.version)
-                order by q.memory_type, q.id, q.version
-                returning clob
-             )
-        into l_items
-        from table(in_rows) q
-       where q.required = 1;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end required_refs;
-
-   -- The source list as the manifest records it: one entry per row version, with the figures it was scored by
-   -- (logit, bm25, similarity; absent when it was not scored).
-   function recorded_sources(in_sources in ctx_selection_candidates, in_rows in ctx_selection_candidates)
-      return clob is
-      l_items clob;
-   begin
-      select json_arrayagg(
-                json_mergepatch(
-                   case
-                      when s.retrieved = 1 then
-                         json_object(
-                            'ref' value json_array(s.memory_type, s.id, s.version),
-                            'origin' value s.origin,
-                            'slice' value s.item_slice,
-                            'lexical_rank' value s.source_lexical_rank,
-                            'vector_rank' value s.source_vector_rank,
-                            'lexical_score' value s.source_lexical_score,
-                            'vector_distance' value s.source_vector_distance,
-                            'fused' value s.source_fused
-                            null on null returning clob
-                         )
-                      when s.origin = 'adjacent' then
-                         json_object(
-                            'ref' value json_array(s.memory_type, s.id, s.version),
-                            'origin' value s.origin,
-                            'slice' value s.item_slice,
-                            'next_to' value s.next_to
-                            null on null returning clob
-                         )
-                      else
-                         json_object(
-                            'ref' value json_array(s.memory_type, s.id, s.version),
-                            'origin' value s.origin,
-                            'slice' value s.item_slice
-                            null on null returning clob
-                         )
-                   end,
-                   json_object(
-                      'logit' value p.logit,
-                      'bm25' value p.bm25,
-                      'similarity' value p.similarity,
-                      'adjacent_logit' value
-                         case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
-                      'thread_logit' value p.thread_logit
-                      absent on null returning clob
-                   )
-                   returning clob
-                ) format json
-                order by s.precedence, s.item_slice, s.source_fused desc nulls last, s.memory_type, s.id, s.version
-                returning clob
-             )
-        into l_items
-        from table(in_sources) s
-        left join table(in_rows) p
-          on p.memory_type = s.memory_type
-         and p.id = s.id
-         and p.version = s.version
-         and p.competing = 1;
-      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
-   end recorded_sources;
+   -- select_window: the document
 
    -- The selection document select_window returns (docs/assembly.md): the same fields, in the same order, as
    -- PostgreSQL's.
@@ -637,11 +227,11 @@ create or replace package body ctx_assembly is
       l_recorded       clob;
       l_result         clob;
    begin
-      l_candidates := candidate_items(in_rows => in_rows, in_tenant_id => in_tenant_id,
-                                      in_snapshot_scn => in_snapshot_scn, in_read_scn => in_read_scn);
-      l_required := required_refs(in_rows => in_rows);
-      l_cuts := candidate_cuts(in_rows => in_rows);
-      l_recorded := recorded_sources(in_sources => in_sources, in_rows => in_rows);
+      l_candidates := ctx_selection.candidate_items(in_rows => in_rows, in_tenant_id => in_tenant_id,
+                                                    in_snapshot_scn => in_snapshot_scn, in_read_scn => in_read_scn);
+      l_required := ctx_selection.required_refs(in_rows => in_rows);
+      l_cuts := ctx_selection.candidate_cuts(in_rows => in_rows);
+      l_recorded := ctx_selection.recorded_sources(in_rows => in_rows, in_sources => in_sources);
       select json_object(
                 'engine' value co_engine,
                 'snapshot' value in_snapshot,
@@ -790,10 +380,10 @@ create or replace package body ctx_assembly is
          l_limits := ctx_budget.candidate_limits(in_budget_name => l_budget.name, in_budget => l_budget.content,
                                                  in_intent => in_intent);
 
-         -- Step: sources. Live: enumerated and retrieved (live_sources). Replay: exactly the sources the manifest
-         -- recorded. Then the rows they name, by primary key, live or AS OF the recorded SCN (CTX_SOURCES).
+         -- Step: sources. Live: enumerated and retrieved (CTX_SOURCES.window_sources). Replay: exactly the sources
+         -- the manifest recorded. Then the rows they name, by primary key, live or AS OF the recorded SCN (CTX_SOURCES).
          if in_sources is null then
-            l_sources := live_sources(
+            l_sources := ctx_sources.window_sources(
                in_tenant_id       => l_tenant_id,
                in_user_id         => in_user_id,
                in_agent_id        => in_agent_id,
@@ -826,7 +416,7 @@ create or replace package body ctx_assembly is
          l_rows := ctx_selection.dedup_step(in_rows => l_rows);
          l_rows := ctx_selection.conflict_step(in_rows => l_rows);
          l_rows := ctx_selection.required_step(in_rows => l_rows, in_require => l_budget.require_facts);
-         l_fixed := fixed_items(in_rows => l_rows);
+         l_fixed := ctx_selection.fixed_items(in_rows => l_rows);
          l_excluded := ctx_selection.exclusions(in_rows => l_rows);
 
          -- Steps score .. limit and the document. With the in-database cross-encoder they run twice: once with
@@ -851,8 +441,8 @@ create or replace package body ctx_assembly is
                in_w_recency    => l_budget.w_recency,
                in_present      => l_present
             );
-            l_scored := ctx_selection.tie_break_step(in_rows => l_scored, in_limits => l_limits);
-            l_scored := ctx_selection.limit_step(in_rows => l_scored);
+            l_scored := ctx_selection.tie_break_step(in_rows => l_scored);
+            l_scored := ctx_selection.limit_step(in_rows => l_scored, in_limits => l_limits);
             l_result := window_document(
                in_tenant_id       => l_tenant_id,
                in_snapshot        => coalesce(in_snapshot, to_char(l_read_scn)),

@@ -559,16 +559,11 @@ create or replace package body ctx_selection is
       return l_rows;
    end priority_step;
 
-   function tie_break_step(in_rows in ctx_selection_candidates, in_limits in json_object_t)
-      return ctx_selection_candidates is
-      l_rows           ctx_selection_candidates := in_rows;
-      r_row            ctx_selection_candidate;
-      l_nos            t_numbers;
-      l_ranks          t_numbers;
-      l_limit_facts    number := in_limits.get_number(co_facts);
-      l_limit_evidence number := in_limits.get_number(co_evidence);
-      l_limit_history  number := in_limits.get_number(co_history);
-      l_limit_tail     number := in_limits.get_number(co_tail);
+   function tie_break_step(in_rows in ctx_selection_candidates) return ctx_selection_candidates is
+      l_rows  ctx_selection_candidates := in_rows;
+      r_row   ctx_selection_candidate;
+      l_nos   t_numbers;
+      l_ranks t_numbers;
    begin
       select p.row_no,
              row_number() over (
@@ -586,24 +581,29 @@ create or replace package body ctx_selection is
       for i in 1 .. l_nos.count loop
          r_row := l_rows(l_nos(i));
          r_row.slice_rank := l_ranks(i);
-         r_row.slice_limit := case r_row.slice
-                                 when co_facts then l_limit_facts
-                                 when co_evidence then l_limit_evidence
-                                 when co_history then l_limit_history
-                                 else l_limit_tail
-                              end;
          l_rows(l_nos(i)) := r_row;
       end loop;
       return l_rows;
    end tie_break_step;
 
-   function limit_step(in_rows in ctx_selection_candidates) return ctx_selection_candidates is
-      l_rows ctx_selection_candidates := in_rows;
-      r_row  ctx_selection_candidate;
+   function limit_step(in_rows in ctx_selection_candidates, in_limits in json_object_t)
+      return ctx_selection_candidates is
+      l_rows           ctx_selection_candidates := in_rows;
+      r_row            ctx_selection_candidate;
+      l_limit_facts    number := in_limits.get_number(co_facts);
+      l_limit_evidence number := in_limits.get_number(co_evidence);
+      l_limit_history  number := in_limits.get_number(co_history);
+      l_limit_tail     number := in_limits.get_number(co_tail);
    begin
       for i in 1 .. l_rows.count loop
          r_row := l_rows(i);
          if r_row.competing = 1 then
+            r_row.slice_limit := case r_row.slice
+                                    when co_facts then l_limit_facts
+                                    when co_evidence then l_limit_evidence
+                                    when co_history then l_limit_history
+                                    else l_limit_tail
+                                 end;
             r_row.cut := case when r_row.slice_rank > r_row.slice_limit and r_row.required = 0 then 1 else 0 end;
             l_rows(i) := r_row;
          end if;
@@ -666,5 +666,300 @@ create or replace package body ctx_selection is
         from excluded_rows x;
       return coalesce(l_items, to_clob(ctx_json.co_empty_array));
    end exclusions;
+   -- ------------------------------------------------------------------------------------------------------
+   -- the document's parts
+
+   -- the fixed slices' rows: per (type, key) the one in effect of the narrowest scope
+   function fixed_items(in_rows in ctx_selection_candidates) return clob is
+      l_items clob;
+   begin
+      select json_arrayagg(
+                json_object(
+                   'ref' value json_array(f.memory_type, f.id, f.version),
+                   'type' value f.memory_type,
+                   'slice' value f.slice,
+                   'key' value f.key_name,
+                   'content' value f.content,
+                   'extra' value f.extra format json
+                   null on null returning clob
+                ) format json
+                order by case f.slice when 'guidelines' then 1 when 'persona' then 2 else 3 end,
+                         f.scope_level,
+                         f.key_name,
+                         f.id
+                returning clob
+             )
+        into l_items
+        from table(in_rows) f
+       where f.key_rank = 1;
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
+   end fixed_items;
+
+   -- Step: tiers. Each kept candidate (competing, not cut) with its full, summary and pointer tiers: the summary
+   -- tier is the row version's newest active compression, by index, read as the rows are (live, or AS OF
+   -- in_read_scn when in_snapshot_scn is given), refused when it no longer matches the row's text.
+   function candidate_items(
+      in_rows         in ctx_selection_candidates,
+      in_tenant_id    in ctx_tenant.tenant_id%type,
+      in_snapshot_scn in number,
+      in_read_scn     in number
+   ) return clob is
+      l_items clob;
+   begin
+      with
+      kept as (
+         select o.*
+           from table(in_rows) o
+          where o.competing = 1
+            and o.cut = 0
+      ),
+      compression_rows as (
+         select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
+                k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
+           from kept o
+           join context_compression k
+             on k.tenant_id = in_tenant_id
+            and k.source_type = o.memory_type
+            and k.source_id = o.id
+            and k.source_version = o.version
+          where in_snapshot_scn is null
+            and k.status = 'active'
+            and k.deleted_at is null
+         union all
+         select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
+                k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
+           from kept o
+           join context_compression as of scn in_read_scn k
+             on k.tenant_id = in_tenant_id
+            and k.source_type = o.memory_type
+            and k.source_id = o.id
+            and k.source_version = o.version
+          where in_snapshot_scn is not null
+            and k.status = 'active'
+            and k.deleted_at is null
+            -- a compression erased since the SCN is not returned (as CTX_SOURCES.rows_as_of's erased_now)
+            and not exists (select 1
+                              from context_compression n
+                             where n.tenant_id = k.tenant_id and n.id = k.id
+                               and n.version = k.version and n.status = 'erased')
+      ),
+      latest_compression as (
+         select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
+                c.source_hash, c.generating_model, c.prompt_version
+           from (
+                   select r.source_type, r.source_id, r.source_version, r.id, r.version, r.content,
+                          r.content_tokens, r.source_hash, r.generating_model, r.prompt_version,
+                          row_number() over (
+                             partition by r.source_type, r.source_id, r.source_version
+                             order by r.valid_from desc, r.id
+                          ) as compression_rank
+                     from compression_rows r
+                ) c
+          where c.compression_rank = 1
+      ),
+      tiered as (
+         select o.*,
+                cm.id as compression_id,
+                cm.version as compression_version,
+                cm.content as compression_content,
+                cm.content_tokens as compression_tokens,
+                cm.generating_model as compression_model,
+                cm.prompt_version as compression_prompt,
+                -- refused when it no longer matches the row's text; hashed only where a compression exists
+                case
+                   when cm.id is null then 0
+                   when cm.source_hash = ctx_memory.sha256_hex(in_text => o.content) then 1
+                   else 0
+                end as summary_matches
+           from kept o
+           left join latest_compression cm
+             on cm.source_type = o.memory_type
+            and cm.source_id = o.id
+            and cm.source_version = o.version
+      ),
+      candidates as (
+         select t.slice, t.slice_rank,
+                json_object(
+                   'ref' value json_array(t.memory_type, t.id, t.version),
+                   'type' value t.memory_type,
+                   'slice' value t.slice,
+                   'origin' value t.origin,
+                   'status' value
+                      case t.memory_type
+                         when 'entity' then 'current'
+                         when 'workflow' then 'current'
+                         when 'summary' then 'historical'
+                         when 'conversation' then 'unverified'
+                         else 'evidence'
+                      end,
+                   'required' value case when t.required = 1 then 'true' else 'false' end format json,
+                   'selection_rank' value t.slice_rank,
+                   'role' value t.role,
+                   'turn_index' value t.turn_index,
+                   'thread_id' value t.thread_id,
+                   'title' value coalesce(t.title, t.subject, t.key_name),
+                   'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
+                   -- the figures the candidate was scored by, and its retrieval ranks when it was retrieved
+                   'scores' value json_object(
+                      'rerank_logit' value t.logit,
+                      'rerank' value t.rerank,
+                      'confidence' value t.confidence_score,
+                      'recency' value t.recency,
+                      'priority' value t.priority,
+                      'bm25' value t.bm25,
+                      'similarity' value t.similarity,
+                      'adjacent_logit' value
+                         case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
+                      'thread_logit' value t.thread_logit,
+                      'lexical_rank' value t.source_lexical_rank,
+                      'vector_rank' value t.source_vector_rank,
+                      'fused' value t.source_fused
+                      absent on null returning clob
+                   ) format json,
+                   'tiers' value json_object(
+                      'full' value t.content,
+                      'summary' value case when t.summary_matches = 1 then t.compression_content end,
+                      'pointer' value t.pointer_text
+                      null on null returning clob
+                   ) format json,
+                   'summary_ref' value
+                      case
+                         when t.summary_matches = 1
+                         then json_array('compression', t.compression_id, t.compression_version)
+                      end format json,
+                   -- who wrote the text: the summary tier's compression, and a summary row (content_json)
+                   'summary_by' value
+                      case
+                         when t.summary_matches = 1
+                         then json_object('model' value t.compression_model,
+                                          'prompt_version' value t.compression_prompt)
+                      end format json,
+                   'generated_by' value
+                      case
+                         when t.memory_type = 'summary'
+                          and json_value(t.content_json, '$.generated_by.model') is not null
+                          and json_value(t.content_json, '$.generated_by.prompt_version') is not null
+                         then json_object(
+                                 'model' value substr(json_value(t.content_json, '$.generated_by.model'), 1, 128),
+                                 'prompt_version' value
+                                    substr(json_value(t.content_json, '$.generated_by.prompt_version'), 1, 64))
+                      end format json,
+                   -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
+                   'content_tokens' value t.content_tokens,
+                   'summary_tokens' value case when t.summary_matches = 1 then t.compression_tokens end,
+                   'annotations' value coalesce(t.notes, to_clob(ctx_json.co_empty_array)) format json
+                   null on null returning clob
+                ) as candidate
+           from tiered t
+      )
+      select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
+        into l_items
+        from candidates c;
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
+   end candidate_items;
+
+   -- What the limit cut, once per slice: how many rows, and the priority below which they fell.
+   function candidate_cuts(in_rows in ctx_selection_candidates) return clob is
+      l_items clob;
+   begin
+      select json_arrayagg(
+                json_object(
+                   'slice' value l.slice,
+                   'rule' value 'candidate_limit',
+                   'limit' value l.slice_limit,
+                   'rows' value l.cut_rows,
+                   'below_priority' value l.below_priority
+                   null on null returning clob
+                ) format json
+                order by l.slice
+                returning clob
+             )
+        into l_items
+        from (
+                select c.slice, max(c.slice_limit) as slice_limit, count(*) as cut_rows,
+                       max(c.priority) as below_priority
+                  from table(in_rows) c
+                 where c.competing = 1
+                   and c.cut = 1
+                 group by c.slice
+             ) l;
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
+   end candidate_cuts;
+
+   -- the current facts history requires (required_step), as references
+   function required_refs(in_rows in ctx_selection_candidates) return clob is
+      l_items clob;
+   begin
+      select json_arrayagg(
+                json_array(q.memory_type, q.id, q.version)
+                order by q.memory_type, q.id, q.version
+                returning clob
+             )
+        into l_items
+        from table(in_rows) q
+       where q.required = 1;
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
+   end required_refs;
+
+   -- The source list as the manifest records it: one entry per row version, with the figures it was scored by
+   -- (logit, bm25, similarity; absent when it was not scored).
+   function recorded_sources(in_rows in ctx_selection_candidates, in_sources in ctx_selection_candidates)
+      return clob is
+      l_items clob;
+   begin
+      select json_arrayagg(
+                json_mergepatch(
+                   case
+                      when s.retrieved = 1 then
+                         json_object(
+                            'ref' value json_array(s.memory_type, s.id, s.version),
+                            'origin' value s.origin,
+                            'slice' value s.item_slice,
+                            'lexical_rank' value s.source_lexical_rank,
+                            'vector_rank' value s.source_vector_rank,
+                            'lexical_score' value s.source_lexical_score,
+                            'vector_distance' value s.source_vector_distance,
+                            'fused' value s.source_fused
+                            null on null returning clob
+                         )
+                      when s.origin = 'adjacent' then
+                         json_object(
+                            'ref' value json_array(s.memory_type, s.id, s.version),
+                            'origin' value s.origin,
+                            'slice' value s.item_slice,
+                            'next_to' value s.next_to
+                            null on null returning clob
+                         )
+                      else
+                         json_object(
+                            'ref' value json_array(s.memory_type, s.id, s.version),
+                            'origin' value s.origin,
+                            'slice' value s.item_slice
+                            null on null returning clob
+                         )
+                   end,
+                   json_object(
+                      'logit' value p.logit,
+                      'bm25' value p.bm25,
+                      'similarity' value p.similarity,
+                      'adjacent_logit' value
+                         case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
+                      'thread_logit' value p.thread_logit
+                      absent on null returning clob
+                   )
+                   returning clob
+                ) format json
+                order by s.precedence, s.item_slice, s.source_fused desc nulls last, s.memory_type, s.id, s.version
+                returning clob
+             )
+        into l_items
+        from table(in_sources) s
+        left join table(in_rows) p
+          on p.memory_type = s.memory_type
+         and p.id = s.id
+         and p.version = s.version
+         and p.competing = 1;
+      return coalesce(l_items, to_clob(ctx_json.co_empty_array));
+   end recorded_sources;
 end ctx_selection;
 /

@@ -11,7 +11,8 @@ create or replace package ctx_selection authid definer is
     * out of scope, which the window never shows, not even as excluded). A row that a step excludes stays in the
     * collection with its reason, so the later steps see every row the original single statement saw.
     * The twin of PostgreSQL's db/postgresql/internal/ctx_selection.sql (schema ctxasm). Engine-internal, for
-    * CTX_ASSEMBLY.select_window; never granted to CTXASM_APP. Reads no table (the rows come in); writes nothing.
+    * CTX_ASSEMBLY.select_window; never granted to CTXASM_APP. The steps read no table (the rows come in);
+    * candidate_items reads the compressions, led by the tenant it is given. Writes nothing.
     */
 
    /**
@@ -88,20 +89,58 @@ create or replace package ctx_selection authid definer is
 
    /**
     * Tie-break: the rank in the slice by priority desc, valid_from desc, source table, row id, version; the
-    * tail keeps the latest turns. Also each row's slice limit, from in_limits (CTX_BUDGET.candidate_limits).
+    * tail keeps the latest turns.
     */
-   function tie_break_step(in_rows in ctx_selection_candidates, in_limits in json_object_t)
-      return ctx_selection_candidates;
+   function tie_break_step(in_rows in ctx_selection_candidates) return ctx_selection_candidates;
 
    /**
-    * Limit: each slice keeps its first candidate_limits[slice]; required rows are always kept (cut = 0).
+    * Limit: each slice keeps its first in_limits[slice] (CTX_BUDGET.candidate_limits); required rows are always
+    * kept (cut = 0).
     */
-   function limit_step(in_rows in ctx_selection_candidates) return ctx_selection_candidates;
+   function limit_step(in_rows in ctx_selection_candidates, in_limits in json_object_t)
+      return ctx_selection_candidates;
 
    /**
     * The manifest's excluded list from the steps' reasons: lifecycle, the fixed slices' conflicts, duplicates
     * and lost claims, as a JSON array ordered by rule and reference.
     */
    function exclusions(in_rows in ctx_selection_candidates) return clob;
+
+   -- The document's other parts, each a JSON array (empty when there is nothing), ordered as on PostgreSQL.
+
+   /**
+    * The fixed slices' rows (key_rank 1), by slice (guidelines, persona, tools), scope level, key and id.
+    */
+   function fixed_items(in_rows in ctx_selection_candidates) return clob;
+
+   /**
+    * Step tiers and the candidates: each kept row (competing, not cut) with its full, summary and pointer tiers,
+    * by slice and selection rank. The summary tier is the row version's newest active compression, read by index
+    * led by in_tenant_id, live or, with in_snapshot_scn, AS OF in_read_scn (one erased since is not returned),
+    * refused when it no longer matches the row's text. Reads CONTEXT_COMPRESSION; the only part that reads.
+    */
+   function candidate_items(
+      in_rows         in ctx_selection_candidates,
+      in_tenant_id    in ctx_tenant.tenant_id%type,
+      in_snapshot_scn in number,
+      in_read_scn     in number
+   ) return clob;
+
+   /**
+    * What the limit cut, once per slice: how many rows, and the priority below which they fell.
+    */
+   function candidate_cuts(in_rows in ctx_selection_candidates) return clob;
+
+   /**
+    * The current facts history requires (required_step), as references by type, id, version.
+    */
+   function required_refs(in_rows in ctx_selection_candidates) return clob;
+
+   /**
+    * The source list as the manifest records it (in_sources: CTX_SOURCES.merged_sources): one entry per row
+    * version, with the figures it was scored by (logit, bm25, similarity; absent when it was not scored).
+    */
+   function recorded_sources(in_rows in ctx_selection_candidates, in_sources in ctx_selection_candidates)
+      return clob;
 end ctx_selection;
 /

@@ -13,6 +13,12 @@ create or replace package body ctx_sources is
    co_history    constant varchar2(32) := ctx_rules.co_history;
    -- a cited version, as source_refs write it (text); anything else cites nothing
    co_version_pattern constant varchar2(30) := ctx_json.co_version_pattern;
+   co_evidence        constant varchar2(32) := ctx_rules.co_evidence;
+   -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
+   co_retrieval_depth  constant pls_integer := 50;
+   co_fused_factor     constant pls_integer := 2;
+   -- durable facts are enumerated while the scope holds at most this many row versions of them
+   co_facts_enumerated constant pls_integer := 100;
 
    function facts_enumerable(
       in_tenant_id in ctx_tenant.tenant_id%type,
@@ -861,5 +867,114 @@ create or replace package body ctx_sources is
                           where x.memory_type = r.memory_type and x.id = r.id and x.version = r.version);
       return l_rows;
    end rows_as_of;
+   function window_sources(
+      in_tenant_id       in ctx_tenant.tenant_id%type,
+      in_user_id         in conversation_memory.user_id%type,
+      in_agent_id        in conversation_memory.agent_id%type,
+      in_thread_id       in conversation_memory.thread_id%type,
+      in_evaluation_time in timestamp with time zone,
+      in_question        in clob,
+      in_query_vector    in clob,
+      in_limits          in json_object_t,
+      out_text_scores    out clob
+   ) return clob is
+      l_limit_facts    pls_integer := in_limits.get_number(co_facts);
+      l_limit_evidence pls_integer := in_limits.get_number(co_evidence);
+      l_limit_history  pls_integer := in_limits.get_number(co_history);
+      l_limit_tail     pls_integer := in_limits.get_number(co_tail);
+      l_words          ctx_json.t_text_tab;
+      l_with_facts     pls_integer;
+      l_slices         ctx_json.t_text_tab := ctx_json.t_text_tab(co_evidence, co_history, co_facts);
+      l_slice          varchar2(32);
+      l_depth          pls_integer;
+      l_enumerated     clob;
+      l_lexical        clob;
+      l_retrieved      clob;
+      l_sources        clob;
+   begin
+      l_words := ctx_retrieval.question_words(in_question => in_question);
+      l_with_facts := case
+                         when ctx_sources.facts_enumerable(
+                                 in_tenant_id => in_tenant_id, in_user_id => in_user_id, in_agent_id => in_agent_id,
+                                 in_thread_id => in_thread_id, in_limit => co_facts_enumerated)
+                         then 1
+                         else 0
+                      end;
+      l_enumerated := ctx_sources.enumerated_sources(
+         in_tenant_id  => in_tenant_id,
+         in_user_id    => in_user_id,
+         in_agent_id   => in_agent_id,
+         in_thread_id  => in_thread_id,
+         in_tail_limit => l_limit_tail,
+         in_with_facts => l_with_facts
+      );
+      l_sources := l_enumerated;
+      for i in 1 .. l_slices.count loop
+         l_slice := l_slices(i);
+         l_depth := greatest(
+            co_retrieval_depth,
+            case l_slice when co_evidence then l_limit_evidence when co_history then l_limit_history
+                         else l_limit_facts end
+         );
+         -- Enumerated facts are not retrieved, but their text scores come from the same lexical query.
+         l_lexical := ctx_retrieval.lexical_hits(
+            in_tenant_id       => in_tenant_id,
+            in_slice           => l_slice,
+            in_user_id         => in_user_id,
+            in_agent_id        => in_agent_id,
+            in_thread_id       => in_thread_id,
+            in_evaluation_time => in_evaluation_time,
+            in_probe           => ctx_retrieval.text_probe(in_slice => l_slice, in_words => l_words),
+            in_depth           => case when l_slice = co_facts and l_with_facts = 1 then co_facts_enumerated
+                                       else l_depth end
+         );
+         out_text_scores := ctx_json.array_union(in_first => out_text_scores, in_second => l_lexical);
+         if not (l_slice = co_facts and l_with_facts = 1) then
+            -- the thread's tail is shown as turns; retrieval recalls the rest of the history
+            l_retrieved := ctx_retrieval.retrieved_items(
+               in_slice   => l_slice,
+               in_lexical => l_lexical,
+               in_vector  => ctx_retrieval.nearest(
+                                in_tenant_id       => in_tenant_id,
+                                in_slice           => l_slice,
+                                in_user_id         => in_user_id,
+                                in_agent_id        => in_agent_id,
+                                in_thread_id       => in_thread_id,
+                                in_evaluation_time => in_evaluation_time,
+                                in_vector          => in_query_vector,
+                                in_depth           => l_depth
+                             ),
+               in_limit   => co_fused_factor * l_depth,
+               in_exclude => l_enumerated
+            );
+            l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);
+            if l_slice = co_history then
+               l_sources := ctx_json.array_union(
+                  in_first  => l_sources,
+                  in_second => ctx_retrieval.adjacent_items(
+                                  in_tenant_id       => in_tenant_id,
+                                  in_user_id         => in_user_id,
+                                  in_agent_id        => in_agent_id,
+                                  in_evaluation_time => in_evaluation_time,
+                                  in_retrieved       => l_retrieved,
+                                  in_limit           => l_limit_history,
+                                  in_exclude         => l_enumerated
+                               )
+               );
+            end if;
+         end if;
+      end loop;
+      l_sources := ctx_json.array_union(
+         in_first  => l_sources,
+         in_second => ctx_sources.claim_sources(
+                         in_tenant_id => in_tenant_id,
+                         in_user_id   => in_user_id,
+                         in_agent_id  => in_agent_id,
+                         in_thread_id => in_thread_id,
+                         in_sources   => l_sources
+                      )
+      );
+      return l_sources;
+   end window_sources;
 end ctx_sources;
 /

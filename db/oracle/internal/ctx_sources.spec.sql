@@ -54,6 +54,26 @@ create or replace package ctx_sources authid definer is
       in_sources   in clob
    ) return clob;
    /**
+    * The sources of a live window: what it enumerates (the fixed slices, the thread's latest in_limits
+    * volatile_tail messages, the durable facts in scope when they are few), what retrieval finds for each
+    * retrieved slice (Oracle Text and the vector index, fused; the tail's turns left out; for recalled history
+    * also the turns next to the best ones), then what the recalled history cites and the claims of those
+    * citations: a JSON array of source items. out_text_scores: the lexical query's SCORE of each row it found
+    * ({"t", "i", "v", "s"}), the hybrid scorer's text signal. in_limits: CTX_BUDGET.candidate_limits.
+    */
+   function window_sources(
+      in_tenant_id       in ctx_tenant.tenant_id%type,
+      in_user_id         in conversation_memory.user_id%type,
+      in_agent_id        in conversation_memory.agent_id%type,
+      in_thread_id       in conversation_memory.thread_id%type,
+      in_evaluation_time in timestamp with time zone,
+      in_question        in clob,
+      in_query_vector    in clob,
+      in_limits          in json_object_t,
+      out_text_scores    out clob
+   ) return clob;
+
+   /**
     * The source list (a JSON array of source items: select_window's in_sources on replay, else what the window
     * enumerated and retrieved) as one entry per row version: the first origin by precedence (the thread's tail,
     * enumeration, retrieval, a turn next to a retrieved one, a claim, a citation), with the figures of the

@@ -1,13 +1,16 @@
-"""The selection steps of select_window, named alike and in the same order on both engines.
+"""The selection steps of select_window, named alike and run in the same order on both engines.
 
-Each selection rule is one unit named after it. On Oracle, each is a function `<rule>_step` of the package
-CTX_SELECTION (db/oracle/internal/ctx_selection.body.sql), which CTX_ASSEMBLY.select_window calls in rule order.
-On PostgreSQL, each is a function `ctxasm.<rule>_step` of db/postgresql/internal/ctx_selection.sql once that file
-holds them, and until then a WITH query `step_<rule>` of ctx_assembly.select_window
-(db/postgresql/api/ctx_assembly.sql). Both are read as `step_<rule>` names, in order of definition (comments
-removed), so that the contract check fails when they differ. A step in OPTIONAL_STEPS may exist on one engine
-only (it is left out of the comparison and named in the notes). Helper queries between the steps are free to
-differ.
+Each selection rule is one routine `<rule>_step` of CTX_SELECTION (scope_step, lifecycle_step, dedup_step, ...):
+on PostgreSQL a function ctxasm.<rule>_step in db/postgresql/internal/ctx_selection.sql, on Oracle a function of
+the package CTX_SELECTION. CTX_ASSEMBLY.select_window calls them in rule order. This module reads, on each
+engine, the order in which select_window calls its steps (comments removed) so that the contract check fails
+when the two differ. Routines between the steps (the document's parts, helpers) are free to differ.
+
+An engine whose select_window still runs its rules as WITH queries named `step_<rule>` (the layout before
+CTX_SELECTION) is read that way, so the two layouts compare while one engine moves before the other. A step in
+OPTIONAL_STEPS (not a rule of contract/selection.toml: `required`, the annotations of history and the facts they
+make required, a helper query in the earlier layout) is compared when both engines have it and left out, named
+in the notes, when one lacks it.
 """
 
 from __future__ import annotations
@@ -18,18 +21,20 @@ from pathlib import Path
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 POSTGRES_ASSEMBLY = "db/postgresql/api/ctx_assembly.sql"
-POSTGRES_SELECTION = "db/postgresql/internal/ctx_selection.sql"
-ORACLE_SELECTION = "db/oracle/internal/ctx_selection.body.sql"
+ORACLE_ASSEMBLY = "db/oracle/api/ctx_assembly.body.sql"
 STEP_PREFIX = "step_"
-#: steps an engine may have without the other: the facts history requires (PostgreSQL may find them in another
-#: step's query)
-OPTIONAL_STEPS = ("step_required",)
+STEP_SUFFIX = "_step"
+OPTIONAL_STEPS = ("required",)
 
-_STEP = re.compile(rf"\b(?P<name>{STEP_PREFIX}\w+)\s+as\s+(?:(?:not\s+)?materialized\s+)?\(", re.IGNORECASE)
+#: the older layout: one WITH query per rule, step_<rule>
+_STEP_QUERY = re.compile(rf"\b{STEP_PREFIX}(?P<name>\w+)\s+as\s+(?:(?:not\s+)?materialized\s+)?\(", re.IGNORECASE)
+#: a call of a step routine: ctxasm.<rule>_step( on PostgreSQL, ctx_selection.<rule>_step( on Oracle
+_PG_CALL = re.compile(rf"\bctxasm\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
+_ORACLE_CALL = re.compile(rf"\bctx_selection\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
 _PG_START = re.compile(r"\bfunction\s+ctx_assembly\.select_window\s*\(", re.IGNORECASE)
 _PG_END = re.compile(r"^--\s*changeset\b", re.IGNORECASE | re.MULTILINE)
-_ORACLE_ROUTINE = re.compile(r"^\s*function\s+(\w+)_step\s*\(", re.IGNORECASE | re.MULTILINE)
-_PG_ROUTINE = re.compile(r"\bfunction\s+ctxasm\.(\w+)_step\s*\(", re.IGNORECASE)
+_ORACLE_START = re.compile(r"^\s*function\s+select_window\s*\(", re.IGNORECASE | re.MULTILINE)
+_ORACLE_END = re.compile(r"\bend\s+select_window\s*;", re.IGNORECASE)
 
 
 def _region(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> str | None:
@@ -40,33 +45,29 @@ def _region(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> str | No
     return text[found.start():stop.start() if stop else len(text)]
 
 
-def _steps(region: str) -> list[str]:
-    return [match["name"].lower() for match in _STEP.finditer(region)]
+def _steps(region: str, call: re.Pattern[str]) -> list[str]:
+    """The rules in the order select_window calls their routines, else in the order of its step_* queries."""
+    called = [match["name"].lower() for match in call.finditer(region)]
+    return called or [match["name"].lower() for match in _STEP_QUERY.finditer(region)]
 
 
 def postgres_steps(repo: Path) -> list[str] | None:
-    """PostgreSQL's steps, in order: the ctxasm.<rule>_step functions of internal/ctx_selection.sql when there are
-    any, else the step_* queries of ctx_assembly.select_window; None if neither is found."""
-    selection = repo / POSTGRES_SELECTION
-    if selection.is_file():
-        routines = _PG_ROUTINE.findall(strip_sql_comments(selection.read_text(encoding="utf-8")))
-        if routines:
-            return [f"{STEP_PREFIX}{name.lower()}" for name in routines]
+    """The rules ctx_assembly.select_window runs on PostgreSQL, in order; None if it is not found."""
     path = repo / POSTGRES_ASSEMBLY
     if not path.is_file():
         return None
     # The function ends where the next changeset begins (the `--changeset` line is a comment: cut before stripping).
     region = _region(path.read_text(encoding="utf-8"), _PG_START, _PG_END)
-    return None if region is None else _steps(strip_sql_comments(region))
+    return None if region is None else _steps(strip_sql_comments(region), _PG_CALL)
 
 
 def oracle_steps(repo: Path) -> list[str] | None:
-    """The <rule>_step functions of the CTX_SELECTION body, in order, as step_<rule>; None if it is not found."""
-    path = repo / ORACLE_SELECTION
+    """The rules select_window runs in the CTX_ASSEMBLY body, in order; None if it is not found."""
+    path = repo / ORACLE_ASSEMBLY
     if not path.is_file():
         return None
-    return [f"{STEP_PREFIX}{name.lower()}"
-            for name in _ORACLE_ROUTINE.findall(strip_sql_comments(path.read_text(encoding="utf-8")))]
+    region = _region(strip_sql_comments(path.read_text(encoding="utf-8")), _ORACLE_START, _ORACLE_END)
+    return None if region is None else _steps(region, _ORACLE_CALL)
 
 
 def check(repo: Path) -> tuple[list[str], list[str]]:
@@ -74,18 +75,19 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
     postgres, oracle = postgres_steps(repo), oracle_steps(repo)
     problems: list[str] = []
     if postgres is None:
-        problems.append(f"selection steps: no function ctxasm.<rule>_step in {POSTGRES_SELECTION} and no function "
-                        f"ctx_assembly.select_window in {POSTGRES_ASSEMBLY}")
+        problems.append(f"selection steps: no function ctx_assembly.select_window in {POSTGRES_ASSEMBLY}")
     if oracle is None:
-        problems.append(f"selection steps: no {ORACLE_SELECTION}")
+        problems.append(f"selection steps: no function select_window in {ORACLE_ASSEMBLY}")
     if problems:
         return problems, []
     assert postgres is not None and oracle is not None
-    optional = sorted({s for s in postgres + oracle if s in OPTIONAL_STEPS and (s in postgres) != (s in oracle)})
+    optional = [s for s in OPTIONAL_STEPS if (s in postgres) != (s in oracle)]
     postgres = [s for s in postgres if s not in optional]
     oracle = [s for s in oracle if s not in optional]
     if not postgres or not oracle:
-        problems.append(f"selection steps: none found (postgresql: {len(postgres)}, oracle: {len(oracle)})")
+        problems.append(f"selection steps: select_window runs no step (neither <rule>{STEP_SUFFIX} calls nor "
+                        f"{STEP_PREFIX}<rule> queries; {POSTGRES_ASSEMBLY}: {len(postgres)}, "
+                        f"{ORACLE_ASSEMBLY}: {len(oracle)})")
     elif postgres != oracle:
         first = next((i for i, (a, b) in enumerate(zip(postgres, oracle)) if a != b), min(len(postgres), len(oracle)))
         problems.append(f"selection steps differ from step {first + 1} on:\n"
@@ -93,6 +95,5 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
     if problems:
         return problems, []
     notes = [f"selection steps, the same on both engines: {', '.join(postgres)}"]
-    notes += [f"selection step {name} on {'oracle' if name in (oracle_steps(repo) or []) else 'postgresql'} only "
-              "(optional)" for name in optional]
+    notes += [f"selection steps: {step} runs on one engine only (compared when both have it)" for step in optional]
     return [], notes
