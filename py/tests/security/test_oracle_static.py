@@ -137,7 +137,8 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     assert "erased_now as (" in replay_rows and "from erased_now x" in replay_rows
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     assert "ctx_sources.rows_as_of(" in routine(assembly, "select_window")
-    assert "n.status = 'erased'" in routine(assembly, "candidate_items")  # compressions too
+    selection = code(ORACLE / "internal" / "ctx_selection.body.sql")
+    assert "n.status = 'erased'" in routine(selection, "candidate_items")  # compressions too
     assert "n.status = 'erased'" in routine(code(ORACLE / "internal" / "ctx_budget.body.sql"), "budget_in_effect")
     schema = code(ORACLE / "schema" / "keys_and_erasure.sql")
     assert "modify (source_hash null)" in schema
