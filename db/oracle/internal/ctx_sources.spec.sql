@@ -5,8 +5,9 @@ create or replace package ctx_sources authid definer is
    /**
     * The candidate sources of one window (docs/assembly.md, step sources). Selection never reads "every row in
     * scope": it reads a bounded list of sources, each a [type, id, version] reference with where it came from,
-    * then the rows those name by primary key. These functions make the parts of that list that are not
-    * retrieved: what a window enumerates, and what recalled history cites. The twin of PostgreSQL's
+    * then the rows those name by primary key. window_sources makes that list for a live window (what it
+    * enumerates, what CTX_RETRIEVAL finds, what recalled history cites); merged_sources makes one entry per row
+    * version of it, and live_rows / rows_as_of read the rows, as the candidates CTX_SELECTION's steps take. The twin of PostgreSQL's
     * db/postgresql/internal/ctx_sources.sql (schema ctxasm). Engine-internal, for CTX_ASSEMBLY.select_window;
     * never granted to CTXASM_APP. Definer's rights: they read the live memory tables as the owner, every read
     * led by the tenant the caller passes (the session's, which the caller checked), or, for a replay, AS OF the
