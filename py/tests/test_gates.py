@@ -18,6 +18,7 @@ BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
 BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
 JSON_BODY = "db/oracle/internal/ctx_json.body.sql"
 ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
+SELECTION_BODY = "db/oracle/internal/ctx_selection.body.sql"
 RULES_BODY = "db/oracle/internal/ctx_rules.body.sql"
 RETRIEVAL_BODY = "db/oracle/internal/ctx_retrieval.body.sql"
 PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
@@ -299,26 +300,28 @@ def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys
 
 def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_copy: Path, capsys) -> None:
     assert contract_check.main(["--repo", str(repo_copy)]) == 0
-    assert "selection steps, the same on both engines: step_scope, step_lifecycle, step_dedup" in \
+    assert "selection steps, the same on both engines: scope, lifecycle, dedup, conflict, " in \
         capsys.readouterr().out
     body = repo_copy / ASSEMBLY_BODY
     text = body.read_text(encoding="utf-8")
-    body.write_text(text.replace("step_dedup", "step_duplicates"), encoding="utf-8")
+    assert text.count("ctx_selection.dedup_step(") == 1
+    body.write_text(text.replace("ctx_selection.dedup_step(", "ctx_selection.duplicates_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
     assert "selection steps differ from step 3 on" in out
-    assert "oracle:     step_scope, step_lifecycle, step_duplicates, step_conflict" in out
+    assert "oracle:     scope, lifecycle, duplicates, conflict" in out
 
 
 def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: Path, capsys) -> None:
-    # step_priority and step_tie_break swap names on PostgreSQL only: the same set, another order
-    pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
-    text = pg.read_text(encoding="utf-8")
-    text = text.replace("step_priority", "step_swap").replace("step_tie_break", "step_priority")
-    pg.write_text(text.replace("step_swap", "step_tie_break"), encoding="utf-8")
+    # select_window calls tie_break_step before priority_step on Oracle only: the same set, another order
+    body = repo_copy / ASSEMBLY_BODY
+    text = body.read_text(encoding="utf-8")
+    text = text.replace("ctx_selection.priority_step(", "ctx_selection.swap_step(").replace(
+        "ctx_selection.tie_break_step(", "ctx_selection.priority_step(")
+    body.write_text(text.replace("ctx_selection.swap_step(", "ctx_selection.tie_break_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "postgresql: step_scope, step_lifecycle, step_dedup, step_conflict, step_score, step_tie_break, " \
-           "step_priority, step_limit" in capsys.readouterr().out
+    assert "oracle:     scope, lifecycle, dedup, conflict, score, tie_break, priority, limit" in \
+        capsys.readouterr().out
 
 
 # --- oracle_api and oracle_names ---------------------------------------------------------------------------
@@ -408,8 +411,14 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (MEMORY_BODY, "          where c.tenant_id = in_tenant_id\n            and c.source_type = in_memory_type",
          "          where c.tenant_id = in_tenant_id\n            and c.source_typ = in_memory_type",
          "table context_compression has no column source_typ"),
-        (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
-         "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
+        (SELECTION_BODY, "        join dedup_ranked k\n          on k.text_key = d.text_key",
+         "        join dedup_ranked k\n          on k.text_keyy = d.text_key", "WITH query dedup_ranked has no column text_keyy"),
+        # a misspelled attribute of the schema's object type: a column of TABLE(collection), a field of a variable
+        (SELECTION_BODY, "order by f.scope_level desc, f.valid_from desc, f.id",
+         "order by f.scope_levl desc, f.valid_from desc, f.id",
+         "TABLE() of ctx_selection_candidates has no column scope_levl"),
+        (SELECTION_BODY, "r_row.key_rank := l_ranks(i);", "r_row.key_rnk := l_ranks(i);",
+         "the record has no field key_rnk"),
         # a record field, a package member, a named parameter of a repository routine
         (BINDER_BODY, "if r_column.column_name = co_col_tenant_id then",
          "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),

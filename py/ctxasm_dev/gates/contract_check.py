@@ -17,8 +17,8 @@ engines' package sources; ctx_errors' co_<name> constants must carry the contrac
 PostgreSQL `ERRCODE = ctxasm.error_code('<name>')` (or `'CXnnn'`) must name a contract error and come with a
 MESSAGE starting with that name.
 
-select_window's selection steps (its `step_*` WITH queries) must have the same names in the same order on both
-engines (ctxasm_dev.gates.selection_steps).
+select_window's selection steps (the CTX_SELECTION `<rule>_step` routines it calls) must have the same names in
+the same order on both engines (ctxasm_dev.gates.selection_steps).
 
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
@@ -59,6 +59,10 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
                          "name, internal/ctx_retrieval.sql",
         "ctx_sources": "the enumerated and cited sources of a window; PostgreSQL: functions of schema ctxasm in the "
                        "file of the same name, internal/ctx_sources.sql",
+        "ctx_budget": "the budget in effect and the candidate limits of a window; PostgreSQL: functions of schema "
+                      "ctxasm in the file of the same name, internal/ctx_budget.sql",
+        "ctx_selection": "the selection steps of a window, one routine per rule; PostgreSQL: functions of schema "
+                         "ctxasm in the file of the same name, internal/ctx_selection.sql",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "

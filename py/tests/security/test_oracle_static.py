@@ -132,10 +132,14 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
     rows_as_of = routine(memory, "rows_as_of")
     assert "n.status = :b_erased" in rows_as_of
+    # a replay reads the rows through CTX_SOURCES.rows_as_of, which leaves the versions erased now out
+    replay_rows = routine(code(ORACLE / "internal" / "ctx_sources.body.sql"), "rows_as_of")
+    assert "erased_now as (" in replay_rows and "from erased_now x" in replay_rows
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
-    select_window = routine(assembly, "select_window")
-    assert "erased_now as (" in select_window and "from erased_now x" in select_window
-    assert "n.status = 'erased'" in select_window  # compressions too
+    assert "ctx_sources.rows_as_of(" in routine(assembly, "select_window")
+    selection = code(ORACLE / "internal" / "ctx_selection.body.sql")
+    assert "n.status = 'erased'" in routine(selection, "candidate_items")  # compressions too
+    assert "n.status = 'erased'" in routine(code(ORACLE / "internal" / "ctx_budget.body.sql"), "budget_in_effect")
     schema = code(ORACLE / "schema" / "keys_and_erasure.sql")
     assert "modify (source_hash null)" in schema
 
@@ -153,3 +157,43 @@ def test_oracle_refuses_empty_scope_ids_and_bounds_stored_fields_and_replay_inpu
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     assert routine(assembly, "score_rows").count("co_max_replay_items") == 2
     assert routine(assembly, "source_items").count("co_max_replay_items") == 2
+
+
+def test_set_tenant_refuses_as_a_bad_claim_only_what_a_claims_contents_can_raise():
+    """The second blocker of the first Oracle deployment: set_tenant's `when others` turned any error (a JSON
+    method inside SQL, ORA-40573; a missing privilege; an invalid object) into invalid_claim for every valid
+    claim. Only what reading a signed claim's contents can raise (JSON that does not parse, a value that does
+    not fit, a number out of range) may become the refusal; anything else must propagate as itself. Found in
+    whichever file of db/oracle holds CTX_SESSION's body."""
+    bodies = [code(path) for path in sorted(ORACLE.rglob("*.sql"))]
+    body = next(text for text in bodies if re.search(r"package\s+body\s+ctx_session\b", text))
+    parse_errors = {-40441, -40834, -1426}  # JSON syntax, JSON input, numeric overflow
+    bound = {name: int(number) for name, number in
+             re.findall(r"pragma\s+exception_init\s*\(\s*(\w+)\s*,\s*(-?\d+)\s*\)", body)}
+    handlers = []
+    for name in ("set_tenant", "checked_payload"):
+        text = routine(body, name)
+        assert not re.search(r"\bwhen\s+others\b", text), f"{name} turns every error into its answer"
+        for section in re.split(r"\bexception\b", text)[1:]:
+            handlers += [re.split(r"\s+or\s+", names.strip())
+                         for names in re.findall(r"\n\s*when\s+(\w+(?:\s+or\s+\w+)*)\s+then\b", section)]
+    assert handlers, "set_tenant reads a signed claim's contents under a handler of their parse errors"
+    for handled in handlers:
+        assert all(n == "value_error" or bound.get(n) in parse_errors for n in handled), handled
+
+
+def test_the_utplsql_test_of_the_tenants_end_is_not_vacuous():
+    """Finding 3 of the first Oracle review: tenant_ends_with_the_transaction passed vacuously. The utPLSQL test
+    now first shows the tenant's committed row through the claim (so a leak would have something to show), then,
+    after the rollback, expects current_tenant to be null and a routine to refuse with tenant_not_set (not with
+    any error)."""
+    suite = code(REPO / "db" / "tests" / "utplsql" / "0030_test_ctx_session.sql")
+    test = re.search(r"procedure\s+tenant_ends_with_the_transaction\s+is\b.*?\bend\s+tenant_ends_with_the_transaction;",
+                     suite, re.DOTALL).group(0)
+    seen = test.index("to_equal(1)")
+    ended = test.index("rollback;", seen)
+    assert "commit;" in test[:seen] and "ctx_memory.put_memory(" in test[:seen]
+    assert test.index("ctx_session.current_tenant()", ended) < test.index("to_be_null()", ended)
+    refusal = test[ended:]
+    assert re.search(r"sqlcode\s*<>\s*ctx_errors\.co_tenant_not_set\s+then\s+raise;", refusal)
+    assert re.search(r"ut\.expect\(l_refused\)", refusal) and "to_be_true()" in refusal
