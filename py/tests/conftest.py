@@ -153,6 +153,26 @@ def embedded_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return files
 
 
+#: embedded_json's answers, by the document's JSON without embeddings.
+_EMBEDDED_JSON: dict[str, str] = {}
+
+
+def embedded_json(document: dict) -> str:
+    """`document` (a scenario) as JSON with the embedding of every searchable row in place, computed by
+    load.embed_memories once per test process for each distinct document: for tests that load the same generated
+    scenario again and again (the loader embeds only rows without an embedding, so those loads skip the model)."""
+    import json
+
+    from ctxasm.services import load
+
+    plain = json.dumps(document)
+    if plain not in _EMBEDDED_JSON:
+        embedded = json.loads(plain)
+        load.embed_memories(embedded)
+        _EMBEDDED_JSON[plain] = json.dumps(embedded)
+    return _EMBEDDED_JSON[plain]
+
+
 def load_demo_and_corpus(target, embedded_files: dict[str, Path]) -> None:
     """Empty the database, then load the demo and the research corpus (their embedded copies)."""
     from ctxasm.services import load

@@ -18,6 +18,7 @@ What it cannot follow (dynamic SQL text, declaration order) is listed in docs/or
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -664,9 +665,8 @@ class Resolver:
 
     def _block_end(self, tokens: list[Token], begin: int, stop: int) -> int:
         """The END that closes the construct opened at `begin` (BEGIN, IF, LOOP, CASE)."""
-        depths = _depths(tokens, begin, stop)
-        for index in range(begin + 1, stop):
-            if tokens[index].is_word("end") and depths[index - begin] == 0:
+        for index, depth in _depths(tokens, begin, stop):
+            if index > begin and depth == 0 and tokens[index].is_word("end"):
                 return index
         return stop
 
@@ -694,9 +694,8 @@ class Resolver:
 
     def _top_level_word(self, tokens: list[Token], start: int, end: int, word: str) -> int | None:
         """The first `word` in tokens[start:end] outside nested blocks, declare sections, IFs, LOOPs, CASEs."""
-        depths = _depths(tokens, start, end)
-        for index in range(start, end):
-            if tokens[index].is_word(word) and depths[index - start] == 0:
+        for index, depth in _depths(tokens, start, end):
+            if depth == 0 and tokens[index].is_word(word):
                 return index
         return None
 
@@ -724,9 +723,8 @@ class Resolver:
                 self.report(NAMES, token, f"exception {token.text} is not declared")
 
     def _next_handler(self, tokens: list[Token], start: int, end: int) -> int:
-        depths = _depths(tokens, start, end)
-        for index in range(start + 1, end):
-            if tokens[index].is_word("when") and depths[index - start] == 0 and _op(tokens[index - 1], ";"):
+        for index, depth in _depths(tokens, start, end):
+            if index > start and depth == 0 and tokens[index].is_word("when") and _op(tokens[index - 1], ";"):
                 return index
         return end
 
@@ -880,9 +878,8 @@ class Resolver:
         return self._block_end(tokens, start, end)
 
     def _branch_end(self, tokens: list[Token], start: int, end: int, words: tuple[str, ...] = ("elsif", "else")) -> int:
-        depths = _depths(tokens, start, end)
-        for index in range(start, end):
-            if tokens[index].kind == IDENT and tokens[index].text in words and depths[index - start] == 0:
+        for index, depth in _depths(tokens, start, end):
+            if depth == 0 and tokens[index].kind == IDENT and tokens[index].text in words:
                 return index
         return end
 
@@ -1749,27 +1746,28 @@ class Resolver:
                     self._expression(tokens, at + 1, following, scope, source_only)
 
 
-def _depths(tokens: list[Token], start: int, end: int) -> list[int]:
-    """For each token of tokens[start:end], how deep it sits in blocks, declare sections, IFs, LOOPs and
-    CASEs opened inside the range (an opener and its END are at the outer depth)."""
-    depths: list[int] = []
+def _depths(tokens: list[Token], start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(index, depth) for each token of tokens[start:end]: how deep it sits in blocks, declare sections, IFs,
+    LOOPs and CASEs opened inside the range (an opener and its END are at the outer depth). Lazy, because every
+    caller wants the first token at depth 0 that ends something, and a body's statements would otherwise each
+    walk the tokens to the end of their enclosing block."""
     stack: list[str] = []
     for index in range(start, end):
         token = tokens[index]
         word = token.text if token.kind == IDENT else ""
         after_end = index > 0 and tokens[index - 1].is_word("end")
         if word == "declare":
-            depths.append(len(stack))
+            yield index, len(stack)
             stack.append("declare")
         elif word == "begin":
             if stack and stack[-1] == "declare":
                 stack[-1] = "begin"
-                depths.append(len(stack) - 1)
+                yield index, len(stack) - 1
             else:
-                depths.append(len(stack))
+                yield index, len(stack)
                 stack.append("begin")
         elif word in ("case", "if", "loop") and not after_end:
-            depths.append(len(stack))
+            yield index, len(stack)
             stack.append(word)
         elif word == "end":
             following = tokens[index + 1] if index + 1 < end else None
@@ -1779,10 +1777,9 @@ def _depths(tokens: list[Token], start: int, end: int) -> list[int]:
                     stack.pop()
             if stack:
                 stack.pop()
-            depths.append(len(stack))
+            yield index, len(stack)
         else:
-            depths.append(len(stack))
-    return depths
+            yield index, len(stack)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ pointers unless it compresses them) and a long thread of Jane's, loaded through 
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from ctxasm.ml.summarizer import ChatSummarizer
 from ctxasm.services import load
 
 from ..chat_server import MODEL, ChatServer
+from ..conftest import embedded_json
 
 TENANT, USER, AGENT = "sumco", "jane", "helper"
 AT = "2026-09-28T12:00:00"
@@ -73,8 +73,11 @@ def scenario(compression: dict[str, Any] | None = None, turns: int = 30) -> dict
 
 
 def load_tenant(target, tmp_path: Path, compression: dict[str, Any] | None = None, turns: int = 30) -> None:
+    """The tenant, loaded from a scenario file through the loader; the file carries the embeddings (embedded_json:
+    once per test process for each distinct scenario), so the load skips the model, which took most of each of
+    some thirty loads."""
     path = tmp_path / "summaries.json"
-    path.write_text(json.dumps(scenario(compression, turns)), encoding="utf-8")
+    path.write_text(embedded_json(scenario(compression, turns)), encoding="utf-8")
     load.load_file(target, path)
 
 

@@ -3,7 +3,6 @@ sits next to the turn that matches, its score comes from that neighbour, and the
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -20,6 +19,7 @@ from ctxasm_dev.evaluation import conversation_tenants as tenants
 from ctxasm_dev.evaluation.locomo import parse_samples
 
 from ..conformance.checks import thread_share
+from ..conftest import embedded_json
 
 QUESTION = "Did Sam ever finish painting the blue kayak?"
 ASKED = "Did you ever finish painting the blue kayak?"
@@ -56,7 +56,7 @@ def kayak_target(clean_db, tmp_path):
         "budget-question", THREAD, 2000, tenants.request_overhead_reserve(1000),
         samples[0].last_time + tenants.BUDGET_DELAY)})
     path = tmp_path / "kayak.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
+    path.write_text(embedded_json(document), encoding="utf-8")  # the same 164 turns for every test
     load.load_file(clean_db, path)
     return clean_db, samples[0]
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from html.parser import HTMLParser
 
 import pytest
@@ -46,10 +48,27 @@ def inspect(target, manifest_id: str, tenant: str = "acme"):
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE)
-    env.pop("BROWSER", None)
-    return subprocess.run([sys.executable, "-m", "ctxasm.cli", "inspect", *args], env=env, capture_output=True,
-                          text=True)
+    """`ctxasm inspect ARGS` in this process: the command's main with its output and exit code caught, as a
+    process would give them, without a Python start per call (test_cli_text_html_and_open runs it as a process)."""
+    from ctxasm.interfaces.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {name: os.environ.get(name) for name in ("CTXASM_PG_DATABASE", "BROWSER")}
+    os.environ["CTXASM_PG_DATABASE"] = TEST_DATABASE
+    os.environ.pop("BROWSER", None)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main(["inspect", *args])
+            except SystemExit as exit:  # argparse refusing the arguments
+                code = exit.code if isinstance(exit.code, int) else 2
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return subprocess.CompletedProcess(["ctxasm", "inspect", *args], code, out.getvalue(), err.getvalue())
 
 
 def owner_write(target, action) -> None:
@@ -272,7 +291,6 @@ def test_another_tenant_cannot_inspect_acme(demo_target):
     assert "Helios" not in result.stderr
 
 
-@pytest.mark.slow  # ctxasm processes
 def test_diff_between_two_questions(demo_target):
     first = assemble_window(demo_target)
     second = assemble_window(demo_target, jane(question="What does the Letta paper say about memory eviction?"))
@@ -320,7 +338,7 @@ def test_diff_after_a_correction(demo_target):
     os.unlink(out)
 
 
-@pytest.mark.slow  # ctxasm processes
+@pytest.mark.slow  # a ctxasm process (--open)
 def test_cli_text_html_and_open(demo_target, tmp_path):
     window = assemble_window(demo_target)
     text = cli(window.manifest_id, "--tenant", "acme")
@@ -341,7 +359,6 @@ def test_cli_text_html_and_open(demo_target, tmp_path):
     assert "opened in the default browser" in opened.stderr
 
 
-@pytest.mark.slow  # ctxasm processes
 def test_cli_unknown_manifest_and_bad_output(demo_target, tmp_path):
     missing = cli("manifest_does_not_exist", "--tenant", "acme")
     assert missing.returncode == 1 and missing.stdout == ""

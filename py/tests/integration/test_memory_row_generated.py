@@ -23,8 +23,9 @@ from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
 from ctxasm_dev.gates import contract_generated
 
 from ..conftest import REPO, worker_database
+from ..database_template import fresh_copy
 
-pytestmark = pytest.mark.slow  # five Liquibase deployments
+pytestmark = pytest.mark.slow  # four Liquibase deployments
 
 # The file that made memory_row.sql generated: the commit before the one that added it holds the hand-written views.
 GENERATOR = "py/ctxasm_dev/contract/unions.py"
@@ -138,8 +139,8 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
 def test_a_shared_column_reaches_every_memory_row_shape(checkout, monkeypatch, capsys):
     target = pgconn.resolve_target(worker_database("ctxasm_catalogue_column"), start=True)
     try:
-        pgconn.drop_database(target)
-        _deploy_from(checkout, target, monkeypatch)  # a deployment from before the edit
+        # a deployment from before the edit: the checkout is this tree's copy, so the test template's copy is one
+        fresh_copy(target)
         _add_shared_column(checkout)
         changed = generate.write(checkout)
         assert "db/postgresql/schema/memory_row.sql" in changed
