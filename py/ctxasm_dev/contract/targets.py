@@ -30,6 +30,8 @@ TARGETS: dict[str, str] = {
     "pg_selection_helpers": "db/postgresql/internal/ctx_rules.sql",
     "pg_retrieval": "db/postgresql/internal/ctx_retrieval.sql",
     "pg_sources": "db/postgresql/internal/ctx_sources.sql",
+    "pg_budget": "db/postgresql/internal/ctx_budget.sql",
+    "pg_selection": "db/postgresql/internal/ctx_selection.sql",
     "ora_assembly_spec": "db/oracle/api/ctx_assembly.spec.sql",
     "ora_assembly_body": "db/oracle/api/ctx_assembly.body.sql",
     "ora_tools_body": "db/oracle/api/ctx_tools.body.sql",
