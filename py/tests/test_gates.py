@@ -299,26 +299,28 @@ def test_contract_check_fails_when_select_window_differs(repo_copy: Path, capsys
 
 def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_copy: Path, capsys) -> None:
     assert contract_check.main(["--repo", str(repo_copy)]) == 0
-    assert "selection steps, the same on both engines: step_scope, step_lifecycle, step_dedup" in \
+    assert "selection steps, the same on both engines: scope, lifecycle, dedup, conflict, score" in \
         capsys.readouterr().out
-    body = repo_copy / ASSEMBLY_BODY
-    text = body.read_text(encoding="utf-8")
-    body.write_text(text.replace("step_dedup", "step_duplicates"), encoding="utf-8")
+    pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
+    text = pg.read_text(encoding="utf-8")
+    assert text.count("ctxasm.dedup_step(") == 1
+    pg.write_text(text.replace("ctxasm.dedup_step(", "ctxasm.duplicates_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
     assert "selection steps differ from step 3 on" in out
-    assert "oracle:     step_scope, step_lifecycle, step_duplicates, step_conflict" in out
+    assert "postgresql: scope, lifecycle, duplicates, conflict" in out
 
 
 def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: Path, capsys) -> None:
-    # step_priority and step_tie_break swap names on PostgreSQL only: the same set, another order
+    # select_window calls tie_break_step before priority_step on PostgreSQL only: the same set, another order
     pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
     text = pg.read_text(encoding="utf-8")
-    text = text.replace("step_priority", "step_swap").replace("step_tie_break", "step_priority")
-    pg.write_text(text.replace("step_swap", "step_tie_break"), encoding="utf-8")
+    text = text.replace("ctxasm.priority_step(", "ctxasm.swap_step(").replace("ctxasm.tie_break_step(",
+                                                                           "ctxasm.priority_step(")
+    pg.write_text(text.replace("ctxasm.swap_step(", "ctxasm.tie_break_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "postgresql: step_scope, step_lifecycle, step_dedup, step_conflict, step_score, step_tie_break, " \
-           "step_priority, step_limit" in capsys.readouterr().out
+    assert "postgresql: scope, lifecycle, dedup, conflict, score, tie_break, priority, limit" in \
+        capsys.readouterr().out
 
 
 # --- oracle_api and oracle_names ---------------------------------------------------------------------------

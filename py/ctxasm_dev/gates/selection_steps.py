@@ -1,11 +1,13 @@
-"""The selection steps of select_window, named alike and in the same order on both engines.
+"""The selection steps of select_window, named alike and run in the same order on both engines.
 
-Each selection rule of CTX_ASSEMBLY.select_window is one WITH query named `step_<rule>` (step_scope,
-step_lifecycle, step_dedup, ...), on PostgreSQL in db/postgresql/api/ctx_assembly.sql and on Oracle in the
-package body db/oracle/api/ctx_assembly.body.sql. A reader of either file finds the same steps under the same
-names in the same order; this module reads both sequences (comments removed, in order of definition) so that
-the contract check fails when they differ. Helper queries between the steps are free to differ (Oracle needs
-some that PostgreSQL does not: a rank before a join where PostgreSQL takes first_value).
+Each selection rule is one routine `<rule>_step` of CTX_SELECTION (scope_step, lifecycle_step, dedup_step, ...):
+on PostgreSQL a function ctxasm.<rule>_step in db/postgresql/internal/ctx_selection.sql, on Oracle a function of
+the package CTX_SELECTION. CTX_ASSEMBLY.select_window calls them in rule order. This module reads, on each
+engine, the order in which select_window calls its steps (comments removed) so that the contract check fails
+when the two differ. Routines between the steps (the document's parts, helpers) are free to differ.
+
+An engine whose select_window still runs its rules as WITH queries named `step_<rule>` (the layout before
+CTX_SELECTION) is read that way, so the two layouts compare while one engine moves before the other.
 """
 
 from __future__ import annotations
@@ -18,8 +20,13 @@ from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 POSTGRES_ASSEMBLY = "db/postgresql/api/ctx_assembly.sql"
 ORACLE_ASSEMBLY = "db/oracle/api/ctx_assembly.body.sql"
 STEP_PREFIX = "step_"
+STEP_SUFFIX = "_step"
 
-_STEP = re.compile(rf"\b(?P<name>{STEP_PREFIX}\w+)\s+as\s+(?:(?:not\s+)?materialized\s+)?\(", re.IGNORECASE)
+#: the older layout: one WITH query per rule, step_<rule>
+_STEP_QUERY = re.compile(rf"\b{STEP_PREFIX}(?P<name>\w+)\s+as\s+(?:(?:not\s+)?materialized\s+)?\(", re.IGNORECASE)
+#: a call of a step routine: ctxasm.<rule>_step( on PostgreSQL, ctx_selection.<rule>_step( on Oracle
+_PG_CALL = re.compile(rf"\bctxasm\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
+_ORACLE_CALL = re.compile(rf"\bctx_selection\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
 _PG_START = re.compile(r"\bfunction\s+ctx_assembly\.select_window\s*\(", re.IGNORECASE)
 _PG_END = re.compile(r"^--\s*changeset\b", re.IGNORECASE | re.MULTILINE)
 _ORACLE_START = re.compile(r"^\s*function\s+select_window\s*\(", re.IGNORECASE | re.MULTILINE)
@@ -34,27 +41,29 @@ def _region(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> str | No
     return text[found.start():stop.start() if stop else len(text)]
 
 
-def _steps(region: str) -> list[str]:
-    return [match["name"].lower() for match in _STEP.finditer(region)]
+def _steps(region: str, call: re.Pattern[str]) -> list[str]:
+    """The rules in the order select_window calls their routines, else in the order of its step_* queries."""
+    called = [match["name"].lower() for match in call.finditer(region)]
+    return called or [match["name"].lower() for match in _STEP_QUERY.finditer(region)]
 
 
 def postgres_steps(repo: Path) -> list[str] | None:
-    """The step_* queries of ctx_assembly.select_window on PostgreSQL, in order; None if it is not found."""
+    """The rules ctx_assembly.select_window runs on PostgreSQL, in order; None if it is not found."""
     path = repo / POSTGRES_ASSEMBLY
     if not path.is_file():
         return None
     # The function ends where the next changeset begins (the `--changeset` line is a comment: cut before stripping).
     region = _region(path.read_text(encoding="utf-8"), _PG_START, _PG_END)
-    return None if region is None else _steps(strip_sql_comments(region))
+    return None if region is None else _steps(strip_sql_comments(region), _PG_CALL)
 
 
 def oracle_steps(repo: Path) -> list[str] | None:
-    """The step_* queries of select_window in the CTX_ASSEMBLY body, in order; None if it is not found."""
+    """The rules select_window runs in the CTX_ASSEMBLY body, in order; None if it is not found."""
     path = repo / ORACLE_ASSEMBLY
     if not path.is_file():
         return None
     region = _region(strip_sql_comments(path.read_text(encoding="utf-8")), _ORACLE_START, _ORACLE_END)
-    return None if region is None else _steps(region)
+    return None if region is None else _steps(region, _ORACLE_CALL)
 
 
 def check(repo: Path) -> tuple[list[str], list[str]]:
@@ -69,8 +78,9 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
         return problems, []
     assert postgres is not None and oracle is not None
     if not postgres or not oracle:
-        problems.append(f"selection steps: no {STEP_PREFIX}* query in select_window "
-                        f"({POSTGRES_ASSEMBLY}: {len(postgres)}, {ORACLE_ASSEMBLY}: {len(oracle)})")
+        problems.append(f"selection steps: select_window runs no step (neither <rule>{STEP_SUFFIX} calls nor "
+                        f"{STEP_PREFIX}<rule> queries; {POSTGRES_ASSEMBLY}: {len(postgres)}, "
+                        f"{ORACLE_ASSEMBLY}: {len(oracle)})")
     elif postgres != oracle:
         first = next((i for i, (a, b) in enumerate(zip(postgres, oracle)) if a != b), min(len(postgres), len(oracle)))
         problems.append(f"selection steps differ from step {first + 1} on:\n"
