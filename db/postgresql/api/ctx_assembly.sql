@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-6564ddbb619c'::varchar
+    SELECT 'selection-2109697e4174'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -119,15 +119,18 @@ BEGIN
         l_tenant, in_user_id, in_agent_id, in_thread_id, in_evaluation_time, l_embedding, l_limits,
         co_retrieval_depth, l_types, l_lexemes, l_idf, l_df, l_row_counts));
 
-    -- The selection rules, in order (contract/selection.toml).
-    l_selection := ctxasm.scope_step(l_tenant, l_snapshot, l_sources, in_user_id, in_agent_id, in_thread_id);
+    -- The rows the sources name, then the selection rules in order (contract/selection.toml).
+    l_selection := ctxasm.candidate_rows(l_tenant, l_snapshot, l_sources);
+    l_selection := ctxasm.scope_step(l_selection, in_user_id, in_agent_id, in_thread_id);
     l_selection := ctxasm.lifecycle_step(l_selection, in_evaluation_time);
     l_selection := ctxasm.dedup_step(l_selection);
     l_selection := ctxasm.conflict_step(l_selection);
-    l_selection := ctxasm.annotations(l_selection);
+    l_selection := ctxasm.required_step(l_selection, l_require);
     l_selection := ctxasm.score_step(l_selection, l_budget, in_evaluation_time, in_scores, in_sources IS NOT NULL,
                                      l_embedding, l_types, l_lexemes, l_idf);
-    l_selection := ctxasm.priority_step(l_selection, l_budget, ctxasm.asks_about_present(in_question), l_require);
+    l_selection := ctxasm.priority_step(l_selection, ctxasm.budget_weight(l_budget, 'rerank'),
+                                        ctxasm.budget_weight(l_budget, 'confidence'),
+                                        ctxasm.budget_weight(l_budget, 'recency'), ctxasm.asks_about_present(in_question));
     l_selection := ctxasm.tie_break_step(l_selection);
     l_selection := ctxasm.limit_step(l_selection, l_limits);
 

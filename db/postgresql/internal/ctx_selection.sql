@@ -1,84 +1,13 @@
 --liquibase formatted sql
 -- CTX_SELECTION: the selection rules of a window, one function per rule, in the order select_window runs them
--- (contract/selection.toml): scope_step, lifecycle_step, dedup_step, conflict_step, score_step, priority_step,
--- tie_break_step, limit_step; then the parts of the selection document made from their result.
+-- (contract/selection.toml): scope_step, lifecycle_step, dedup_step, conflict_step, required_step, score_step,
+-- priority_step, tie_break_step, limit_step; then exclusions and the other parts of the selection document.
 -- The rows pass from step to step as one array of ctxasm.selection_candidate. No step drops a row: a step that
 -- excludes one says why in its own column (lifecycle_reason, duplicate_of, key_rank, beaten_by, cut), and the
 -- later steps only weigh the rows still in competition (ctxasm.competes). So the manifest's excluded list is
 -- read from the last array, and each step reads as its rule.
 -- A step writes its columns into the rows with jsonb_populate_record (the row with those fields replaced):
 -- one expression per step instead of a row constructor that lists all fifty-four fields.
-
---changeset ctxasm:pg-selection-candidate-type dbms:postgresql splitStatements:false
---comment: a row as the selection weighs it: ctxasm.memory_row's columns (in its order: scope_step builds the row
---comment: from it, so a column the view gains and this type lacks fails the first window), where it came from,
---comment: then the columns each step adds, in step order.
-CREATE TYPE ctxasm.selection_candidate AS (
-    memory_type      varchar,
-    table_name       varchar,
-    tenant_id        varchar,
-    id               varchar,
-    version          integer,
-    user_id          varchar,
-    agent_id         varchar,
-    thread_id        varchar,
-    status           varchar,
-    valid_from       timestamptz,
-    valid_until      timestamptz,
-    deleted_at       timestamptz,
-    content          text,
-    content_json     jsonb,
-    source_refs      jsonb,
-    confidence       numeric,
-    key_name         varchar,
-    subject          varchar,
-    predicate        varchar,
-    title            varchar,
-    turn_index       integer,
-    role             varchar,
-    event_type       varchar,
-    extra            jsonb,
-    created_xid      xid8,
-    content_tokens   integer,
-    embedding        public.vector,
-    search_text      tsvector,
-    text_key         char(32),
-    pointer_text     text,
-    -- the source entry (ctxasm.source_rows) and the scope step's figures
-    origin           varchar,
-    source           jsonb,
-    scope_level      integer,
-    authority        integer,
-    slice            varchar,
-    -- lifecycle_step: NULL = in effect
-    lifecycle_reason varchar,
-    claim_key        text,
-    -- dedup_step: the kept copy's [type, id, version]
-    duplicate_of     jsonb,
-    -- conflict_step: a fixed row's rank within its key (1 wins), a claim's loser's winner
-    key_rank         bigint,
-    beaten_by        jsonb,
-    -- ctxasm.annotations: the notes of history that cites a version no longer in effect
-    annotations      jsonb,
-    -- score_step
-    own_logit        numeric,
-    bm25             numeric,
-    similarity       numeric,
-    adjacent_logit   numeric,
-    thread_logit     numeric,
-    logit            numeric,
-    rerank           numeric,
-    confidence_score numeric,
-    recency          numeric,
-    -- priority_step
-    priority         numeric,
-    required         boolean,
-    -- tie_break_step
-    slice_rank       bigint,
-    -- limit_step
-    cut              boolean
-);
---rollback DROP TYPE ctxasm.selection_candidate;
 
 --changeset ctxasm:pg-selection-competes dbms:postgresql runOnChange:true splitStatements:false
 --comment: whether a row still competes for a dynamic slice: in effect, not a duplicate, not beaten (the fixed
@@ -91,47 +20,42 @@ $$;
 --rollback DROP FUNCTION ctxasm.competes(ctxasm.selection_candidate);
 
 --changeset ctxasm:pg-selection-scope-step dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_SELECTION.scope_step: the rows of the source list the scope may see. Other tenants are invisible
---comment: (the tenant's partition, RLS); user, agent and thread must match or be NULL (wider); a user's turns
---comment: in other threads are recalled history; events are not memory. Checked here because replay takes its
---comment: source list from the caller.
+--comment: CTX_SELECTION.scope_step: the rows the scope may see, each with its scope level, authority and slice;
+--comment: the others are dropped (never shown, not even as excluded). Other tenants are invisible (the tenant's
+--comment: partition, RLS); user, agent and thread must match or be NULL (wider); a user's turns in other threads
+--comment: are recalled history; events are not memory; budget guidelines are not shown. Checked here because
+--comment: replay takes its source list from the caller.
 CREATE OR REPLACE FUNCTION ctxasm.scope_step(
-    in_tenant_id varchar,
-    in_snapshot  pg_snapshot,
-    in_sources   jsonb,
+    in_rows      ctxasm.selection_candidate[],
     in_user_id   varchar,
     in_agent_id  varchar,
     in_thread_id varchar
 )
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql STABLE AS $$
-    SELECT coalesce(array_agg(ROW(
-               (x.memory).*, x.origin, x.source,
-               ctxasm.scope_level((x.memory).user_id, (x.memory).agent_id, (x.memory).thread_id),
-               ctxasm.authority((x.memory).memory_type),
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(jsonb_populate_record(x, jsonb_build_object(
+               'scope_level', ctxasm.scope_level(x.user_id, x.agent_id, x.thread_id),
+               'authority', ctxasm.authority(x.memory_type),
                -- The thread's tail (conversation turns only) has its own slice; every other row competes for
                -- its type's.
-               CASE WHEN x.origin = 'tail' THEN 'volatile_tail' ELSE CASE (x.memory).memory_type
+               'slice', CASE WHEN x.origin = 'tail' THEN 'volatile_tail' ELSE CASE x.memory_type
                    -- generated: slice of type from contract/memory_types.toml; edit the catalogue, then regenerate
                    WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
                    WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
                    WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
                    WHEN 'conversation' THEN 'recalled_history' WHEN 'summary' THEN 'recalled_history'
                    -- end generated: slice of type
-               END END,
-               -- the later steps' columns
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-               NULL, NULL)::ctxasm.selection_candidate), '{}')
-      FROM ctxasm.source_rows(in_tenant_id, in_snapshot, in_sources) AS x
-     WHERE ((x.memory).user_id IS NULL OR (x.memory).user_id = in_user_id)
-       AND ((x.memory).agent_id IS NULL OR (x.memory).agent_id = in_agent_id)
-       AND ((x.memory).thread_id IS NULL OR (x.memory).thread_id = in_thread_id
-            OR ((x.memory).memory_type = 'conversation' AND (x.memory).user_id = in_user_id))
-       AND ((x.memory).memory_type <> 'conversation' OR (x.memory).event_type = 'message')
-       AND (x.memory).memory_type NOT IN ('compression', 'source_ref')
-       AND NOT ((x.memory).memory_type = 'guideline' AND (x.memory).key_name = 'context_budget')
+               END END))), '{}')
+      FROM unnest(in_rows) AS x
+     WHERE (x.user_id IS NULL OR x.user_id = in_user_id)
+       AND (x.agent_id IS NULL OR x.agent_id = in_agent_id)
+       AND (x.thread_id IS NULL OR x.thread_id = in_thread_id
+            OR (x.memory_type = 'conversation' AND x.user_id = in_user_id))
+       AND (x.memory_type <> 'conversation' OR x.event_type = 'message')
+       AND x.memory_type NOT IN ('compression', 'source_ref')
+       AND NOT (x.memory_type = 'guideline' AND x.key_name = 'context_budget')
 $$;
---rollback DROP FUNCTION ctxasm.scope_step(varchar, pg_snapshot, jsonb, varchar, varchar, varchar);
+--rollback DROP FUNCTION ctxasm.scope_step(ctxasm.selection_candidate[], varchar, varchar, varchar);
 
 --changeset ctxasm:pg-selection-lifecycle-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.lifecycle_step: each row's standing at the one evaluation time (NULL reason = in
@@ -210,12 +134,25 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.conflict_step(ctxasm.selection_candidate[]);
 
---changeset ctxasm:pg-selection-annotations dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_SELECTION.annotations: history (summaries, turns) that cites a version no longer in effect stays,
---comment: labelled, pointing at the claim's current winner (whatever its row id), or, for a row that makes no
---comment: claim, at the current version of the same row. Not a rule of its own: the priority step makes the
---comment: current winners required.
-CREATE OR REPLACE FUNCTION ctxasm.annotations(in_rows ctxasm.selection_candidate[])
+--changeset ctxasm:pg-selection-required-refs dbms:postgresql runOnChange:true splitStatements:false
+--comment: the current winners the annotations point at, as [type, id, version] refs in order: the rows the
+--comment: window must show when the budget requires current facts (require_current_facts), else none
+CREATE OR REPLACE FUNCTION ctxasm.required_refs(in_rows ctxasm.selection_candidate[], in_require boolean)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_agg(q.ref ORDER BY q.ref), '[]'::jsonb)
+      FROM (SELECT DISTINCT note -> 'current' AS ref
+              FROM unnest(in_rows) AS a CROSS JOIN LATERAL jsonb_array_elements(a.annotations) AS note
+             WHERE in_require AND note -> 'current' <> 'null'::jsonb) AS q
+$$;
+--rollback DROP FUNCTION ctxasm.required_refs(ctxasm.selection_candidate[], boolean);
+
+--changeset ctxasm:pg-selection-required-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.required_step: history (summaries, turns) that cites a version no longer in effect stays,
+--comment: with notes (annotations) naming the claim's current winner (whatever its row id), or, for a row that
+--comment: makes no claim, the current version of the same row; when the budget requires current facts
+--comment: (in_require), those winners are required: the limit never cuts them.
+CREATE OR REPLACE FUNCTION ctxasm.required_step(in_rows ctxasm.selection_candidate[], in_require boolean)
 RETURNS ctxasm.selection_candidate[]
 LANGUAGE sql IMMUTABLE AS $$
     WITH survivors AS MATERIALIZED (
@@ -244,28 +181,28 @@ LANGUAGE sql IMMUTABLE AS $$
                LIMIT 1) AS cur ON TRUE
          WHERE s.memory_type IN ('summary', 'conversation')
          GROUP BY s.memory_type, s.id, s.version
+    ),
+    annotated AS MATERIALIZED (
+        SELECT CASE WHEN n.notes IS NULL THEN r
+                    ELSE jsonb_populate_record(r, jsonb_build_object('annotations', n.notes)) END AS candidate
+          FROM unnest(in_rows) AS r
+          LEFT JOIN notes AS n
+            ON n.memory_type = r.memory_type AND n.id = r.id AND n.version = r.version AND ctxasm.competes(r)
+    ),
+    required AS (
+        SELECT ctxasm.required_refs(array_agg(a.candidate), in_require) AS refs FROM annotated AS a
     )
-    SELECT coalesce(array_agg(CASE WHEN n.notes IS NULL THEN r
-                                   ELSE jsonb_populate_record(r, jsonb_build_object('annotations', n.notes)) END),
-                    '{}')
-      FROM unnest(in_rows) AS r
-      LEFT JOIN notes AS n
-        ON n.memory_type = r.memory_type AND n.id = r.id AND n.version = r.version AND ctxasm.competes(r)
+    SELECT coalesce(array_agg(CASE WHEN ctxasm.competes(a.candidate)
+                                   THEN jsonb_populate_record(a.candidate, jsonb_build_object(
+                                            'required', EXISTS (
+                                                SELECT 1 FROM jsonb_array_elements(q.refs) AS e(ref)
+                                                 WHERE e.ref = jsonb_build_array((a.candidate).memory_type,
+                                                                                 (a.candidate).id,
+                                                                                 (a.candidate).version))))
+                                   ELSE a.candidate END), '{}')
+      FROM annotated AS a CROSS JOIN required AS q
 $$;
---rollback DROP FUNCTION ctxasm.annotations(ctxasm.selection_candidate[]);
-
---changeset ctxasm:pg-selection-required-refs dbms:postgresql runOnChange:true splitStatements:false
---comment: the current winners the annotations point at, as [type, id, version] refs in order: the rows the
---comment: window must show when the budget requires current facts (require_current_facts), else none
-CREATE OR REPLACE FUNCTION ctxasm.required_refs(in_rows ctxasm.selection_candidate[], in_require boolean)
-RETURNS jsonb
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(jsonb_agg(q.ref ORDER BY q.ref), '[]'::jsonb)
-      FROM (SELECT DISTINCT note -> 'current' AS ref
-              FROM unnest(in_rows) AS a CROSS JOIN LATERAL jsonb_array_elements(a.annotations) AS note
-             WHERE in_require AND note -> 'current' <> 'null'::jsonb) AS q
-$$;
---rollback DROP FUNCTION ctxasm.required_refs(ctxasm.selection_candidate[], boolean);
+--rollback DROP FUNCTION ctxasm.required_step(ctxasm.selection_candidate[], boolean);
 
 --changeset ctxasm:pg-selection-score-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.score_step: relevance, confidence and recency of each competing row. Relevance is the
@@ -387,41 +324,34 @@ $$;
 --rollback DROP FUNCTION ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean, public.vector, varchar[], text[], double precision[]);
 
 --changeset ctxasm:pg-selection-priority-step dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_SELECTION.priority_step: the budget's weights of relevance, confidence and recency; confidence and
---comment: recency count at co_tie_share of their weights (they break near-ties of relevance), recency in full
---comment: when the question asks about the present (ctxasm.asks_about_present). A row the annotations point at
---comment: as the current winner is required when the budget requires current facts.
+--comment: CTX_SELECTION.priority_step: the budget's weight of relevance (in_w_rerank) times rerank, then
+--comment: confidence and recency at co_tie_share of their weights (they break near-ties of relevance), recency
+--comment: in full when the question asks about the present (in_present, ctxasm.asks_about_present)
 CREATE OR REPLACE FUNCTION ctxasm.priority_step(
-    in_rows    ctxasm.selection_candidate[],
-    in_budget  jsonb,
-    in_present boolean,
-    in_require boolean
+    in_rows         ctxasm.selection_candidate[],
+    in_w_rerank     numeric,
+    in_w_confidence numeric,
+    in_w_recency    numeric,
+    in_present      boolean
 )
 RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     co_tie_share constant numeric := 0.005;
-    l_rerank     numeric := ctxasm.budget_weight(in_budget, 'rerank');
-    l_confidence numeric := ctxasm.budget_weight(in_budget, 'confidence');
-    l_recency    numeric := ctxasm.budget_weight(in_budget, 'recency');
-    l_required   jsonb := ctxasm.required_refs(in_rows, in_require);
 BEGIN
     RETURN (
     SELECT coalesce(array_agg(x.candidate), '{}')
       FROM (SELECT jsonb_populate_record(p, jsonb_build_object(
-                       'priority', round(l_rerank * p.rerank + co_tie_share * l_confidence * p.confidence_score
-                                         + CASE WHEN in_present THEN 1 ELSE co_tie_share END * l_recency * p.recency,
-                                         6),
-                       'required', EXISTS (SELECT 1 FROM jsonb_array_elements(l_required) AS q(ref)
-                                            WHERE q.ref = jsonb_build_array(p.memory_type, p.id, p.version))))
-                       AS candidate
+                       'priority', round(in_w_rerank * p.rerank + co_tie_share * in_w_confidence * p.confidence_score
+                                         + CASE WHEN in_present THEN 1 ELSE co_tie_share END * in_w_recency
+                                           * p.recency, 6))) AS candidate
               FROM unnest(in_rows) AS p
              WHERE ctxasm.competes(p)
             UNION ALL
             SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x);
 END;
 $$;
---rollback DROP FUNCTION ctxasm.priority_step(ctxasm.selection_candidate[], jsonb, boolean, boolean);
+--rollback DROP FUNCTION ctxasm.priority_step(ctxasm.selection_candidate[], numeric, numeric, numeric, boolean);
 
 --changeset ctxasm:pg-selection-tie-break-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.tie_break_step: each slice's order: priority desc, valid_from desc, source table, row id;

@@ -98,6 +98,23 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
 
+--changeset ctxasm:pg-internal-candidate-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SOURCES.candidate_rows: the rows a source list names (ctxasm.source_rows: live, or as of a recorded
+--comment: snapshot) as the selection's candidate rows, each with its origin and source entry; the steps' columns
+--comment: are empty
+CREATE OR REPLACE FUNCTION ctxasm.candidate_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(ROW(
+               x.origin, x.source,
+               -- the steps' columns, scope_level .. cut
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               NULL, NULL, NULL, NULL, NULL,
+               (x.memory).*)::ctxasm.selection_candidate), '{}')
+      FROM ctxasm.source_rows(in_tenant_id, in_snapshot, in_sources) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.candidate_rows(varchar, pg_snapshot, jsonb);
+
 --changeset ctxasm:pg-internal-source-item dbms:postgresql runOnChange:true splitStatements:false
 --comment: one entry of a source list
 CREATE OR REPLACE FUNCTION ctxasm.source_item(in_memory_type varchar, in_id varchar, in_version integer,
