@@ -32,6 +32,7 @@ TARGETS: dict[str, str] = {
     "pg_sources": "db/postgresql/internal/ctx_sources.sql",
     "pg_budget": "db/postgresql/internal/ctx_budget.sql",
     "pg_selection": "db/postgresql/internal/ctx_selection.sql",
+    "pg_selection_candidate": "db/postgresql/schema/ctx_selection_candidate.sql",
     "ora_assembly_spec": "db/oracle/api/ctx_assembly.spec.sql",
     "ora_assembly_body": "db/oracle/api/ctx_assembly.body.sql",
     "ora_tools_body": "db/oracle/api/ctx_tools.body.sql",

@@ -17,8 +17,8 @@ engines' package sources; ctx_errors' co_<name> constants must carry the contrac
 PostgreSQL `ERRCODE = ctxasm.error_code('<name>')` (or `'CXnnn'`) must name a contract error and come with a
 MESSAGE starting with that name.
 
-select_window's selection steps (its `step_*` WITH queries) must have the same names in the same order on both
-engines (ctxasm_dev.gates.selection_steps).
+select_window's selection steps (the CTX_SELECTION `<rule>_step` routines it calls) must have the same names in
+the same order on both engines (ctxasm_dev.gates.selection_steps).
 
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
