@@ -6,6 +6,8 @@ from __future__ import annotations
 MAX_QUESTION_CHARS = 8000
 #: the longest turn add_turn accepts, in characters: as long as a question (a question becomes its thread's next turn), so every turn can be seated in a window
 MAX_TURN_CHARS = 8000
+#: the most fact row versions read_facts returns a call: an adapter lists, gets and ranks its facts within this
+MAX_FACT_ROWS = 1000
 #: rows each retriever ranks at least (a slice's candidate limit when larger)
 RETRIEVAL_DEPTH = 50
 #: PostgreSQL: the estimated rows the lexical probe may visit

@@ -17,7 +17,7 @@ from ctxasm.error_classes import *  # noqa: F403 (one class per catalogue error,
 from ctxasm.error_classes import CONTRACT_ERRORS, RAISED_BY_ENGINES
 
 __all__ = ["CONTRACT_ERRORS", "ConfigError", "CtxasmError", "DatabaseError", "DatabaseUnavailable",
-           "FieldProblemError", "NumberedError", "ProviderError", "ScenarioError", "brief_message",
+           "FieldProblemError", "InvalidSelection", "NumberedError", "ProviderError", "ScenarioError", "brief_message",
            "from_oracle_message", "from_sqlstate", "shortened"]
 __all__ += error_classes.__all__
 
@@ -50,6 +50,19 @@ class ScenarioError(CtxasmError):
         self.json_path = json_path
         self.problem = problem
         super().__init__(f"{path}: {json_path}: {problem}")
+
+
+class InvalidSelection(CtxasmError):
+    """A select_window document that does not match contract/schemas/selection.schema.json: an engine and the
+    Python that reads it disagree (a deployed database older or newer than the package). `field` is the JSON
+    path at fault, `problem` what is wrong there."""
+
+    code = "invalid_selection"
+
+    def __init__(self, message: str, *, field: str | None = None, problem: str | None = None):
+        self.field = field
+        self.problem = problem
+        super().__init__(message)
 
 
 def shortened(value: object, limit: int = 200) -> str:

@@ -103,7 +103,7 @@ def instrument_assembly() -> None:
     with _instrument_lock:
         if _instrumented:
             return
-        from ctxasm.core import budget, compose, fitting, tokens, tool_results
+        from ctxasm.core import budget, fitting, tokens, tool_results, window_fit, window_manifest, window_records
         from ctxasm.engines.oracle import OracleStore
         from ctxasm.engines.postgres import PostgresStore
         from ctxasm.services import assemble
@@ -113,13 +113,13 @@ def instrument_assembly() -> None:
             (assemble, "rerank", "reranking"),
             (assemble, "compose", "rendering"),  # what fitting and token counting (nested phases) leave
             (budget, "allocate", "fitting"),
-            (compose, "_fit_candidates", "fitting"),
-            (compose, "_reclaim", "fitting"),
+            (window_fit, "fit_candidates", "fitting"),
+            (window_fit, "reclaim", "fitting"),
             (PostgresStore, "select_window", "database_selection"),
             (PostgresStore, "record_manifest", "manifest_write"),
             (OracleStore, "select_window", "database_selection"),
             (OracleStore, "record_manifest", "manifest_write"),
-        ] + [(module, "count_tokens", "token_counting") for module in (tokens, compose, fitting, tool_results)]
+        ] + [(module, "count_tokens", "token_counting") for module in (tokens, window_records, window_fit, window_manifest, fitting, tool_results)]
         for owner, attribute, name in wraps:
             setattr(owner, attribute, timed(name, getattr(owner, attribute)))
         _instrumented = True

@@ -1235,6 +1235,72 @@ create or replace package body ctx_memory is
       return nvl(l_result, to_clob(ctx_json.co_empty_array));
    end thread_turns;
 
+   function read_facts(
+      in_subject_prefix in entity_memory.subject%type,
+      in_predicate      in entity_memory.predicate%type,
+      in_id             in entity_memory.id%type,
+      in_limit          in number
+   ) return clob is
+      co_max_facts   constant pls_integer := 1000;
+      co_claim_user  constant varchar2(30) := 'USER_ID';
+      co_claim_agent constant varchar2(30) := 'AGENT_ID';
+      l_tenant_id ctx_tenant.tenant_id%type;
+      l_user      entity_memory.user_id%type;
+      l_agent     entity_memory.agent_id%type;
+      l_result    clob;
+   begin
+      l_tenant_id := ctx_session.require_tenant();
+      require_limit(in_limit => in_limit, in_max => co_max_facts);
+      if in_subject_prefix is null then
+         ctx_errors.raise_error(
+            in_code   => ctx_errors.co_invalid_argument,
+            in_detail => 'in_subject_prefix is required'
+         );
+      end if;
+      l_user := ctx_session.claim_scope(in_attribute => co_claim_user);
+      l_agent := ctx_session.claim_scope(in_attribute => co_claim_agent);
+      select json_arrayagg(
+                json_object(
+                   'ref' value json_array('entity', f.id, f.version),
+                   'subject' value f.subject,
+                   'predicate' value f.predicate,
+                   'content' value f.content,
+                   'content_json' value f.content_json,
+                   'status' value f.status,
+                   'valid_from' value ctx_json.iso_utc(in_timestamp => f.valid_from),
+                   'first_valid_from' value ctx_json.iso_utc(in_timestamp => o.valid_from),
+                   'deleted_at' value ctx_json.iso_utc(in_timestamp => f.deleted_at),
+                   'user_id' value f.user_id,
+                   'agent_id' value f.agent_id
+                   null on null returning clob
+                )
+                order by f.newest desc, f.version, f.id
+                returning clob
+             )
+        into l_result
+        from (
+                select e.id, e.version, e.subject, e.predicate, e.content, e.content_json, e.status, e.valid_from,
+                       e.deleted_at, e.user_id, e.agent_id,
+                       case when in_id is null then e.valid_from end as newest
+                  from entity_memory e
+                 where e.tenant_id = l_tenant_id
+                   and substr(e.subject, 1, length(in_subject_prefix)) = in_subject_prefix
+                   and (in_predicate is null or e.predicate = in_predicate)
+                   and ((in_id is null and e.status = co_active)
+                        or (e.id = in_id and e.status <> co_erased))
+                   and (l_user is null or e.user_id = l_user)
+                   and (l_agent is null or e.agent_id = l_agent)
+                 order by newest desc, e.version, e.id
+                 fetch first in_limit rows only
+             ) f
+        -- when the fact was first written: its first version, by the primary key
+        left join entity_memory o
+          on o.tenant_id = l_tenant_id
+         and o.id = f.id
+         and o.version = 1;
+      return nvl(l_result, to_clob(ctx_json.co_empty_array));
+   end read_facts;
+
    function inventory return clob is
       type t_type_tab is table of varchar2(32);
       l_tenant_id ctx_tenant.tenant_id%type;

@@ -190,6 +190,27 @@ create or replace package ctx_memory authid definer is
    ) return clob;
 
    /**
+    * Facts (ENTITY_MEMORY rows) whose subject starts with in_subject_prefix, of the claim's user and agent when
+    * it names them, at most in_limit row versions: without in_id the active ones, newest first; with in_id every
+    * version of that fact (erased ones left out), oldest first. The read an adapter lists, gets and versions its
+    * own facts through: the session tenant's rows only, by a tenant-leading index.
+    * Reads ENTITY_MEMORY; writes nothing.
+    * @param in_subject_prefix the start of the subject ('' is not allowed: Oracle reads it as NULL)
+    * @param in_predicate the predicate (NULL: any)
+    * @param in_id the fact whose versions to read (NULL: the active facts)
+    * @param in_limit at most this many row versions, 1..1000
+    * @return a CLOB holding [{"ref", "subject", "predicate", "content", "content_json", "status", "valid_from",
+    *         "first_valid_from", "deleted_at", "user_id", "agent_id"}]
+    * @throws -20102 tenant_not_set, -20108 invalid_argument (in_limit, in_subject_prefix)
+    */
+   function read_facts(
+      in_subject_prefix in entity_memory.subject%type,
+      in_predicate      in entity_memory.predicate%type,
+      in_id             in entity_memory.id%type,
+      in_limit          in number
+   ) return clob;
+
+   /**
     * The session's row versions counted per memory type and status.
     * Reads every memory table; writes nothing.
     * @return a CLOB holding [{"memory_type", "status", "rows"}], by type (the order of the memory types) and

@@ -343,6 +343,54 @@ END;
 $$;
 --rollback DROP FUNCTION ctx_memory.thread_turns(varchar, integer, integer);
 
+--changeset ctxasm:pg-ctx-memory-read-facts dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_MEMORY.read_facts: facts (entity rows) whose subject starts with in_subject_prefix, of the claim's user
+--comment: and agent when it names them, at most in_limit row versions: without in_id the active ones, newest first;
+--comment: with in_id every version of that fact (erased ones left out), oldest first. The read an adapter lists,
+--comment: gets and versions its own facts through, on the tenant's partition by a tenant-leading index:
+--comment: [{"ref", "subject", "predicate", "content", "content_json", "status", "valid_from", "first_valid_from",
+--comment: "deleted_at", "user_id", "agent_id"}]
+CREATE OR REPLACE FUNCTION ctx_memory.read_facts(in_subject_prefix varchar, in_predicate varchar, in_id varchar,
+                                                 in_limit integer)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    co_max_facts constant integer := 1000;
+    l_tenant     varchar := ctxasm.require_tenant();
+    l_user       varchar := ctxasm.claim_scope('user');
+    l_agent      varchar := ctxasm.claim_scope('agent');
+    l_result     jsonb;
+BEGIN
+    PERFORM ctxasm.require_limit(in_limit, co_max_facts);
+    -- An empty prefix is refused as NULL is, as on Oracle, where '' is NULL.
+    IF coalesce(in_subject_prefix, '') = '' THEN
+        RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_argument'),
+            MESSAGE = 'invalid_argument: in_subject_prefix is required';
+    END IF;
+    SELECT jsonb_agg(jsonb_build_object(
+               'ref', jsonb_build_array('entity', f.id, f.version), 'subject', f.subject, 'predicate', f.predicate,
+               'content', f.content, 'content_json', f.content_json, 'status', f.status,
+               'valid_from', f.valid_from, 'first_valid_from', o.valid_from, 'deleted_at', f.deleted_at,
+               'user_id', f.user_id, 'agent_id', f.agent_id)
+               ORDER BY f.newest DESC, f.version, f.id)
+      INTO l_result
+      FROM (SELECT e.id, e.version, e.subject, e.predicate, e.content, e.content_json, e.status, e.valid_from,
+                   e.deleted_at, e.user_id, e.agent_id, CASE WHEN in_id IS NULL THEN e.valid_from END AS newest
+              FROM ctxasm.entity_memory AS e
+             WHERE e.tenant_id = l_tenant
+               AND starts_with(e.subject, in_subject_prefix)
+               AND (in_predicate IS NULL OR e.predicate = in_predicate)
+               AND (CASE WHEN in_id IS NULL THEN e.status = 'active' ELSE e.id = in_id AND e.status <> 'erased' END)
+               AND (l_user IS NULL OR e.user_id = l_user) AND (l_agent IS NULL OR e.agent_id = l_agent)
+             ORDER BY newest DESC, e.version, e.id
+             LIMIT in_limit) AS f
+      -- when the fact was first written: its first version, by the primary key
+      LEFT JOIN ctxasm.entity_memory AS o ON o.tenant_id = l_tenant AND o.id = f.id AND o.version = 1;
+    RETURN coalesce(l_result, '[]'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctx_memory.read_facts(varchar, varchar, varchar, integer);
+
 --changeset ctxasm:pg-ctx-memory-read-compressions dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_MEMORY.read_compressions: the stored compressions in_refs names ([["compression", id, version], ...]),
 --comment: as they are now: {"compression:id:version": {"status", "content", "content_tokens", "source",

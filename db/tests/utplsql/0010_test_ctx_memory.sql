@@ -107,6 +107,13 @@ create or replace package test_ctx_memory authid definer is
    --%test(read_compressions refuses a reference of another type with invalid_argument)
    --%throws(ctx_errors.e_invalid_argument)
    procedure read_compressions_takes_compressions_only;
+
+   --%test(read_facts lists the active facts under a subject prefix newest first, of the claim's user, and a fact's versions)
+   procedure read_facts_lists_and_versions;
+
+   --%test(read_facts refuses a limit above max_fact_rows with invalid_argument)
+   --%throws(ctx_errors.e_invalid_argument)
+   procedure read_facts_is_bounded;
 end test_ctx_memory;
 /
 
@@ -770,5 +777,56 @@ create or replace package body test_ctx_memory is
       ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
       l_found := ctx_memory.read_compressions(in_refs => '[["entity", "ut_cmp_src", 1]]');
    end read_compressions_takes_compressions_only;
+
+   procedure read_facts_lists_and_versions is
+      l_expect  ut_expectation;
+      l_record  json_object_t;
+      l_id      varchar2(128);
+      l_version number;
+      l_found   clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      for i in 1 .. 3 loop
+         l_record := record_json('id', 'ut_rf_' || to_char(i), 'subject', 'ut-adapter:jane', 'predicate',
+                                 'memory_' || to_char(i), 'user_id', 'ut_jane', 'content',
+                                 'Jane''s memory ' || to_char(i));
+         l_record.put('valid_from', '2026-05-0' || to_char(i) || 'T00:00:00Z');
+         l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => l_record.to_clob());
+      end loop;
+      l_record := record_json('id', 'ut_rf_joe', 'subject', 'ut-adapter:joe', 'predicate', 'memory_1',
+                              'user_id', 'ut_joe', 'content', 'Joe''s memory');
+      l_id := ctx_memory.put_memory(in_memory_type => co_entity, in_record => l_record.to_clob());
+      l_version := ctx_memory.supersede(in_memory_type => co_entity, in_id => 'ut_rf_1',
+                                        in_record => '{"content": "Jane''s memory 1, corrected"}');
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a, in_user_id => 'ut_jane'));
+      l_found := ctx_memory.read_facts(in_subject_prefix => 'ut-adapter:', in_predicate => null, in_id => null,
+                                       in_limit => 2);
+      l_expect := ut.expect(json_value(l_found, '$.size()'));
+      l_expect.to_equal('2');
+      l_expect := ut.expect(json_value(l_found, '$[0].content'));
+      l_expect.to_equal('Jane''s memory 1, corrected');
+      l_expect := ut.expect(json_value(l_found, '$[1].ref[1]'));
+      l_expect.to_equal('ut_rf_3');
+      l_found := ctx_memory.read_facts(in_subject_prefix => 'ut-adapter:', in_predicate => null, in_id => 'ut_rf_1',
+                                       in_limit => 10);
+      l_expect := ut.expect(json_value(l_found, '$.size()'));
+      l_expect.to_equal('2');
+      l_expect := ut.expect(json_value(l_found, '$[0].status'));
+      l_expect.to_equal('superseded');
+      l_expect := ut.expect(json_value(l_found, '$[1].first_valid_from'));
+      l_expect.to_equal('2026-05-01T00:00:00+00:00');
+      l_found := ctx_memory.read_facts(in_subject_prefix => 'ut-adapter:', in_predicate => null,
+                                       in_id => 'ut_rf_joe', in_limit => 10);
+      l_expect := ut.expect(json_value(l_found, '$.size()'));
+      l_expect.to_equal('0');
+   end read_facts_lists_and_versions;
+
+   procedure read_facts_is_bounded is
+      l_found clob;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant_a));
+      l_found := ctx_memory.read_facts(in_subject_prefix => 'ut-adapter:', in_predicate => null, in_id => null,
+                                       in_limit => 1001);
+   end read_facts_is_bounded;
 end test_ctx_memory;
 /

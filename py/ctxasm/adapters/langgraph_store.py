@@ -18,7 +18,8 @@ What it maps to (docs/adapters.md):
   of None (`delete`) retracts it: no longer in effect, its history kept;
 - `search` with a query ranks the items under the prefix by meaning (cosine similarity of the embeddings,
   ctxasm.adapters.ranking), with the score; without one, the items under the prefix, latest first; `filter` compares top-level values for equality;
-- `list_namespaces` lists the namespaces of the stored items.
+- `list_namespaces` lists the namespaces of the stored items;
+- every read is one CTX_MEMORY.read_facts call: the newest MAX_FACT_ROWS items under the namespace prefix.
 
 Lost: TTLs (`supports_ttl` is False), the `index` argument (every value is searchable as text), filter
 operators other than equality. Needs the `langgraph` extra (langgraph-checkpoint).
@@ -37,6 +38,7 @@ from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, Op, 
 
 from ctxasm import api
 from ctxasm.adapters.ranking import by_meaning
+from ctxasm.contract_constants import MAX_FACT_ROWS
 from ctxasm.services import memory_spans as spans
 from ctxasm.services.upsert import instant
 
@@ -63,30 +65,24 @@ class CtxasmStore(BaseStore):
     # -- the batch the base class's get/put/search/delete/list_namespaces call ---------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        rows = None
         results: list[Result] = []
         for op in ops:
             if isinstance(op, PutOp):
                 self._put(op)
-                rows = None
                 results.append(None)
-                continue
-            if isinstance(op, SearchOp):
+            elif isinstance(op, SearchOp):
                 with spans.memory_span(spans.SEARCH_MEMORY, self.tenant_id, "langgraph.search",
                                        memory_type="entity") as span:
-                    rows = rows if rows is not None else self._items()
-                    found = self._search(op, rows)
+                    found = self._search(op, self._items(tuple(op.namespace_prefix)))
                     spans.set_records(span, len(found))
                     spans.set_content(span, query=op.query, records=[
                         spans.memory_record(item.value, item.key, score=item.score, namespace=list(item.namespace))
                         for item in found])
                 results.append(found)
-                continue
-            rows = rows if rows is not None else self._items()
-            if isinstance(op, GetOp):
-                results.append(rows.get((tuple(op.namespace), op.key)))
+            elif isinstance(op, GetOp):
+                results.append(self._items(tuple(op.namespace), op.key).get((tuple(op.namespace), op.key)))
             elif isinstance(op, ListNamespacesOp):
-                results.append(self._namespaces(op, rows))
+                results.append(self._namespaces(op, self._items(_fixed_prefix(op))))
             else:
                 raise ValueError(f"unknown store operation {type(op).__name__}")
         return results
@@ -107,9 +103,9 @@ class CtxasmStore(BaseStore):
         namespace = tuple(op.namespace)
         session = self._session(namespace)
         if op.value is None:
-            row = self._rows().get((namespace, op.key))
+            row = self._rows(namespace, op.key).get((namespace, op.key))
             if row is not None:
-                session.retract("entity", row["id"])
+                session.retract("entity", row["ref"][1])
             return
         value = dict(op.value)
         session.remember(subject_of(namespace), op.key, json.dumps(value, ensure_ascii=False, sort_keys=True),
@@ -146,32 +142,44 @@ class CtxasmStore(BaseStore):
             found = sorted({ns[:op.max_depth] for ns in found})
         return found[op.offset:op.offset + op.limit]
 
-    # -- the stored items ------------------------------------------------------------------------------------
+    # -- the stored items: every read is CTX_MEMORY.read_facts, bounded and on the tenant's own rows ----------
 
-    def _rows(self) -> dict[tuple[tuple[str, ...], str], Mapping[str, Any]]:
-        """(namespace, key) -> the item's row versions as the tenant's facts hold them, the latest active one."""
-        session = self.memory.session(self.tenant_id)
-        with session.store() as store:
-            store.set_tenant(self.tenant_id)
-            snapshot = store.capture_snapshot()
-            store.rollback()
-        versions: dict[tuple[tuple[str, ...], str], list[Mapping[str, Any]]] = {}
-        for row in session.rows_at("entity", snapshot):
+    def _rows(self, prefix: tuple[str, ...], key: str | None = None
+              ) -> dict[tuple[tuple[str, ...], str], Mapping[str, Any]]:
+        """(namespace, key) -> the active row of each item under the namespace prefix (of one key when given):
+        the newest MAX_FACT_ROWS items, read with the claim of the prefix's user (and agent) when it names them."""
+        with self._session(prefix).store() as store:
+            rows = store.read_facts(self.tenant_id, subject_of(prefix), key, None, MAX_FACT_ROWS)
+        found: dict[tuple[tuple[str, ...], str], Mapping[str, Any]] = {}
+        for row in rows:
             payload = row.get("content_json") or {}
-            if str(row.get("subject", "")).startswith(SUBJECT_PREFIX) and "namespace" in payload:
-                versions.setdefault((tuple(payload["namespace"]), str(payload["key"])), []).append(row)
-        self._created = {k: min(_at(r) for r in v) for k, v in versions.items()}
-        return {k: r for k, v in versions.items() for r in v if r.get("status") == "active"}
+            if "namespace" not in payload or "key" not in payload:
+                continue
+            namespace = tuple(payload["namespace"])
+            # the subject prefix "lg:users" also starts "lg:users2/..": only the namespaces under the prefix
+            if namespace[:len(prefix)] == prefix and (key is None or namespace == prefix):
+                found.setdefault((namespace, str(payload["key"])), row)
+        return found
 
-    def _items(self) -> dict[tuple[tuple[str, ...], str], Item]:
-        rows = self._rows()
+    def _items(self, prefix: tuple[str, ...], key: str | None = None) -> dict[tuple[tuple[str, ...], str], Item]:
         return {k: Item(value=dict(r["content_json"]["value"]), key=k[1], namespace=k[0],
-                        created_at=self._created.get(k) or _at(r), updated_at=_at(r)) for k, r in rows.items()}
+                        created_at=_at(r.get("first_valid_from") or r.get("valid_from")),
+                        updated_at=_at(r.get("valid_from")))
+                for k, r in self._rows(prefix, key).items()}
 
     def close(self) -> None:
         if self._own:
             self.memory.close()
 
 
-def _at(row: Mapping[str, Any]) -> datetime:
-    return instant(row.get("valid_from")) or datetime.min
+def _at(value: Any) -> datetime:
+    return instant(value) or datetime.min
+
+
+def _fixed_prefix(op: ListNamespacesOp) -> tuple[str, ...]:
+    """The namespace prefix every listed namespace starts with: a prefix condition's labels up to a wildcard."""
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix":
+            path = tuple(condition.path)
+            return path[:path.index("*")] if "*" in path else path
+    return ()

@@ -13,13 +13,14 @@ What each call maps to (docs/adapters.md says the same, and what is lost):
 | `user_id`, `agent_id` | the session's user and agent (a memory is personal: only that user and agent see it) |
 | `run_id` | the session's thread: `add` with a run_id writes each message as the thread's next turn |
 | `add(messages)` without run_id | each message a personal fact (`Session.remember`, subject `mem0:<user or agent>`, a predicate of its own), written as given: no model extracts facts (`infer` is ignored) |
-| `search` | the caller's memories (as `get_all`) ranked by meaning: cosine similarity of the embeddings |
-| `get_all`, `get` | the caller's active facts (and, with a run_id, the thread's turns) |
+| `search` | the caller's newest MAX_FACT_ROWS memories (as `get_all`) ranked by meaning: cosine similarity |
+| `get_all`, `get` | the caller's active facts (and, with a run_id, the thread's turns): CTX_MEMORY.read_facts |
 | `update` | a new version of the fact (the old one stays in history) |
 | `delete`, `delete_all` | `Session.retract`: no longer in effect, history kept (`forget` erases) |
 | `history` | the row's versions as ADD / UPDATE / DELETE events |
 
 Every result is Mem0's shape: `{"results": [...]}` of `{"id", "memory", ...}`; `history` a list of events.
+get, update, delete and history take the ids add returned for facts; any other id is refused (ValueError).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 from ctxasm import api
 from ctxasm.adapters.ranking import by_meaning
+from ctxasm.contract_constants import MAX_FACT_ROWS
 from ctxasm.errors import InvalidClaim
 from ctxasm.services import memory_spans as spans
 
@@ -38,6 +40,8 @@ from ctxasm.services import memory_spans as spans
 SUBJECT_PREFIX = "mem0:"
 TENANT_ENV = "CTXASM_TENANT"
 DEFAULT_TENANT = "default"
+#: How ctxasm names a thread's turns (ctxasm.services.turns): an id a run's add returned.
+TURN_PREFIX = "turn_"
 
 
 def _messages(messages: str | Mapping[str, Any] | Sequence[Any]) -> list[dict[str, str]]:
@@ -101,7 +105,7 @@ class Memory:
 
     def update(self, memory_id: str, data: str) -> dict[str, str]:
         """A new version of a fact this facade wrote (the old one stays in history)."""
-        row = self._row(memory_id)
+        row = self._current(memory_id)
         session = self._session(row.get("user_id"), row.get("agent_id"), None)
         with spans.asked_as(spans.UPDATE_MEMORY):  # the caller named an existing memory
             session.remember(row["subject"], row["predicate"], data, content_json=row.get("content_json"),
@@ -110,16 +114,21 @@ class Memory:
 
     def delete(self, memory_id: str) -> dict[str, str]:
         """No longer in effect from now; every version stays in history (ctxasm `retract`)."""
-        kind, row = self._find(memory_id)
-        self._session(row.get("user_id"), row.get("agent_id"), row.get("thread_id")).retract(kind, memory_id)
+        row = self._current(memory_id)
+        self._session(row.get("user_id"), row.get("agent_id"), None).retract("entity", memory_id)
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> dict[str, str]:
+        """Retract the caller's memories (and with a run_id the run's turns), a bounded page at a time."""
         _scope_required(user_id, agent_id, run_id)
-        for item in self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id)["results"]:
-            self.delete(item["id"])
-        return {"message": "Memories deleted successfully!"}
+        session = self._session(user_id, agent_id, run_id)
+        while True:
+            listed = self._listed(session, run_id, MAX_FACT_ROWS)
+            if not listed:
+                return {"message": "Memories deleted successfully!"}
+            for kind, row in listed:
+                session.retract(kind, row["ref"][1])
 
     def reset(self) -> None:
         raise NotImplementedError("the Mem0 facade does not drop a tenant's memory: erase memories one by one "
@@ -129,13 +138,15 @@ class Memory:
     # -- reading ---------------------------------------------------------------------------------------------
 
     def search(self, query: str, *, user_id: str | None = None, agent_id: str | None = None,
-               run_id: str | None = None, limit: int = 100, **_: Any) -> dict[str, Any]:
+               run_id: str | None = None, limit: int = 100, threshold: float | None = None,
+               **_: Any) -> dict[str, Any]:
         """The caller's memories (those get_all lists) ranked by meaning against the query, best first, each with
-        its cosine `score` (ctxasm.adapters.ranking). Its span: search_memory."""
+        its cosine `score` (ctxasm.adapters.ranking), none under `threshold` when given. Its span: search_memory."""
         with spans.memory_span(spans.SEARCH_MEMORY, self.tenant_id, "mem0.search") as span:
-            items = self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=10_000)["results"]
+            items = self.get_all(user_id=user_id, agent_id=agent_id, run_id=run_id, limit=MAX_FACT_ROWS)["results"]
             ranked = by_meaning(query, [str(item["memory"]) for item in items])
-            results = [{**items[i], "score": score} for i, score in ranked[:limit]]
+            results = [{**items[i], "score": score} for i, score in ranked
+                       if threshold is None or score >= threshold][:limit]
             spans.set_records(span, len(results))
             spans.set_content(span, query=query, records=[spans.memory_record(r["memory"], r["id"], score=r["score"])
                                                           for r in results])
@@ -143,74 +154,81 @@ class Memory:
 
     def get_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                 limit: int = 100, **_: Any) -> dict[str, Any]:
-        """The caller's active facts written through this facade, and with a run_id the run's turns."""
+        """The caller's active facts written through this facade (the newest `limit`, at most MAX_FACT_ROWS), in
+        the order they were written, and with a run_id the run's turns after them."""
         _scope_required(user_id, agent_id, run_id)
-        rows = [("entity", r) for r in self._rows("entity") if str(r.get("subject", "")).startswith(SUBJECT_PREFIX)]
-        if run_id:
-            rows += [("conversation", r) for r in self._rows("conversation")
-                     if r.get("event_type") == "message" and r.get("thread_id") == run_id]
-        wanted = [(kind, r) for kind, r in rows if r.get("status") == "active"
-                  and (user_id is None or r.get("user_id") == user_id)
-                  and (agent_id is None or r.get("agent_id") == agent_id)]
-        # Facts in the order they were written, then the run's turns in turn order: rows written in one
-        # transaction share the database's clock, so the time alone does not order them.
-        wanted.sort(key=lambda item: (item[0] == "conversation", item[1].get("turn_index") or 0,
-                                      str(item[1].get("valid_from") or ""), str(item[1].get("id"))))
-        return {"results": [self._item(r) for _, r in wanted[:limit]]}
+        listed = self._listed(self._session(user_id, agent_id, run_id), run_id, limit)
+        return {"results": [self._item(row, run_id if kind == "conversation" else None) for kind, row in listed]}
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
-        try:
-            return self._item(self._find(memory_id)[1])
-        except KeyError:
-            return None
+        """The memory's current value, or None when it was deleted or this facade never wrote it."""
+        versions = self._versions(memory_id)
+        return self._item(versions[-1]) if versions and versions[-1].get("status") == "active" else None
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The row's versions, oldest first, as Mem0's events: ADD, then UPDATE per later version, DELETE last
+        """The fact's versions, oldest first, as Mem0's events: ADD, then UPDATE per later version, DELETE last
         when it was deleted."""
-        kind, _ = self._find(memory_id)
-        versions = sorted((r for r in self._rows(kind) if r.get("id") == memory_id), key=lambda r: r["version"])
+        versions = self._versions(memory_id)
+        if not versions:
+            raise ValueError(self._unknown(memory_id))
         events, previous = [], None
         for row in versions:
-            events.append({"id": f"{memory_id}:{row['version']}", "memory_id": memory_id,
+            version = row["ref"][2]
+            events.append({"id": f"{memory_id}:{version}", "memory_id": memory_id,
                            "old_memory": previous, "new_memory": row.get("content"),
                            "event": "ADD" if previous is None else "UPDATE", "created_at": row.get("valid_from"),
                            "is_deleted": False})
             previous = row.get("content")
-        if versions and versions[-1].get("status") == "deleted":
+        if versions[-1].get("status") == "deleted":
             events.append({"id": f"{memory_id}:deleted", "memory_id": memory_id, "old_memory": previous,
                            "new_memory": None, "event": "DELETE", "created_at": versions[-1].get("deleted_at"),
                            "is_deleted": True})
         return events
 
-    # -- rows ------------------------------------------------------------------------------------------------
+    # -- rows: every read is CTX_MEMORY.read_facts (or thread_turns for a run), bounded and on the tenant's rows
 
-    def _rows(self, memory_type: str) -> list[Mapping[str, Any]]:
-        session = self.memory.session(self.tenant_id)
+    def _listed(self, session: api.Session, run_id: str | None, limit: int) -> list[tuple[str, Mapping[str, Any]]]:
+        """(kind, row) of the caller's active facts, oldest first, then the run's turns in turn order: `limit`
+        rows at most, the newest facts when there are more."""
+        limit = max(1, min(int(limit), MAX_FACT_ROWS))
+        caller = session.caller
         with session.store() as store:
-            store.set_tenant(self.tenant_id)
-            snapshot = store.capture_snapshot()
-            store.rollback()
-        return session.rows_at(memory_type, snapshot)
+            # A run's memories are its turns: a run_id alone lists them, not every user's facts.
+            facts = store.read_facts(self.tenant_id, SUBJECT_PREFIX, None, None, limit) \
+                if caller.user_id or caller.agent_id else []
+            turns = store.thread_turns(self.tenant_id, run_id, 0, limit) if run_id else []
+        listed = [("entity", row) for row in reversed(facts)] + [("conversation", row) for row in turns]
+        return listed[:limit]
 
-    def _find(self, memory_id: str) -> tuple[str, Mapping[str, Any]]:
-        for kind in ("entity", "conversation"):
-            rows = [r for r in self._rows(kind) if r.get("id") == memory_id]
-            if rows:
-                return kind, max(rows, key=lambda r: r["version"])
-        raise KeyError(f"no memory {memory_id!r} in tenant {self.tenant_id!r}")
+    def _versions(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every version of a fact this facade wrote, oldest first ([] when it wrote none of that id)."""
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValueError(f"a memory id is a non-empty string, not {memory_id!r}")
+        if memory_id.startswith(TURN_PREFIX):
+            raise ValueError(f"{memory_id!r} is a message of a run (a turn of its thread), not a memory with "
+                             "versions: get_all(run_id=...) lists a run's messages and delete_all(run_id=...) "
+                             "retracts them; get, update, delete and history take the ids add gave without a run_id")
+        with self.memory.session(self.tenant_id).store() as store:
+            return store.read_facts(self.tenant_id, SUBJECT_PREFIX, None, memory_id, MAX_FACT_ROWS)
 
-    def _row(self, memory_id: str) -> Mapping[str, Any]:
-        kind, row = self._find(memory_id)
-        if kind != "entity":
-            raise ValueError(f"{memory_id!r} is a turn of run {row.get('thread_id')}: a turn is not updated")
-        return row
+    def _current(self, memory_id: str) -> Mapping[str, Any]:
+        versions = self._versions(memory_id)
+        if not versions:
+            raise ValueError(self._unknown(memory_id))
+        if versions[-1].get("status") != "active":
+            raise ValueError(f"memory {memory_id!r} was deleted: history({memory_id!r}) shows its versions")
+        return versions[-1]
+
+    def _unknown(self, memory_id: str) -> str:
+        return (f"no memory {memory_id!r} in tenant {self.tenant_id!r}: this facade takes the ids its add returned "
+                "(another tenant's memory, or a fact written otherwise, is not one)")
 
     @staticmethod
-    def _item(row: Mapping[str, Any]) -> dict[str, Any]:
-        return {"id": row.get("id"), "memory": row.get("content"),
+    def _item(row: Mapping[str, Any], run_id: str | None = None) -> dict[str, Any]:
+        return {"id": row["ref"][1], "memory": row.get("content"),
                 "metadata": (row.get("content_json") or {}).get("metadata") or {},
                 "created_at": row.get("valid_from"), "user_id": row.get("user_id"),
-                "agent_id": row.get("agent_id"), "run_id": row.get("thread_id")}
+                "agent_id": row.get("agent_id"), "run_id": run_id}
 
     def close(self) -> None:
         if self._own:

@@ -177,9 +177,9 @@ class MemoryManager:
         selection = self.store.select_window(c.tenant_id, scope)
         self.store.rollback()
         sections: dict[str, list[str]] = {"guidelines": [], "persona": []}
-        for item in selection["fixed"]:
-            if item["slice"] in sections:
-                sections[item["slice"]].append(item["content"])
+        for row in selection.fixed:
+            if row.slice in sections:
+                sections[row.slice].append(row.content)
         return sections
 
     def _default_intent(self) -> str:

@@ -10,13 +10,13 @@ so neither is compressed. The best-ranked go first.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxasm.core.fitting import SLICE_BUDGET
 from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Authorship, CandidateRow, Selection
 from ctxasm.core.tokens import count_tokens
 
 #: the slices whose records have a summary tier
@@ -53,44 +53,39 @@ def _short_of_room(manifest: Mapping[str, Any]) -> set[str]:
     return keys
 
 
-def targets(selection: Mapping[str, Any], manifest: Mapping[str, Any], summary_tokens: int) -> list[Target]:
+def targets(selection: Selection, manifest: Mapping[str, Any], summary_tokens: int) -> list[Target]:
     """The candidates of `selection` that the window composed from it (`manifest`) would seat better as a
     summary and that have none, best priority first."""
     wanted = _short_of_room(manifest)
     found: list[tuple[float, int, Target]] = []
-    for candidate in selection["candidates"]:
-        ref = Ref.of(candidate["ref"])
-        if (ref.key not in wanted or candidate["slice"] not in COMPRESSIBLE_SLICES or candidate.get("required")
-                or candidate["type"] == "conversation" or candidate["tiers"].get("summary") is not None):
+    for candidate in selection.candidates:
+        if (candidate.ref.key not in wanted or candidate.slice not in COMPRESSIBLE_SLICES or candidate.required
+                or candidate.type == "conversation" or candidate.tiers.summary is not None):
             continue
-        text = candidate["tiers"]["full"]
-        tokens = candidate.get("content_tokens")
+        text = candidate.tiers.full
+        tokens = candidate.content_tokens
         tokens = tokens if isinstance(tokens, int) else count_tokens(text)
         if tokens <= summary_tokens:
             continue
-        priority = (candidate.get("scores") or {}).get("priority") or 0
-        found.append((-float(priority), int(candidate.get("selection_rank") or 0), Target(ref, text, tokens)))
+        priority = candidate.priority or 0
+        found.append((-float(priority), int(candidate.selection_rank or 0), Target(candidate.ref, text, tokens)))
     found.sort(key=lambda item: (item[0], item[1], item[2].ref.key))
     return [target for _, _, target in found]
 
 
-def with_compressions(selection: Mapping[str, Any], stored: Mapping[str, Stored]) -> dict[str, Any]:
-    """A copy of `selection` whose candidates (by "type:id:version") have the stored compressions as their summary
-    tier, named (summary_ref, summary_by) and marked as written during this window (summary_written)."""
-    result = dict(selection)
-    candidates = []
-    for candidate in selection["candidates"]:
-        compression = stored.get(Ref.of(candidate["ref"]).key)
-        if compression is not None:
-            candidate = copy.deepcopy(candidate)
-            candidate["tiers"]["summary"] = compression.content
-            candidate["summary_ref"] = compression.ref.as_json()
-            candidate["summary_tokens"] = compression.content_tokens
-            candidate["summary_by"] = {"model": compression.model, "prompt_version": compression.prompt_version}
-            candidate["summary_written"] = True
-        candidates.append(candidate)
-    result["candidates"] = candidates
-    return result
+def with_compressions(selection: Selection, stored: Mapping[str, Stored]) -> Selection:
+    """`selection` whose candidates (by "type:id:version") have the stored compressions as their summary tier,
+    named (summary_ref, summary_by) and marked as written during this window (summary_written)."""
+    return replace(selection, candidates=tuple(_compressed(candidate, stored.get(candidate.ref.key))
+                                               for candidate in selection.candidates))
+
+
+def _compressed(candidate: CandidateRow, compression: Stored | None) -> CandidateRow:
+    if compression is None:
+        return candidate
+    return replace(candidate, tiers=replace(candidate.tiers, summary=compression.content),
+                   summary_ref=compression.ref, summary_tokens=compression.content_tokens,
+                   summary_by=Authorship(compression.model, compression.prompt_version), summary_written=True)
 
 
 def written_refs(manifest: Mapping[str, Any]) -> list[tuple[Ref, Ref]]:

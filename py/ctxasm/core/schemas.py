@@ -1,5 +1,5 @@
-"""The JSON Schemas ctxasm validates documents against (package data under ctxasm/schemas; the manifest's and the
-budget's are links to contract/schemas), and the one error of a validation worth reporting.
+"""The JSON Schemas ctxasm validates documents against (package data under ctxasm/schemas; the manifest's, the
+budget's and the selection's are links to contract/schemas), and the one error of a validation worth reporting.
 
 `jsonschema` reports where and why a document fails, but walks a manifest of a few hundred entries in about as
 long as the whole assembly takes. `checker` compiles a schema once into plain Python closures that only say
@@ -22,6 +22,7 @@ from jsonschema.exceptions import relevance
 MANIFEST = "manifest.schema.json"
 BUDGET = "budget.schema.json"
 SCENARIO = "scenario.schema.json"
+SELECTION = "selection.schema.json"
 
 Check = Callable[[Any], bool]
 

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import from_oracle_message
@@ -110,8 +111,12 @@ class OracleStore(StoreClaims):
             rows = cursor.fetchall()
         return [json.loads(row[0].read() if hasattr(row[0], "read") else row[0]) for row in rows]
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
-        """set_tenant and select_window in one anonymous block: one round trip."""
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
+        """set_tenant and select_window in one anonymous block: one round trip; the document parsed (typed) here."""
+        return Selection.parse(self.select_window_document(tenant_id, scope))
+
+    def select_window_document(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """select_window's JSON document as the database returns it (what select_window parses)."""
         import oracledb
 
         with self._errors(), self.connection.cursor() as cursor:
@@ -129,7 +134,8 @@ class OracleStore(StoreClaims):
                 embedding=scope.query_embedding,
                 sources=None if scope.sources is None else to_json(scope.sources), result=result,
             )
-            return json.loads(result.getvalue().read())
+            document: dict[str, Any] = json.loads(result.getvalue().read())
+            return document
 
     def selection_version(self) -> str:
         return self._call("ctx_assembly.selection_version", str)
@@ -175,6 +181,12 @@ class OracleStore(StoreClaims):
     def thread_turns(self, tenant_id: str, thread_id: str, after_turn: int, limit: int) -> list[dict[str, Any]]:
         return self._read(tenant_id, "ctx_memory.thread_turns(in_thread_id => :t, in_after_turn => :after, "
                           "in_limit => :n)", t=thread_id, after=after_turn, n=limit) or []
+
+    def read_facts(self, tenant_id: str, subject_prefix: str, predicate: str | None, memory_id: str | None,
+                   limit: int) -> list[dict[str, Any]]:
+        return self._read(tenant_id, "ctx_memory.read_facts(in_subject_prefix => :prefix, in_predicate => :p, "
+                          "in_id => :id, in_limit => :n)", prefix=subject_prefix, p=predicate, id=memory_id,
+                          n=limit) or []
 
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None:
         return self._read(tenant_id, "ctx_assembly.read_manifest(in_manifest_id => :id)", id=manifest_id)

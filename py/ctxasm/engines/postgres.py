@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
@@ -156,8 +157,12 @@ class PostgresStore(StoreClaims):
             ).fetchall()
         return [row[0] for row in rows]
 
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
-        """set_tenant and select_window, pipelined: one network round trip."""
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection:
+        """set_tenant and select_window, pipelined: one network round trip; the document parsed (typed) here."""
+        return Selection.parse(self.select_window_document(tenant_id, scope))
+
+    def select_window_document(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]:
+        """select_window's JSON document as the database returns it (what select_window parses)."""
         with self._errors():
             with self.connection.pipeline():
                 self.connection.execute(SET_TENANT, (self._claim(tenant_id),))
@@ -233,6 +238,13 @@ class PostgresStore(StoreClaims):
         """A thread's message turns after `after_turn`, in order (CTX_MEMORY.thread_turns)."""
         return self._read(tenant_id, "SELECT ctx_memory.thread_turns(in_thread_id => %s, in_after_turn => %s, "
                           "in_limit => %s)", (thread_id, after_turn, limit)) or []
+
+    def read_facts(self, tenant_id: str, subject_prefix: str, predicate: str | None, memory_id: str | None,
+                   limit: int) -> list[dict[str, Any]]:
+        """Facts whose subject starts with `subject_prefix` that the claim's user and agent own: the active ones,
+        newest first, or every version of `memory_id` (CTX_MEMORY.read_facts)."""
+        return self._read(tenant_id, "SELECT ctx_memory.read_facts(in_subject_prefix => %s, in_predicate => %s, "
+                          "in_id => %s, in_limit => %s)", (subject_prefix, predicate, memory_id, limit)) or []
 
     def _tool_call(self, tenant_id: str, query: str, params: tuple[Any, ...]) -> Any:
         """set_tenant and one ctx_tools routine, pipelined: one network round trip; no commit."""

@@ -7,9 +7,13 @@ classes of ctxasm.errors.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ctxasm.core.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class WindowScope:
     query_embedding: str | None = None
     #: replay (and the reranker's second pass): the source list the manifest recorded, instead of gathering
     #: candidates again
-    sources: list[dict[str, Any]] | None = None
+    sources: Sequence[Mapping[str, Any]] | None = None
 
 
 class MemoryStore(Protocol):
@@ -57,7 +61,7 @@ class MemoryStore(Protocol):
     def capture_snapshot(self) -> str: ...
     def database_time(self) -> datetime: ...
     def rows_as_of(self, memory_type: str, snapshot: str) -> list[dict[str, Any]]: ...
-    def select_window(self, tenant_id: str, scope: WindowScope) -> dict[str, Any]: ...
+    def select_window(self, tenant_id: str, scope: WindowScope) -> Selection: ...
     def selection_version(self) -> str: ...
     def record_manifest(self, manifest: dict[str, Any]) -> str: ...
     def read_manifest(self, tenant_id: str, manifest_id: str) -> dict[str, Any] | None: ...
@@ -69,6 +73,8 @@ class MemoryStore(Protocol):
     def thread_activity(self, tenant_id: str, user_id: str | None, agent_id: str | None,
                         limit: int) -> list[dict[str, Any]]: ...
     def thread_turns(self, tenant_id: str, thread_id: str, after_turn: int, limit: int) -> list[dict[str, Any]]: ...
+    def read_facts(self, tenant_id: str, subject_prefix: str, predicate: str | None, memory_id: str | None,
+                   limit: int) -> list[dict[str, Any]]: ...
     # CTX_TOOLS: the database half of the MCP tools. Each sets the tenant and calls one routine; none commits.
     def active_tools(self, tenant_id: str, user_id: str | None, agent_id: str | None,
                      at: datetime | None) -> list[dict[str, Any]]: ...

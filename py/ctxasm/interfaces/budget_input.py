@@ -53,7 +53,7 @@ def budget_from_arguments(path: str | None, changes: Sequence[str],
                           in_effect: Mapping[str, Any] | None) -> dict[str, Any]:
     """The budget to write: the file's, else the one in effect now, else the default a new tenant gets; then each
     --field change in order."""
-    from ctxasm.services.tenants import DEFAULT_BUDGET
+    from ctxasm.api.admin import DEFAULT_BUDGET
 
     if path is not None:
         budget = read_budget(path)

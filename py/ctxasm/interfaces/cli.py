@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ctxasm import __version__
-from ctxasm.engines.registry import ENGINES
+from ctxasm.api.admin import ENGINES
 from ctxasm.errors import CtxasmError
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def _claims(args: argparse.Namespace, *, scoped: bool = False):
 def _engine(args: argparse.Namespace):
     """The engine of this invocation (ctxasm.engines.registry): --engine, else CTXASM_ENGINE, else postgresql;
     --database picks the PostgreSQL database."""
-    from ctxasm.engines.registry import open_engine
+    from ctxasm.api.admin import open_engine
 
     return open_engine(getattr(args, "engine", None), database=getattr(args, "database", None))
 
@@ -160,7 +160,7 @@ def _models_export(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace) -> int:
     from ctxasm.api import Memory
-    from ctxasm.engines.registry import POSTGRESQL
+    from ctxasm.api.admin import POSTGRESQL
 
     engine = _engine(args)
     if engine.name == POSTGRESQL:
@@ -175,7 +175,7 @@ def _load(args: argparse.Namespace) -> int:
 
 def _tenant_create(args: argparse.Namespace) -> int:
     from ctxasm.api import Memory
-    from ctxasm.services.assemble import parse_time
+    from ctxasm.api.admin import parse_time
 
     at = parse_time(args.at)
     with Memory(_engine(args), pool_size=1) as memory:
@@ -226,7 +226,7 @@ def _assemble(args: argparse.Namespace) -> int:
     import json
 
     from ctxasm.interfaces.presentation import describe_window
-    from ctxasm.services.assemble import parse_time
+    from ctxasm.api.admin import parse_time
 
     at = parse_time(args.at)
     with _session(args, scoped=True) as session:
@@ -243,7 +243,7 @@ def _mcp(args: argparse.Namespace) -> int:
 
     from ctxasm.agent.manager import MemoryManager
     from ctxasm.agent.mcp_server import build_server, serve_stdio
-    from ctxasm.services.assemble import parse_time
+    from ctxasm.api.admin import parse_time
 
     at = parse_time(args.at) if args.at else None
     with _session(args, scoped=True, connections=2) as session, MemoryManager.over(session, at=at) as manager:
@@ -264,7 +264,7 @@ def _ask(args: argparse.Namespace) -> int:
     from ctxasm.agent import answer_checks
     from ctxasm.agent.loop import NO_MODEL, AgentLoop
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
-    from ctxasm.services.assemble import parse_time
+    from ctxasm.api.admin import parse_time
 
     transcript = read_transcript(args.transcript) if args.transcript else None
     client: RecordedClient | OpenAIClient | None
@@ -355,7 +355,7 @@ def _summarize_threads(args: argparse.Namespace) -> int:
     import time
     from datetime import timedelta
 
-    from ctxasm.services.episodes import Thresholds
+    from ctxasm.api.admin import Thresholds
 
     thresholds = Thresholds(min_new_turns=args.min_turns, quiet_after=timedelta(seconds=_seconds(
         args.quiet_after, "--quiet-after")), min_quiet_turns=args.min_quiet_turns,
@@ -366,18 +366,26 @@ def _summarize_threads(args: argparse.Namespace) -> int:
 
         raise ConfigError("config_error: --every must be longer than 0 seconds")
     failed = 0
+    if every is not None:
+        # A service manager stops a job with SIGTERM: it ends the loop as Ctrl-C does. A pass it interrupts
+        # writes nothing (its transaction rolls back); the next run does that pass again.
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     with _session(args, scoped=True) as session:
-        while True:
-            run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
-            failed = run.failed
-            print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
-            if every is None:
-                break
-            _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
-            try:
+        try:
+            while True:
+                run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
+                failed = run.failed
+                print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
+                if every is None:
+                    break
+                _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
                 time.sleep(every)
-            except KeyboardInterrupt:
-                break
+        except KeyboardInterrupt:
+            if every is None:
+                raise
+            _log("ctxasm summarize-threads: stopped")
     return 1 if failed else 0
 
 
@@ -405,9 +413,9 @@ def _replay(args: argparse.Namespace) -> int:
 def _erase(args: argparse.Namespace) -> int:
     import json
 
-    from ctxasm.engines.registry import POSTGRESQL
+    from ctxasm.api.admin import POSTGRESQL
     from ctxasm.errors import ConfigError
-    from ctxasm.services.erase import describe_erasure, vacuum_tables
+    from ctxasm.api.admin import describe_erasure, vacuum_tables
 
     with _session(args) as session:
         if args.vacuum and session.engine.name != POSTGRESQL:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxasm.services.assemble import AssembledWindow
+    from ctxasm.api.admin import AssembledWindow
 
 
 def _ref(ref) -> str:

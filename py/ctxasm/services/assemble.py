@@ -16,7 +16,7 @@ from typing import Any
 from ctxasm import contract_constants
 from ctxasm.core.compose import Window, WindowSpec, compose
 from ctxasm.core.manifest import Manifest, validate_manifest
-from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.errors import BudgetMissing, CtxasmError, InvalidArgument, InvalidQuestion
@@ -96,18 +96,16 @@ def query_embedding(question: str) -> str:
     return embedding.vector_literal(embedding.embed_one(question))
 
 
-def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: dict[str, Any],
-           reranker: Any) -> dict[str, Any]:
+def rerank(store: MemoryStore, tenant_id: str, scope: WindowScope, selection: Selection, reranker: Any) -> Selection:
     """Score the candidates with the cross-encoder and select again: the same snapshot and the same sources,
     only the relevance scores change (a candidate the first pass cut by its limit, and so not scored here,
     ranks after every scored one). The database applies the sigmoid."""
-    candidates = [c for c in selection["candidates"] if c["slice"] != "volatile_tail"]
-    logits = reranker.logits(scope.question, [c["tiers"]["full"] for c in candidates])
-    scores = {Ref.of(c["ref"]).key: logit for c, logit in zip(candidates, logits)}
+    candidates = [c for c in selection.candidates if c.slice != "volatile_tail"]
+    logits = reranker.logits(scope.question, [c.tiers.full for c in candidates])
+    scores = {c.ref.key: logit for c, logit in zip(candidates, logits)}
     again = store.select_window(tenant_id, replace(
-        scope, scores=scores, snapshot=selection["snapshot"], sources=selection["retrieval"]["items"]))
-    again["scorer"] = reranker.name
-    return again
+        scope, scores=scores, snapshot=selection.snapshot, sources=list(selection.retrieval.items)))
+    return replace(again, scorer=reranker.name)
 
 
 def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
@@ -124,7 +122,7 @@ def assemble(store: MemoryStore, spec: WindowSpec, at: datetime | None,
 
 
 def _select_and_compose(store: MemoryStore, spec: WindowSpec, at: datetime | None, scores: dict[str, float] | None,
-                        reranker: Any, summarizer: Any) -> tuple[AssembledWindow, dict[str, Any]]:
+                        reranker: Any, summarizer: Any) -> tuple[AssembledWindow, Selection]:
     check_spec(spec)
     embedded = query_embedding(spec.question)
     scope = WindowScope(spec.user_id, spec.agent_id, spec.thread_id, spec.intent, at, spec.question, scores,

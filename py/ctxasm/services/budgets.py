@@ -237,5 +237,5 @@ def effective_budget(store: MemoryStore, tenant_id: str, scope: Scope, at: datet
             return view(None, rows, scope, when, str(exc))
         finally:
             store.rollback()
-        return view(selection["budget"]["ref"], rows, scope, when)
+        return view(selection.budget.ref, rows, scope, when)
     return view(None, rows, scope, when, problem)

@@ -28,6 +28,7 @@ from typing import Any
 from ctxasm.core import budget as budgets
 from ctxasm.core import compression
 from ctxasm.core.compose import Window, WindowSpec, compose
+from ctxasm.core.selection import Selection
 from ctxasm.core.compression import Stored, Target
 from ctxasm.core.extractive import source_hash
 from ctxasm.core.manifest import Manifest
@@ -52,11 +53,11 @@ class _Outcome:
     tokens: int = 0
 
 
-def compress_during_assembly(store: MemoryStore, spec: WindowSpec, selection: dict[str, Any], window: Window,
+def compress_during_assembly(store: MemoryStore, spec: WindowSpec, selection: Selection, window: Window,
                              summarizer: Any = None) -> Window:
     """`window`, or, when the budget asks for compression and some candidate needs one, the window composed
     again with the compressions the summarizer wrote (stored before this returns)."""
-    settings = budgets.parse_budget(selection["budget"]["content_json"]).compression
+    settings = budgets.parse_budget(selection.budget.content_json).compression
     if not settings.enabled:
         return window
     wanted = compression.targets(selection, window.manifest, settings.summary_tokens)

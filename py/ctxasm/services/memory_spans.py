@@ -36,6 +36,7 @@ from typing import Any
 from opentelemetry.trace import Span, SpanKind
 
 from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Selection, Tiers
 from ctxasm.services.telemetry import GEN_AI_OPERATION, content_allowed, in_span
 
 PROVIDER = "ctxasm"
@@ -248,24 +249,23 @@ def window_events(span: Span, manifest: Mapping[str, Any]) -> None:
                          for x in manifest.get("excluded") or []]})
 
 
-def window_records(manifest: Mapping[str, Any], selection: Mapping[str, Any]) -> list[dict[str, Any]]:
+def window_records(manifest: Mapping[str, Any], selection: Selection) -> list[dict[str, Any]]:
     """The window's rows as memory records: the text at the tier the window shows, the priority it was ranked
     by, and where it sits (citation id, type, version, slice, tier, status)."""
-    texts: dict[str, Mapping[str, Any]] = {Ref.of(f["ref"]).key: {"full": f.get("content")}
-                                           for f in selection.get("fixed") or []}
-    texts.update({Ref.of(c["ref"]).key: c.get("tiers") or {} for c in selection.get("candidates") or []})
+    texts: dict[str, Tiers] = {f.ref.key: Tiers(f.content) for f in selection.fixed}
+    texts.update({c.ref.key: c.tiers for c in selection.candidates})
     records = []
     for memory in manifest.get("memories") or []:
         ref = Ref.of(memory["ref"])
-        tiers = texts.get(ref.key, {})
+        tiers = texts.get(ref.key, Tiers(""))
         records.append(memory_record(
-            tiers.get(memory.get("tier")) or tiers.get("full") or "", ref.id,
+            tiers.text(memory.get("tier")) or tiers.full, ref.id,
             score=(memory.get("scores") or {}).get("priority"), citation=memory.get("id"), type=ref.memory_type,
             version=ref.version, slice=memory.get("slice"), tier=memory.get("tier"), status=memory.get("status")))
     return records
 
 
-def describe_window(span: Span, window: Any, selection: Mapping[str, Any]) -> None:
+def describe_window(span: Span, window: Any, selection: Selection) -> None:
     """A window's span (search_memory, ctxasm.operation assemble): its attributes and events; with content
     allowed the question and the rows it shows."""
     if not span.is_recording():

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.selection import Selection
 from ctxasm.engines.postgres import PostgresStore, SET_TENANT
 from ctxasm.memory_types import MEMORY_TYPES, MemoryType
 from ctxasm_dev.timing import phase
@@ -55,13 +56,13 @@ class NaiveAssembler:
         self.store = PostgresStore(connection)
         self.round_trips = 0
         self.last_manifest: dict[str, Any] = {}
-        self.last_selection: dict[str, Any] = {}
+        self.last_selection: Selection | None = None
 
     def assemble(self, spec: WindowSpec, at: datetime) -> str:
         with phase("database_selection"):
             rows = self._read_all(spec.tenant_id)
         with phase("python_selection"):
-            selection = select_in_python(rows, spec, at)
+            selection = Selection.parse(select_in_python(rows, spec, at))
         self.last_selection = selection
         with phase("rendering"):
             window = compose(selection, spec)
@@ -187,6 +188,7 @@ def select_in_python(rows: list[tuple[Any, ...]], spec: WindowSpec, at: datetime
         "evaluation_time": at.isoformat(), "selection_version": "naive-python-1", "scorer": "naive-overlap",
         "budget": {"ref": budget_row[1], "content_json": budget_row[2]},
         "fixed": fixed_items, "candidates": ordered, "required_refs": [],
-        "retrieval": {"method": "naive-all-rows", "items": []}, "excluded": excluded,
+        # no retrieval arm: every row is read
+        "retrieval": {"method": "naive-all-rows", "depth": max(1, len(rows)), "items": []}, "excluded": excluded,
     }
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from ctxasm.core import tokens
 from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.selection import Selection
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.local import pgconn
@@ -65,14 +66,14 @@ class SyntheticQuestions:
         self._store = store
         self._space = synthetic_embedding.space(dimensions)
         self._embeddings: dict[str, str] = {}
-        self.last_selection: dict[str, Any] = {}
+        self.last_selection: Selection | None = None
 
     def prepare(self, questions: list[str]) -> None:
         """Embed the questions ahead, so the timed selections do not pay for it."""
         for question, literal in zip(questions, synthetic_embedding.literals(self._space.embed(questions))):
             self._embeddings[question] = literal
 
-    def select_window(self, tenant_id: str, scope: WindowScope, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def select_window(self, tenant_id: str, scope: WindowScope, *args: Any, **kwargs: Any) -> Selection:
         if scope.question not in self._embeddings:
             self.prepare([scope.question])
         selection = self._store.select_window(
@@ -92,10 +93,12 @@ def question_dimensions(target: Any) -> int:
     return widths.get("knowledge_base_chunk", DIMENSIONS)
 
 
-def selection_counts(selection: dict[str, Any]) -> dict[str, int]:
+def selection_counts(selection: Selection | None) -> dict[str, int]:
     """Candidates a selection handed to fitting, the evidence retrieved and how much of it had a vector rank."""
-    items = (selection.get("retrieval") or {}).get("items") or []
-    return {"candidates": len(selection.get("candidates") or []), "retrieved": len(items),
+    if selection is None:
+        return {"candidates": 0, "retrieved": 0, "vector_ranked": 0}
+    items = selection.retrieval.items
+    return {"candidates": len(selection.candidates), "retrieved": len(items),
             "vector_ranked": sum(1 for item in items if item.get("vector_rank") is not None)}
 
 
@@ -152,7 +155,7 @@ def spec_for(tenant_id: str, question: str) -> WindowSpec:
 class Session:
     """One assembler on one open connection: `time(question)` runs one assembly and adds its figures."""
 
-    def __init__(self, result: Measurement, assemble_one: Callable[[str], dict[str, Any]], trips: Callable[[], int]):
+    def __init__(self, result: Measurement, assemble_one: Callable[[str], Selection | None], trips: Callable[[], int]):
         self.result = result
         self._assemble_one = assemble_one  # question -> the selection it used
         self._trips = trips
@@ -195,7 +198,7 @@ def assembler_session(target: Any, tenant_id: str, size: int, questions: list[st
         store = SyntheticQuestions(PostgresStore(connection), question_dimensions(target))
         store.prepare(questions)
 
-        def assemble_one(question: str) -> dict[str, Any]:
+        def assemble_one(question: str) -> Selection | None:
             assemble(store, spec_for(tenant_id, question), generate.EVALUATION_TIME)
             return store.last_selection
 
@@ -209,7 +212,7 @@ def naive_session(target: Any, tenant_id: str, size: int) -> Iterator[Session]:
     with pgconn.connect(target, pgconn.owner_login()) as connection:
         naive = NaiveAssembler(connection)
 
-        def assemble_one(question: str) -> dict[str, Any]:
+        def assemble_one(question: str) -> Selection | None:
             naive.assemble(spec_for(tenant_id, question), generate.EVALUATION_TIME)
             return naive.last_selection
 
@@ -286,9 +289,8 @@ def token_count_gain(target: Any, tenant_id: str, questions: list[str], repeats:
                                 question)
             selections.append((spec, store.select_window(tenant_id, scope)))
             connection.rollback()
-    stripped = [(spec, {**sel, "candidates": [{k: v for k, v in c.items()
-                                               if k not in ("content_tokens", "summary_tokens")}
-                                              for c in sel["candidates"]]}) for spec, sel in selections]
+    stripped = [(spec, replace(sel, candidates=tuple(replace(c, content_tokens=None, summary_tokens=None)
+                                                     for c in sel.candidates))) for spec, sel in selections]
     figures: dict[str, Any] = {}
     identical = True
     for spec, selection in selections + stripped:  # warm-up: encoder, pre-tokenizer and caches loaded
@@ -310,7 +312,7 @@ def token_count_gain(target: Any, tenant_id: str, questions: list[str], repeats:
         identical &= compose(with_counts, spec).request == compose(without, spec).request
     figures["identical_requests"] = identical
     figures["windows"] = len(selections)
-    figures["candidates"] = statistics.mean(len(sel["candidates"]) for _, sel in selections)
+    figures["candidates"] = statistics.mean(len(sel.candidates) for _, sel in selections)
     figures["long_candidates"] = statistics.mean(
-        sum(1 for c in sel["candidates"] if len(c["tiers"]["full"]) >= tokens.JOIN_MIN_CHARS) for _, sel in selections)
+        sum(1 for c in sel.candidates if len(c.tiers.full) >= tokens.JOIN_MIN_CHARS) for _, sel in selections)
     return figures

@@ -421,7 +421,19 @@ def _by_end(tokens: list[Token], start: int, stop: int) -> int:
             return index
         elif depth == 0 and token.kind == IDENT and token.text in _BY_ENDS and index > start:
             return index
+        elif depth == 0 and index > start and _json_aggregate_clause(tokens, index, stop):
+            return index
     return stop
+
+
+def _json_aggregate_clause(tokens: list[Token], index: int, stop: int) -> bool:
+    """A clause that follows a JSON aggregate's ORDER BY list inside its parentheses (JSON_ARRAYAGG(x ORDER BY y
+    NULL ON NULL RETURNING CLOB)): RETURNING, or NULL / ABSENT ON NULL. Read as part of the last sort key, it
+    would hide that key's type."""
+    token = tokens[index]
+    if token.is_word("returning"):
+        return True
+    return token.is_word("null", "absent") and index + 1 < stop and tokens[index + 1].is_word("on")
 
 
 def analyse(repo: Path, deployment: Deployment, files: list[Path] | None = None) -> list[Finding]:

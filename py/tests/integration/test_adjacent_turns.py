@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ctxasm.core.compose import WindowSpec
+from ctxasm.core.selection import CandidateRow, Selection
 from ctxasm.contract_constants import ADJACENT_MARGIN as MARGIN
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
@@ -67,7 +68,7 @@ def _window(target, sample):
         return assemble(PostgresStore(connection), spec, tenants.question_time(sample))
 
 
-def _selection(target, sample) -> dict:
+def _selection(target, sample) -> Selection:
     """select_window's document for the question, read and rolled back (nothing recorded)."""
     with pgconn.connect(target, pgconn.app_login()) as connection:
         store = PostgresStore(connection)
@@ -104,15 +105,14 @@ def test_the_answer_next_to_the_matching_turn_is_recalled_through_it(kayak_targe
 def test_a_turn_is_never_scored_from_a_neighbour_in_another_thread(kayak_target):
     target, sample = kayak_target
     selection = _selection(target, sample)
-    by_place = {(c["thread_id"], c["turn_index"]): c for c in selection["candidates"]
-                if c["slice"] == "recalled_history"}
-    assert any("adjacent_logit" in c["scores"] for c in by_place.values())
+    by_place = {(c.thread_id, c.turn_index): c for c in selection.candidates if c.slice == "recalled_history"}
+    assert any("adjacent_logit" in c.scores for c in by_place.values())
     for (thread, index), candidate in by_place.items():
-        if "adjacent_logit" not in candidate["scores"]:
+        if "adjacent_logit" not in candidate.scores:
             continue
         neighbours = [by_place.get((thread, index - 1)), by_place.get((thread, index + 1))]
-        best = max(n["scores"]["rerank_logit"] - thread_share(n["scores"]) for n in neighbours if n is not None)
-        assert candidate["scores"]["adjacent_logit"] <= best - MARGIN + 1e-6
+        best = max(n.scores["rerank_logit"] - thread_share(n.scores) for n in neighbours if n is not None)
+        assert candidate.scores["adjacent_logit"] <= best - MARGIN + 1e-6
 
 
 def test_a_window_with_adjacent_turns_replays(kayak_target):
@@ -130,16 +130,16 @@ def test_a_recalled_turn_gains_a_share_of_its_conversations_best_turn(kayak_targ
 
     target, sample = kayak_target
     selection = _selection(target, sample)
-    turns = [c for c in selection["candidates"] if c["slice"] == "recalled_history"]
-    by_thread: dict[str, list[dict]] = {}
+    turns = [c for c in selection.candidates if c.slice == "recalled_history"]
+    by_thread: dict[str | None, list[CandidateRow]] = {}
     for candidate in turns:
-        by_thread.setdefault(candidate["thread_id"], []).append(candidate)
+        by_thread.setdefault(candidate.thread_id, []).append(candidate)
     assert len(by_thread) > 1
     for members in by_thread.values():
-        [best] = {m["scores"]["thread_logit"] for m in members}
-        own = [m["scores"]["rerank_logit"] - round(THREAD_WEIGHT * best, 6) for m in members
-               if "adjacent_logit" not in m["scores"]]
+        [best] = {m.scores["thread_logit"] for m in members}
+        own = [m.scores["rerank_logit"] - round(THREAD_WEIGHT * best, 6) for m in members
+               if "adjacent_logit" not in m.scores]
         assert best == pytest.approx(max(own), abs=1e-6)
     # the conversation that answers ranks its answer above every turn of the sessions that only share words
-    ranked = sorted(turns, key=lambda c: c["selection_rank"])
-    assert ranked[0]["thread_id"] == "session-9"
+    ranked = sorted(turns, key=lambda c: c.selection_rank)
+    assert ranked[0].thread_id == "session-9"

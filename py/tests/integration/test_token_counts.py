@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
-from ctxasm.core import compose as composing, render, tokens
+from ctxasm.core import render, tokens, window_records
 from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.selection import Selection
 from ctxasm.core.tokens import count_joined, count_tokens
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
@@ -33,7 +35,7 @@ def corpus_target(corpus_once):
     return corpus_once
 
 
-def select(target) -> dict:
+def select(target) -> Selection:
     with pgconn.connect(target, pgconn.app_login()) as connection:
         store = PostgresStore(connection)
         scope = WindowScope(SPEC.user_id, SPEC.agent_id, SPEC.thread_id, SPEC.intent, parse_time(AT), QUESTION,
@@ -43,9 +45,9 @@ def select(target) -> dict:
     return selection
 
 
-def without_counts(selection: dict) -> dict:
-    return {**selection, "candidates": [{k: v for k, v in c.items() if k not in ("content_tokens", "summary_tokens")}
-                                        for c in selection["candidates"]]}
+def without_counts(selection: Selection) -> Selection:
+    return replace(selection, candidates=tuple(replace(c, content_tokens=None, summary_tokens=None)
+                                               for c in selection.candidates))
 
 
 def test_every_written_text_has_its_count(corpus_target):
@@ -72,13 +74,13 @@ def test_every_written_text_has_its_count(corpus_target):
 
 def test_select_window_returns_the_counts(corpus_target):
     selection = select(corpus_target)
-    candidates = selection["candidates"]
+    candidates = selection.candidates
     assert candidates
     for candidate in candidates:
-        assert candidate["content_tokens"] == count_tokens(candidate["tiers"]["full"]), candidate["ref"]
-        summary = candidate["tiers"].get("summary")
-        assert candidate["summary_tokens"] == (count_tokens(summary) if summary else None), candidate["ref"]
-    assert any(c["summary_tokens"] for c in candidates), "the corpus should have summary-tier candidates"
+        assert candidate.content_tokens == count_tokens(candidate.tiers.full), candidate.ref
+        summary = candidate.tiers.summary
+        assert candidate.summary_tokens == (count_tokens(summary) if summary else None), candidate.ref
+    assert any(c.summary_tokens for c in candidates), "the corpus should have summary-tier candidates"
 
 
 def test_a_new_text_without_a_count_gets_none(corpus_target):
@@ -114,17 +116,17 @@ def test_a_new_text_without_a_count_gets_none(corpus_target):
 def test_windows_are_identical_with_and_without_stored_counts(corpus_target, monkeypatch, join_min_chars):
     """Exact estimates give byte-identical requests and identical manifests; with the threshold at 0 every
     record goes through the joined count, so the check covers the whole demo and corpus."""
-    monkeypatch.setattr(composing, "JOIN_MIN_CHARS", join_min_chars)
+    monkeypatch.setattr(window_records, "JOIN_MIN_CHARS", join_min_chars)
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", join_min_chars)
     selection = select(corpus_target)
     stored = compose(selection, SPEC)
     counted = compose(without_counts(selection), SPEC)
     assert render.serialize(stored.request) == render.serialize(counted.request)
     assert stored.manifest == counted.manifest
-    ids = composing.window_ids(selection)
-    used = [c for c in selection["candidates"]
-            if composing._stored_costs(c, composing._record_tiers(c, ids) if c["slice"] in composing.RECORD_SLICES
-                                    else {"full": c["tiers"]["full"]})]
+    ids = window_records.window_ids(selection)
+    used = [c for c in selection.candidates
+            if window_records.stored_costs(c, window_records.record_tiers(c, ids)
+                                           if c.slice in window_records.RECORD_SLICES else {"full": c.tiers.full})]
     # At the default threshold only long texts qualify, and the corpus's long chunks all carry line breaks or
     # quotes, which JSON escaping changes (so their stored count does not apply); at 0 the short ones do.
     assert used or join_min_chars > 0, "some candidate costs must come from the stored counts"
@@ -134,20 +136,20 @@ def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
     checked = 0
     selection = select(corpus_target)
-    ids = composing.window_ids(selection)
-    for candidate in selection["candidates"]:
-        if candidate["slice"] not in composing.RECORD_SLICES:
+    ids = window_records.window_ids(selection)
+    for candidate in selection.candidates:
+        if candidate.slice not in window_records.RECORD_SLICES:
             continue
-        for tier, key in (("full", "content_tokens"), ("summary", "summary_tokens")):
-            text, record = candidate["tiers"].get(tier), composing._record_tiers(candidate, ids).get(tier)
+        for tier, stored in (("full", candidate.content_tokens), ("summary", candidate.summary_tokens)):
+            text, record = candidate.tiers.text(tier), window_records.record_tiers(candidate, ids).get(tier)
             if not text or record is None:
                 continue
             line = render.json_text(record + "\n")  # the record as the serialized request carries it
             if render.json_text(render.escape(text)) != text or text not in line:
                 continue
             start = line.index(text)
-            assert count_joined(line[:start], text, line[start + len(text):], candidate[key]) == count_tokens(line), \
-                candidate["ref"]
+            assert count_joined(line[:start], text, line[start + len(text):], stored) == count_tokens(line), \
+                candidate.ref
             checked += 1
     assert checked > 20
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, compose
+from ctxasm.core.selection import Selection
 from ctxasm.core.tokens import count_tokens
 
 SLICES = ("durable_facts", "evidence", "recalled_history", "volatile_tail")
@@ -77,7 +78,7 @@ def candidates(draw):
 
 
 def selection(budget, items):
-    return {
+    return Selection.parse({
         "engine": "postgresql", "snapshot": "1:1:", "tenant_id": "acme", "evaluation_time": "2026-09-28T12:00:00+00:00",
         "selection_version": "test", "scorer": "external",
         "budget": {"ref": ["guideline", "budget", 1], "content_json": budget},
@@ -85,7 +86,7 @@ def selection(budget, items):
                    "content": "Cite memory \"ids\".\nAlways.", "extra": None}],
         "candidates": items, "required_refs": [], "excluded": [],
         "retrieval": {"method": "recorded", "depth": 50, "items": []},
-    }
+    })
 
 
 @given(budget=budget_json(), items=candidates())

@@ -10,19 +10,23 @@ erasure, exits non-zero when it had to keep versions, and rebuilds the text and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 
+from ctxasm.agent.loop import ANSWERED, AgentLoop
+from ctxasm.agent.model_clients import OpenAIClient
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.erase import vacuum_tables
 
+from ..chat_server import ChatServer
 from ..conftest import TEST_DATABASE
-from .helpers import QUESTION, admin_session, as_owner
+from .helpers import QUESTION, admin_session, as_owner, every_table_containing
 
 AT = parse_time("2026-09-28T12:00:00")
 SECRET = "Wombat-Lantern-4471"
@@ -63,6 +67,38 @@ def test_an_answer_the_model_wrote_from_an_erased_chunk_is_erased_and_not_shown_
         "turn_question": "active", "turn_answer": "erased"}, "the user's own question stays; the answer goes"
     later = window(demo_target, "Where were the BEIR results first shared?")
     assert SECRET not in json.dumps(later.request) and SECRET not in json.dumps(later.manifest)
+
+
+def test_an_answer_the_agent_loop_wrote_from_an_erased_chunk_is_erased_and_not_shown_again(demo_target):
+    """The same, end to end: the agent loop itself (what `ask` and the API run) assembles the window, sends it to
+    an OpenAI-compatible server over HTTP, records the request and the response, and stores the question and the
+    answer as the thread's next turns. Erasing the chunk the window showed takes the answer and what recorded it,
+    and leaves the user's question."""
+    as_owner(demo_target, lambda store: store.put_memory("kb_document", {
+        "id": "doc_wombat_loop", "title": "Helios-RAG BEIR briefing", "valid_from": "2026-09-01T00:00:00Z",
+        "content": f"Helios-RAG BEIR results were first shared in the {SECRET} briefing on nDCG@10."}))
+    spec = WindowSpec("acme", "jane", "research-assistant", "thread_jane_research", "fact_check", QUESTION)
+    with ChatServer() as server, pgconn.connect(demo_target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        client = OpenAIClient(api_key="local-test-server", base_url=server.base_url, max_retries=0)
+        run = asyncio.run(AgentLoop(store, spec, AT, client, roles=("researcher",)).run())
+        store.commit()
+    assert run.status == ANSWERED and run.answer and len(server.requests) == 1
+    assert any(m["ref"][:2] == ["kb_document", "doc_wombat_loop"] for m in run.window.manifest["memories"])
+    question, answer = (turn.id for turn in run.turns)
+    records = (run.rounds[0].request_record, run.rounds[0].response_record)
+    tag = run.answer.split(":")[0]  # "Canned summary <digest>": this answer's own words, in no other row
+    assert every_table_containing(demo_target, tag), "the loop stored its answer"
+    assert tag in json.dumps(window(demo_target, "What did you answer about Helios-RAG?").request)
+
+    report = as_owner(demo_target, lambda store: store.erase_report("kb_document", "doc_wombat_loop"))
+
+    assert ["conversation", answer] in report["erased"]
+    assert statuses(demo_target, "conversation_memory", (question, answer, *records)) == {
+        question: "active", answer: "erased", records[0]: "erased", records[1]: "erased"}
+    assert every_table_containing(demo_target, tag) == []
+    later = window(demo_target, "What did you answer about Helios-RAG?")
+    assert tag not in json.dumps(later.request) and SECRET not in json.dumps(later.request)
 
 
 def test_a_summary_made_from_an_erased_fact_is_erased_and_not_rendered(demo_target):

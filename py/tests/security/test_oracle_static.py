@@ -153,3 +153,43 @@ def test_oracle_refuses_empty_scope_ids_and_bounds_stored_fields_and_replay_inpu
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     assert routine(assembly, "score_rows").count("co_max_replay_items") == 2
     assert routine(assembly, "source_items").count("co_max_replay_items") == 2
+
+
+def test_set_tenant_refuses_as_a_bad_claim_only_what_a_claims_contents_can_raise():
+    """The second blocker of the first Oracle deployment: set_tenant's `when others` turned any error (a JSON
+    method inside SQL, ORA-40573; a missing privilege; an invalid object) into invalid_claim for every valid
+    claim. Only what reading a signed claim's contents can raise (JSON that does not parse, a value that does
+    not fit, a number out of range) may become the refusal; anything else must propagate as itself. Found in
+    whichever file of db/oracle holds CTX_SESSION's body."""
+    bodies = [code(path) for path in sorted(ORACLE.rglob("*.sql"))]
+    body = next(text for text in bodies if re.search(r"package\s+body\s+ctx_session\b", text))
+    parse_errors = {-40441, -40834, -1426}  # JSON syntax, JSON input, numeric overflow
+    bound = {name: int(number) for name, number in
+             re.findall(r"pragma\s+exception_init\s*\(\s*(\w+)\s*,\s*(-?\d+)\s*\)", body)}
+    handlers = []
+    for name in ("set_tenant", "checked_payload"):
+        text = routine(body, name)
+        assert not re.search(r"\bwhen\s+others\b", text), f"{name} turns every error into its answer"
+        for section in re.split(r"\bexception\b", text)[1:]:
+            handlers += [re.split(r"\s+or\s+", names.strip())
+                         for names in re.findall(r"\n\s*when\s+(\w+(?:\s+or\s+\w+)*)\s+then\b", section)]
+    assert handlers, "set_tenant reads a signed claim's contents under a handler of their parse errors"
+    for handled in handlers:
+        assert all(n == "value_error" or bound.get(n) in parse_errors for n in handled), handled
+
+
+def test_the_utplsql_test_of_the_tenants_end_is_not_vacuous():
+    """Finding 3 of the first Oracle review: tenant_ends_with_the_transaction passed vacuously. The utPLSQL test
+    now first shows the tenant's committed row through the claim (so a leak would have something to show), then,
+    after the rollback, expects current_tenant to be null and a routine to refuse with tenant_not_set (not with
+    any error)."""
+    suite = code(REPO / "db" / "tests" / "utplsql" / "0030_test_ctx_session.sql")
+    test = re.search(r"procedure\s+tenant_ends_with_the_transaction\s+is\b.*?\bend\s+tenant_ends_with_the_transaction;",
+                     suite, re.DOTALL).group(0)
+    seen = test.index("to_equal(1)")
+    ended = test.index("rollback;", seen)
+    assert "commit;" in test[:seen] and "ctx_memory.put_memory(" in test[:seen]
+    assert test.index("ctx_session.current_tenant()", ended) < test.index("to_be_null()", ended)
+    refusal = test[ended:]
+    assert re.search(r"sqlcode\s*<>\s*ctx_errors\.co_tenant_not_set\s+then\s+raise;", refusal)
+    assert re.search(r"ut\.expect\(l_refused\)", refusal) and "to_be_true()" in refusal

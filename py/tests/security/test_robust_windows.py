@@ -68,6 +68,26 @@ def test_history_citing_an_erased_row_leaves_every_window_valid(demo_target):
     assert all(i.get("slice") for i in shown.manifest["retrieval"]["items"])
 
 
+def test_history_citing_an_erased_document_records_it_under_that_history(demo_target):
+    """The same with a row that is in no slice of its own once erased (a document: an erased fact of the scope
+    still comes as a durable fact, which hid the missing slice): the window cites it under the recalled history
+    that cites it, and the manifest is valid."""
+    def seed(store):
+        store.put_memory("kb_document", {"id": "doc_gone", "title": "Vireo-Search benchmark note",
+                                         "content": "Vireo-Search scores 0.55 on the relevance benchmark.",
+                                         "valid_from": "2026-01-02T00:00:00Z"})
+        store.erase("kb_document", "doc_gone")
+        store.put_memory("summary", {"id": "summary_gone", "valid_from": "2026-01-05T00:00:00Z",
+                                     "source_refs": [{"type": "kb_document", "id": "doc_gone", "version": 1}],
+                                     "content": "We had a Vireo-Search relevance benchmark score on file."})
+    as_owner(demo_target, seed)
+    shown = window(demo_target)
+    validate_manifest(shown.manifest)
+    assert any(m["ref"] == ["summary", "summary_gone", 1] for m in shown.manifest["memories"])
+    cited = [i for i in shown.manifest["retrieval"]["items"] if i["ref"] == ["kb_document", "doc_gone", 1]]
+    assert cited and cited[0]["slice"] == "recalled_history", cited
+
+
 @pytest.mark.parametrize("memory_type, record, field, limit", [
     ("entity", {"subject": "s", "predicate": "p", "content": "x" * (limits.MAX_TEXT_CHARS + 1)}, "entity.content",
      limits.MAX_TEXT_CHARS),

@@ -18,6 +18,7 @@ SESSION = "db/oracle/api/ctx_session.body.sql"
 ASSEMBLY = "db/oracle/api/ctx_assembly.body.sql"
 MEMORY = "db/oracle/api/ctx_memory.body.sql"
 RETRIEVAL = "db/oracle/internal/ctx_retrieval.body.sql"
+TOOLS = "db/oracle/api/ctx_tools.body.sql"
 TABLES = "db/oracle/schema/memory_tables.sql"
 INDEXES = "db/oracle/schema/selection_indexes.sql"
 
@@ -194,6 +195,13 @@ MUTANTS = {
     "a CLOB in ORDER BY (a column)": (
         [(RETRIEVAL, "order by score(1) desc, r.id, r.version", "order by r.content, r.id, r.version")],
         "ctx_retrieval.body.sql:{line}: [lob] a CLOB in ORDER BY"),
+    "a CLOB in a JSON aggregate's ORDER BY, its RETURNING clause after it": (
+        [(TOOLS, "                order by t.tool_name", "                order by t.usage_notes")],
+        "ctx_tools.body.sql:{line}: [lob] a CLOB in ORDER BY"),
+    "a CLOB in a JSON aggregate's ORDER BY, NULL ON NULL after it": (
+        [(ASSEMBLY, MANIFEST_SELECT, "select json_arrayagg(m.id order by m.content desc null on null)\n"
+                                     "        into l_manifest")],
+        "[lob] a CLOB in ORDER BY"),
     "a CLOB in GROUP BY": (
         [(ASSEMBLY, MANIFEST_SELECT, "select count(*)\n        into l_manifest"),
          (ASSEMBLY, MANIFEST_END,

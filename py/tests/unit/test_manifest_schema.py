@@ -46,9 +46,8 @@ def test_a_malformed_ref_is_refused_naming_the_value(bad):
 
 
 def composed() -> Manifest:
-    document = selection([candidate(["entity", "f1", 2]), candidate(["kb_chunk", "c1", 1], "evidence", rank=1)])
-    del document["retrieval"]["limit"]  # not a field select_window returns
-    return compose(document, SPEC).manifest
+    chosen = selection([candidate(["entity", "f1", 2]), candidate(["kb_chunk", "c1", 1], "evidence", rank=1)])
+    return compose(chosen, SPEC).manifest
 
 
 def test_a_composed_window_validates_and_reads_through_its_accessors():

@@ -12,12 +12,14 @@ import pytest
 from ctxasm.core import compression
 from ctxasm.core.compression import Stored
 from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Authorship
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import ConfigError, ProviderError
 from ctxasm.ml.summarizer import (COMPRESSION_PROMPT, EPISODE_PROMPT, ChatSummarizer, ExtractiveSummarizer, Prompt,
                                   compression_message, configured_summarizer, episode_message)
 
 from ..chat_server import MODEL, ChatServer, canned_summary
+from .test_window import selection as window_selection
 
 TEXT = ("The Helios-RAG evaluation of August reported 0.78 nDCG@10 on BEIR after the contamination fix. " * 4).strip()
 
@@ -115,19 +117,19 @@ def test_an_unreachable_server_is_a_provider_error():
 
 def candidate(row_id: str, *, slice_name: str = "durable_facts", kind: str = "entity", summary: str | None = None,
               priority: float = 0.5, rank: int = 1, required: bool = False, text: str = TEXT) -> dict:
-    return {"ref": [kind, row_id, 1], "type": kind, "slice": slice_name, "required": required,
+    return {"ref": [kind, row_id, 1], "type": kind, "slice": slice_name, "status": "current", "required": required,
             "selection_rank": rank, "scores": {"priority": priority},
             "tiers": {"full": text, "summary": summary, "pointer": "A pointer."}, "content_tokens": None}
 
 
 def test_only_candidates_short_of_room_without_a_summary_are_compressed_best_first():
-    selection = {"candidates": [
+    selection = window_selection([
         candidate("pointer_low", priority=0.4, rank=2), candidate("pointer_high", priority=0.9, rank=1),
         candidate("excluded", priority=0.5, rank=3), candidate("full"), candidate("capped"),
         candidate("has_summary", summary="Short."), candidate("required", required=True),
         candidate("turn", slice_name="recalled_history", kind="conversation"),
         candidate("short", text="Zephyr is fast."),
-    ]}
+    ])
     manifest = {
         "memories": [
             {"ref": ["entity", "pointer_low", 1], "tier": "pointer", "tier_rule": "slice_budget"},
@@ -148,12 +150,12 @@ def test_only_candidates_short_of_room_without_a_summary_are_compressed_best_fir
 
 
 def test_compressions_go_in_as_the_summary_tier_of_a_copy():
-    selection = {"candidates": [candidate("a"), candidate("b")], "other": 1}
+    selection = window_selection([candidate("a"), candidate("b")])
     stored = {"entity:a:1": Stored(Ref("compression", "cmp_1", 1), "A short text.", 4, MODEL, "compress-x")}
     changed = compression.with_compressions(selection, stored)
-    a, b = changed["candidates"]
-    assert a["tiers"]["summary"] == "A short text." and a["summary_ref"] == ["compression", "cmp_1", 1]
-    assert a["summary_tokens"] == 4 and a["summary_written"] is True
-    assert a["summary_by"] == {"model": MODEL, "prompt_version": "compress-x"}
-    assert b == candidate("b") and changed["other"] == 1
-    assert selection["candidates"][0]["tiers"]["summary"] is None  # the input is not changed
+    a, b = changed.candidates
+    assert a.tiers.summary == "A short text." and a.summary_ref == Ref("compression", "cmp_1", 1)
+    assert a.summary_tokens == 4 and a.summary_written is True
+    assert a.summary_by == Authorship(MODEL, "compress-x")
+    assert b == selection.candidates[1] and changed.budget == selection.budget and changed.fixed == selection.fixed
+    assert selection.candidates[0].tiers.summary is None  # the input is not changed

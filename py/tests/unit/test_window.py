@@ -1,4 +1,5 @@
-"""compose() and the renderer, without a database: a selection document in, request and manifest out."""
+"""compose() and the renderer, without a database: a selection document in (parsed as the engines parse it),
+request and manifest out."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ctxasm.core.budget import FixedSliceOverflow
 from ctxasm.core.compose import RequestOverBudget, WindowSpec, compose, window_ids
 from ctxasm.core.fitting import RequiredDoesNotFit
 from ctxasm.core.refs import Ref
+from ctxasm.core.selection import Selection
 from ctxasm.core.tokens import count_tokens
 from ctxasm.errors import InvalidBudget, UnknownIntent
 
@@ -34,7 +36,8 @@ def candidate(ref, slice_name="durable_facts", text="Helios-RAG scores 0.78 on B
     return item
 
 
-def selection(candidates=(), budget=None, fixed=None):
+def document(candidates=(), budget=None, fixed=None):
+    """A selection document as select_window returns it."""
     return {
         "engine": "postgresql", "snapshot": "1:1:", "tenant_id": "acme", "evaluation_time": "2026-09-28T12:00:00+00:00",
         "selection_version": "context-selection-1", "scorer": "lexical-overlap-1",
@@ -45,8 +48,12 @@ def selection(candidates=(), budget=None, fixed=None):
             {"ref": ["toolbox", "t1", 1], "type": "toolbox", "slice": "tools", "key": "search_memory",
              "content": "search", "extra": {"usage_notes": "Search memory.", "tool_schema": {"type": "object"}}}],
         "candidates": list(candidates), "required_refs": [], "excluded": [],
-        "retrieval": {"method": "lexical", "depth": 50, "limit": 20, "items": []},
+        "retrieval": {"method": "lexical", "depth": 50, "items": []},
     }
+
+
+def selection(candidates=(), budget=None, fixed=None):
+    return Selection.parse(document(candidates, budget, fixed))
 
 
 def test_request_layout_and_hash():
@@ -148,7 +155,7 @@ def test_framing_never_fails_a_window_it_seats_fewer_records():
                   request_overhead_reserve=0)
     budget["shares"]["fact_check"] = {"durable_facts": 1.0}
     facts = [candidate(["entity", f"f{i}", 1], text=f"Fact {i}: Helios-RAG routes queries \"{i}\" with a gate.",
-                       rank=i, scores={"priority": 1 - i / 100}) for i in range(40)]
+                       rank=i + 1, scores={"priority": 1 - i / 100}) for i in range(40)]
     window = compose(selection(facts, budget=budget), SPEC)
     manifest = window.manifest
     assert manifest["request_tokens"] == count_tokens(render.serialize(window.request)) <= manifest["request_limit"] == 800
@@ -252,3 +259,27 @@ def test_a_tool_instruction_needs_its_tool_in_the_window():
     no_rows = compose(selection(fixed=[_tool("open", "expand")]), SPEC)
     assert "# Memory" not in no_rows.request["messages"][0]["content"]
     assert no_rows.manifest["allocation"]["memory_instructions"] == 0
+
+
+def test_the_code_hash_covers_every_module_that_shapes_the_window():
+    """compose's own modules and every module of ctxasm.core it reaches: a module that moves code out of
+    compose.py and is not listed would let a changed window replay as a match. schemas.py only validates and
+    tool_results.py fits the agent loop's tool rounds, not the first window."""
+    import ast
+    from pathlib import Path
+
+    from ctxasm.core.compose import CODE_MODULES
+
+    core = Path(render.__file__).parent
+    reached, todo = set(), ["compose"]
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        for node in ast.walk(ast.parse((core / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "ctxasm.core":
+                todo += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ctxasm.core."):
+                todo.append(node.module.split(".")[2])
+    assert {f"{name}.py" for name in reached} - {"schemas.py", "tool_results.py"} == set(CODE_MODULES)

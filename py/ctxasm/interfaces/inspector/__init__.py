@@ -14,8 +14,8 @@ from ctxasm.interfaces.inspector.exclusions import why_not
 from ctxasm.interfaces.inspector.page import render_page
 from ctxasm.interfaces.inspector.record_view import describe_record, record_page
 from ctxasm.interfaces.inspector.text import describe_diff, describe_manifest, describe_request
-from ctxasm.services.inspection import Inspection, ManifestNotFound, load_inspection, ref_text
-from ctxasm.services.records import Record, RecordErased, inspection_of_request, load_by_id, load_record, rows_then
+from ctxasm.api.inspection import (Inspection, ManifestNotFound, Record, RecordErased, inspection_of_request,
+                                   load_by_id, load_inspection, load_record, ref_text, rows_then)
 
 __all__ = ["Inspection", "ManifestDiff", "ManifestNotFound", "Record", "RecordErased", "default_page_path",
            "describe_diff", "describe_manifest", "describe_record", "describe_request", "diff_manifests", "diff_of",

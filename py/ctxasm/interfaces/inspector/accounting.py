@@ -24,7 +24,7 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.tokens import count_tokens
-from ctxasm.services.inspection import RESERVE_ORDER, REQUEST_LAYOUT, TOOL_RESULTS, Inspection, ordered, \
+from ctxasm.api.inspection import RESERVE_ORDER, REQUEST_LAYOUT, TOOL_RESULTS, Inspection, ordered, \
     overflow_order, overflow_receivers
 
 #: What each reserve is kept for, in words.

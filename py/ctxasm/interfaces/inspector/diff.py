@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxasm.services.inspection import RefKey, ref_key
+from ctxasm.api.inspection import RefKey, ref_key
 
 #: Top-level manifest keys compared as "what was asked and what produced it".
 ASKED_KEYS: tuple[str, ...] = ("question", "intent", "model", "scope", "evaluation_time", "scn", "budget_ref",

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxasm.core import render
-from ctxasm.services import budgets
-from ctxasm.services.inspection import Inspection, RefKey, ref_key, ref_text
+from ctxasm.api import inspection as budgets  # the budget rules the inspector explains exclusions by
+from ctxasm.api.inspection import Inspection, RefKey, ref_key, ref_text
 
 LIFECYCLE = {"superseded": "superseded by a later version", "deleted": "deleted", "expired": "expired (valid_until "
              "passed)", "not_yet_effective": "not yet in effect (valid_from in the future)",

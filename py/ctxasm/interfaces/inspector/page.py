@@ -25,7 +25,7 @@ from ctxasm.interfaces.inspector.diff import ManifestDiff, sentences
 from ctxasm.interfaces.inspector.exclusions import candidates_in, cut_sentence, explain, needed_total, slice_summary
 from ctxasm.interfaces.inspector.request_view import RequestView, request_view
 from ctxasm.interfaces.inspector.text import generator_text, scores_text, written_by
-from ctxasm.services.inspection import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, citation_id, \
+from ctxasm.api.inspection import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, citation_id, \
     exclusions_by_rule, ref_key, ref_text, referenced_refs, slices_in_request_order
 
 _CLASS = re.compile(r"[^a-z0-9_-]+")

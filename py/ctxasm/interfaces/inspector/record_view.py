@@ -6,7 +6,7 @@ import html
 import json
 from typing import Any
 
-from ctxasm.services.records import Record
+from ctxasm.api.inspection import Record
 
 
 def _json(value: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxasm.core import render
 from ctxasm.core.tokens import count_tokens
-from ctxasm.services.inspection import TOOL_RESULTS, Inspection
+from ctxasm.api.inspection import TOOL_RESULTS, Inspection
 
 _LINE_ID = re.compile(r"^(?:<memory id=\"(M\d+)\"|(M\d+) )")
 

@@ -12,7 +12,7 @@ from ctxasm.interfaces.inspector.accounting import RESERVE_NAMES, RESERVE_PURPOS
 from ctxasm.interfaces.inspector.diff import ManifestDiff, sentences
 from ctxasm.interfaces.inspector.exclusions import cut_sentence, explain, needed_total, slice_summary
 from ctxasm.interfaces.inspector.request_view import request_view
-from ctxasm.services.inspection import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, \
+from ctxasm.api.inspection import FIXED, INSTRUCTIONS, TOOL_RESULTS, Inspection, annotation_notes, \
     exclusions_by_rule, overflow_order, ref_text, slices_in_request_order
 
 BAR_WIDTH = 72
