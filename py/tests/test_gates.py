@@ -18,6 +18,7 @@ BINDER_SPEC = "db/oracle/internal/ctx_row_binder.spec.sql"
 BINDER_BODY = "db/oracle/internal/ctx_row_binder.body.sql"
 JSON_BODY = "db/oracle/internal/ctx_json.body.sql"
 ASSEMBLY_BODY = "db/oracle/api/ctx_assembly.body.sql"
+SELECTION_BODY = "db/oracle/internal/ctx_selection.body.sql"
 RULES_BODY = "db/oracle/internal/ctx_rules.body.sql"
 RETRIEVAL_BODY = "db/oracle/internal/ctx_retrieval.body.sql"
 PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
@@ -319,7 +320,7 @@ def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: P
                                                                            "ctxasm.priority_step(")
     pg.write_text(text.replace("ctxasm.swap_step(", "ctxasm.tie_break_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "postgresql: scope, lifecycle, dedup, conflict, score, tie_break, priority, limit" in \
+    assert "postgresql: scope, lifecycle, dedup, conflict, required, score, tie_break, priority, limit" in \
         capsys.readouterr().out
 
 
@@ -410,8 +411,14 @@ def test_oracle_api_reads_the_rollback_blocks(repo_copy: Path, capsys) -> None:
         (MEMORY_BODY, "          where c.tenant_id = in_tenant_id\n            and c.source_type = in_memory_type",
          "          where c.tenant_id = in_tenant_id\n            and c.source_typ = in_memory_type",
          "table context_compression has no column source_typ"),
-        (ASSEMBLY_BODY, "order by e.scope_level desc, e.valid_from desc, e.id",
-         "order by e.scope_levl desc, e.valid_from desc, e.id", "WITH query effective has no column scope_levl"),
+        (SELECTION_BODY, "        join dedup_ranked k\n          on k.text_key = d.text_key",
+         "        join dedup_ranked k\n          on k.text_keyy = d.text_key", "WITH query dedup_ranked has no column text_keyy"),
+        # a misspelled attribute of the schema's object type: a column of TABLE(collection), a field of a variable
+        (SELECTION_BODY, "order by f.scope_level desc, f.valid_from desc, f.id",
+         "order by f.scope_levl desc, f.valid_from desc, f.id",
+         "TABLE() of ctx_selection_candidates has no column scope_levl"),
+        (SELECTION_BODY, "r_row.key_rank := l_ranks(i);", "r_row.key_rnk := l_ranks(i);",
+         "the record has no field key_rnk"),
         # a record field, a package member, a named parameter of a repository routine
         (BINDER_BODY, "if r_column.column_name = co_col_tenant_id then",
          "if r_column.column_nam = co_col_tenant_id then", "the record has no field column_nam"),

@@ -367,11 +367,12 @@ def test_the_docs_count_the_utplsql_tests() -> None:
               for name, parts in _packages().items() if "spec" in parts}
     text = (REPO / "docs" / "oracle.md").read_text()
     said = re.search(r"That the (\d+) utPLSQL tests pass\*\* \((\d+) for CTX_MEMORY, (\d+) for CTX_ASSEMBLY, "
-                     r"(\d+) for CTX_SESSION, (\d+) for the\s+schema", text)
+                     r"(\d+) for CTX_SELECTION, (\d+) for\s+CTX_SESSION, (\d+) for the\s+schema", text)
     assert said, "docs/oracle.md no longer says how many utPLSQL tests there are"
-    total, memory, assembly, session, schema = map(int, said.groups())
-    assert (memory, assembly, session, schema) == (counts["test_ctx_memory"], counts["test_ctx_assembly"],
-                                                   counts["test_ctx_session"], counts["test_schema"])
+    total, memory, assembly, selection, session, schema = map(int, said.groups())
+    assert (memory, assembly, selection, session, schema) == (
+        counts["test_ctx_memory"], counts["test_ctx_assembly"], counts["test_ctx_selection"],
+        counts["test_ctx_session"], counts["test_schema"])
     assert total == sum(counts.values())
 
 

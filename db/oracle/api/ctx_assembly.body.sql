@@ -2,29 +2,31 @@
 
 --changeset ctxasm:ora-pkg-0060-ctx-assembly-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
 create or replace package body ctx_assembly is
-   -- The twin of db/postgresql/api/ctx_assembly.sql: its public routines in the same order, select_window's
-   -- steps under the same names. The engine-internal functions they call live where PostgreSQL keeps theirs,
-   -- one package per file of the same name: CTX_RULES (internal/ctx_rules.sql: scope level, hybrid logit, claim
-   -- key, authority), CTX_RETRIEVAL (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql);
+   -- The twin of db/postgresql/api/ctx_assembly.sql: its public routines in the same order. select_window is the
+   -- orchestrator: the steps are CTX_SELECTION's, under the same names as PostgreSQL's. The engine-internal
+   -- functions live where PostgreSQL keeps theirs, one package per file of the same name: CTX_RULES
+   -- (internal/ctx_rules.sql: scope level, hybrid logit, claim key, authority), CTX_RETRIEVAL
+   -- (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql: the sources and the rows they name),
+   -- CTX_BUDGET (internal/ctx_budget.sql), CTX_SELECTION (internal/ctx_selection.sql);
    -- JSON values are read, and timestamps and vector text written and checked, through CTX_JSON (what
    -- PostgreSQL's jsonb operators and text casts give). docs/oracle-assembly.md maps each step. Every statement
    -- is static, every value a bind, every table named in the code, with one exception here: PREDICTION names
    -- its model in the SQL text, so that call is dynamic (reranker_scores) and the package compiles and runs
    -- without the model.
    -- Every read names the tenant. The live tables are read as they are; only a replay (in_snapshot) reads the
-   -- rows AS OF the recorded SCN, through the second branch of each table in select_window and in the budget
-   -- step, which a NULL snapshot switches off (a filter on a bind, decided before the branch runs).
+   -- rows AS OF the recorded SCN (CTX_SOURCES.rows_as_of), and the budget and the compressions through the
+   -- second branch of their queries, which a NULL snapshot switches off (a filter on a bind, decided before the
+   -- branch runs).
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-006d9fd9421d';
+   co_selection_version constant varchar2(30) := 'selection-e118f47ba294';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
    -- the in-database ONNX cross-encoder (a regression model: PREDICTION gives the raw logit) and its scorer name
    co_reranker_model    constant varchar2(30) := 'BGE_RERANKER';
    co_reranker_scorer   constant varchar2(64) := 'bge-reranker:oracle:BGE_RERANKER';
-   co_budget_key        constant guideline_memory.guideline_key%type := 'context_budget';
    -- characters; bounds the work one call can ask for
    co_max_question      constant pls_integer := 8000;
    -- entries of in_sources and of in_scores (replay inputs)
@@ -37,41 +39,17 @@ create or replace package body ctx_assembly is
    co_case_sensitive   constant varchar2(1) := 'c';
    co_dimensions       constant pls_integer := 384;
 
-   -- scoring
-   co_score_places       constant pls_integer := ctx_rules.co_score_places;
-   co_seconds_per_day    constant number := 86400;
-   co_default_confidence constant number := 0.5;
+   -- the places the reranker's logits are rounded to, as every score
+   co_score_places     constant pls_integer := ctx_rules.co_score_places;
 
    -- the slices
    co_facts      constant varchar2(32) := ctx_rules.co_facts;
    co_evidence   constant varchar2(32) := ctx_rules.co_evidence;
    co_history    constant varchar2(32) := ctx_rules.co_history;
    co_tail       constant varchar2(32) := ctx_rules.co_tail;
-   co_dynamic_slices constant varchar2(100) := 'durable_facts, evidence, recalled_history, volatile_tail';
 
-   -- candidate limits: 1.25 times the records of 25 tokens (a recalled turn with its line, the smallest record) a
-   -- slice's share would hold, 10..1000, so a large budget can fill (the budget's candidate_limits overrides it,
-   -- 1..1000)
-   co_candidate_factor     constant number := 1.25;
-   co_tokens_per_candidate constant pls_integer := 25;
-   co_min_candidates       constant pls_integer := 10;
-   co_max_candidates       constant pls_integer := 1000;
-   co_max_limit            constant pls_integer := 1000;
-
-   -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
+   -- retrieval: rows each retriever ranks at least (the document's retrieval.depth; CTX_SOURCES the same)
    co_retrieval_depth  constant pls_integer := 50;
-   co_fused_factor     constant pls_integer := 2;
-   -- durable facts are enumerated while the scope holds at most this many row versions of them
-   co_facts_enumerated constant pls_integer := 100;
-   -- how far below its thread neighbour's relevance a recalled turn may fall (logits; PostgreSQL the same)
-   co_adjacent_margin  constant number := 2.5;
-   -- a recalled turn gains this share of its thread's best relevance (logits; PostgreSQL the same)
-   co_thread_weight    constant number := 0.3;
-   -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
-   -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
-   co_tie_share        constant number := 0.005;
-   -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
-   co_no_logit         constant number := -1e9;
    co_method_recorded  constant varchar2(40) := 'recorded';
    co_method_lexical   constant varchar2(40) := ctx_retrieval.co_method_lexical;
    co_method_hybrid    constant varchar2(40) := ctx_retrieval.co_method_hybrid;
@@ -181,104 +159,6 @@ create or replace package body ctx_assembly is
       return in_sources;
    end source_items;
 
-   -- budget check: weights.<in_field> must be a number >= 0
-   function budget_weight(
-      in_budget_name in varchar2,
-      in_weights     in json_object_t,
-      in_field       in varchar2
-   ) return number is
-      l_value  json_element_t;
-      l_weight number;
-   begin
-      if in_weights is not null then
-         l_value := in_weights.get(in_field);
-      end if;
-      if l_value is not null and l_value.is_number() then
-         l_weight := in_weights.get_number(in_field);
-      end if;
-      if l_weight is null or l_weight < 0 then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_invalid_budget,
-            in_detail => in_budget_name || ': weights.' || in_field || ' must be a number >= 0'
-         );
-      end if;
-      return l_weight;
-   end budget_weight;
-
-   -- Step: candidate limits. Each dynamic slice keeps at most this many candidates after scoring: the budget's
-   -- candidate_limits (checked here: a whole number 1..1000 for a dynamic slice), else enough for the slice's
-   -- share of what the reserves leave, clamp(ceil(1.25 (usable - reserves) share / 25), 10, 200).
-   -- Returns {"durable_facts": n, "evidence": n, "recalled_history": n, "volatile_tail": n}.
-   function candidate_limits(in_budget_name in varchar2, in_budget in json_object_t, in_intent in varchar2)
-      return json_object_t is
-      l_element   json_element_t;
-      l_given     json_object_t;
-      l_shares    json_object_t;
-      l_keys      ctx_json.t_key_tab;
-      l_key       varchar2(32767);
-      l_value     json_element_t;
-      l_number    number;
-      l_available number;
-      l_slices    ctx_json.t_text_tab := ctx_json.t_text_tab(co_facts, co_evidence, co_history, co_tail);
-      l_slice     varchar2(32);
-      l_limits    json_object_t := json_object_t();
-   begin
-      l_element := in_budget.get('candidate_limits');
-      if l_element is not null and not l_element.is_object() then
-         ctx_errors.raise_error(
-            in_code   => ctx_errors.co_invalid_budget,
-            in_detail => in_budget_name || ': candidate_limits must be an object of slice -> count'
-         );
-      end if;
-      l_given := ctx_json.object_member(in_object => in_budget, in_key => 'candidate_limits');
-      if l_given is not null then
-         l_keys := ctx_json.sorted_keys(in_object => l_given, in_by_length => true);
-         for i in 1 .. l_keys.count loop
-            l_key := l_keys(i);
-            l_value := l_given.get(l_key);
-            l_number := case when l_value.is_number() then l_given.get_number(l_key) end;
-            if not ctx_json.is_listed(in_list => l_slices, in_text => l_key)
-               or l_number is null or l_number <> trunc(l_number) or l_number not between 1 and co_max_limit
-            then
-               ctx_errors.raise_error(
-                  in_code   => ctx_errors.co_invalid_budget,
-                  in_detail => in_budget_name || ': candidate_limits.' || substr(l_key, 1, co_max_quote)
-                               || ' must be a whole number 1..' || to_char(co_max_limit) || ' for one of the slices '
-                               || co_dynamic_slices
-               );
-            end if;
-         end loop;
-      end if;
-      l_available := greatest(
-         0,
-         coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'usable_context'), 0)
-         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'output_reserve'), 0)
-         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'tool_reserve'), 0)
-         - coalesce(ctx_json.number_member(in_object => in_budget, in_key => 'request_overhead_reserve'), 0)
-      );
-      if in_intent is not null then
-         l_shares := ctx_json.object_member(in_object => ctx_json.object_member(in_object => in_budget, in_key => 'shares'),
-                                   in_key => in_intent);
-      end if;
-      for i in 1 .. l_slices.count loop
-         l_slice := l_slices(i);
-         l_number := ctx_json.number_member(in_object => l_given, in_key => l_slice);
-         if l_number is null then
-            l_number := least(
-               co_max_candidates,
-               greatest(
-                  co_min_candidates,
-                  ceil(co_candidate_factor * l_available
-                       * coalesce(ctx_json.number_member(in_object => l_shares, in_key => l_slice), 0)
-                       / co_tokens_per_candidate)
-               )
-            );
-         end if;
-         l_limits.put(l_slice, l_number);
-      end loop;
-      return l_limits;
-   end candidate_limits;
-
    -- ------------------------------------------------------------------------------------------------------
    -- the in-database models (dynamic SQL: the package compiles and runs without them)
 
@@ -319,7 +199,73 @@ create or replace package body ctx_assembly is
    end reranker_scores;
 
    -- ------------------------------------------------------------------------------------------------------
-   -- select_window
+   -- select_window: the document
+
+   -- The selection document select_window returns (docs/assembly.md): the same fields, in the same order, as
+   -- PostgreSQL's.
+   function window_document(
+      in_tenant_id       in ctx_tenant.tenant_id%type,
+      in_snapshot        in varchar2,
+      in_snapshot_scn    in number,
+      in_read_scn        in number,
+      in_evaluation_time in timestamp with time zone,
+      in_scorer          in varchar2,
+      in_budget          in ctx_budget.t_budget,
+      in_limits          in clob,
+      in_method          in varchar2,
+      in_fixed           in clob,
+      in_excluded        in clob,
+      in_sources         in ctx_selection_candidates,
+      in_rows            in ctx_selection_candidates
+   ) return clob is
+      l_budget_id      guideline_memory.id%type := in_budget.id;
+      l_budget_version guideline_memory.version%type := in_budget.version;
+      l_budget_json    clob := in_budget.content_json;
+      l_candidates     clob;
+      l_required       clob;
+      l_cuts           clob;
+      l_recorded       clob;
+      l_result         clob;
+   begin
+      l_candidates := ctx_selection.candidate_items(in_rows => in_rows, in_tenant_id => in_tenant_id,
+                                                    in_snapshot_scn => in_snapshot_scn, in_read_scn => in_read_scn);
+      l_required := ctx_selection.required_refs(in_rows => in_rows);
+      l_cuts := ctx_selection.candidate_cuts(in_rows => in_rows);
+      l_recorded := ctx_selection.recorded_sources(in_rows => in_rows, in_sources => in_sources);
+      select json_object(
+                'engine' value co_engine,
+                'snapshot' value in_snapshot,
+                'tenant_id' value in_tenant_id,
+                'evaluation_time' value ctx_json.iso_utc(in_timestamp => in_evaluation_time),
+                'selection_version' value co_selection_version,
+                'scorer' value in_scorer,
+                'budget' value json_object(
+                   'ref' value json_array('guideline', l_budget_id, l_budget_version),
+                   'content_json' value l_budget_json format json
+                   null on null returning clob
+                ) format json,
+                'fixed' value in_fixed format json,
+                'candidates' value l_candidates format json,
+                'required_refs' value l_required format json,
+                'candidate_limits' value in_limits format json,
+                'candidate_cuts' value l_cuts format json,
+                'retrieval' value json_object(
+                   'method' value in_method,
+                   'depth' value co_retrieval_depth,
+                   'items' value l_recorded format json
+                   null on null returning clob
+                ) format json,
+                'excluded' value in_excluded format json
+                null on null returning clob
+             )
+        into l_result
+        from dual;
+      return l_result;
+   end window_document;
+
+   -- ------------------------------------------------------------------------------------------------------
+   -- select_window: the orchestrator. Arguments, budget, sources, the rows they name, the steps of
+   -- CTX_SELECTION in rule order, the document.
 
    function select_window(
       in_user_id         in conversation_memory.user_id%type,
@@ -333,52 +279,27 @@ create or replace package body ctx_assembly is
       in_query_embedding in clob default null,
       in_sources         in clob default null
    ) return clob is
-      l_tenant_id      ctx_tenant.tenant_id%type;
-      l_snapshot_scn   number;
-      l_read_scn       number;
-      l_scores         clob;
-      l_sources        clob;
-      l_text_scores    clob;
-      l_query_vector   clob;
-      l_method         varchar2(40);
-      l_scorer         varchar2(64);
-      l_use_reranker   pls_integer := 0;
-      l_use_sources    pls_integer := 0;
-      l_scoring        pls_integer := 0;
-      l_budget_id      guideline_memory.id%type;
-      l_budget_version guideline_memory.version%type;
-      l_budget_json    clob;
-      l_budget_count   pls_integer;
-      l_budget_user    guideline_memory.user_id%type;
-      l_budget_agent   guideline_memory.agent_id%type;
-      l_budget_thread  guideline_memory.thread_id%type;
-      l_budget_element json_element_t;
-      l_element        json_element_t;
-      l_budget         json_object_t;
-      l_weights        json_object_t;
-      l_shares         json_object_t;
-      l_budget_name    varchar2(400);
-      l_w_rerank       number;
-      l_w_confidence   number;
-      l_w_recency      number;
-      l_recency_days   number;
-      l_require        pls_integer;
-      l_limits         json_object_t;
-      l_limits_json    clob;
-      l_limit_facts    pls_integer;
-      l_limit_evidence pls_integer;
-      l_limit_history  pls_integer;
-      l_limit_tail     pls_integer;
-      l_words          ctx_json.t_text_tab;
-      l_with_facts     pls_integer;
-      l_slices         ctx_json.t_text_tab := ctx_json.t_text_tab(co_evidence, co_history, co_facts);
-      l_slice          varchar2(32);
-      l_depth          pls_integer;
-      l_enumerated     clob;
-      l_lexical        clob;
-      l_retrieved      clob;
-      l_result         clob;
-      l_present        pls_integer := 0;
+      l_tenant_id    ctx_tenant.tenant_id%type;
+      l_snapshot_scn number;
+      l_read_scn     number;
+      l_scores       clob;
+      l_sources      clob;
+      l_text_scores  clob;
+      l_query_vector clob;
+      l_method       varchar2(40);
+      l_scorer       varchar2(64);
+      l_use_reranker pls_integer := 0;
+      l_use_sources  pls_integer := 0;
+      l_scoring      pls_integer := 0;
+      l_budget       ctx_budget.t_budget;
+      l_limits       json_object_t;
+      l_source_rows  ctx_selection_candidates;
+      l_rows         ctx_selection_candidates;
+      l_scored       ctx_selection_candidates;
+      l_fixed        clob;
+      l_excluded     clob;
+      l_result       clob;
+      l_present      pls_integer := 0;
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
@@ -444,1436 +365,99 @@ create or replace package body ctx_assembly is
       end if;
 
       begin
-         -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time
-         -- (narrowest by containment: thread, user, agent, tenant). Two of the winning scope in effect at once
-         -- would be picked by an arbitrary tie-break: refused, naming both (as in PostgreSQL).
-         l_budget_count := 0;
-         for r_budget in (
-               select g.id, g.version, g.content_json, g.user_id, g.agent_id, g.thread_id
-                 from (
-                         select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
-                                r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob) as content_json
-                           from guideline_memory r
-                          where r.tenant_id = l_tenant_id
-                            and l_snapshot_scn is null
-                         union all
-                         select r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until,
-                                r.deleted_at, r.guideline_key, json_serialize(r.content_json returning clob)
-                           from guideline_memory as of scn l_read_scn r
-                          where r.tenant_id = l_tenant_id
-                            and l_snapshot_scn is not null
-                            -- a budget erased since the SCN is not returned (see erased_now)
-                            and not exists (select 1
-                                              from guideline_memory n
-                                             where n.tenant_id = r.tenant_id and n.id = r.id
-                                               and n.version = r.version and n.status = 'erased')
-                      ) g
-                where g.guideline_key = co_budget_key
-                  and (g.user_id is null or g.user_id = in_user_id)
-                  and (g.agent_id is null or g.agent_id = in_agent_id)
-                  and (g.thread_id is null or g.thread_id = in_thread_id)
-                  and g.deleted_at is null
-                  and g.valid_from <= in_evaluation_time
-                  and (g.valid_until is null or g.valid_until > in_evaluation_time)
-                order by ctx_rules.scope_level(in_user_id => g.user_id, in_agent_id => g.agent_id,
-                                                  in_thread_id => g.thread_id) desc,
-                         g.valid_from desc,
-                         g.id
-                fetch first 2 rows only
-         ) loop
-            l_budget_count := l_budget_count + 1;
-            if l_budget_count = 1 then
-               l_budget_id := r_budget.id;
-               l_budget_version := r_budget.version;
-               l_budget_json := r_budget.content_json;
-               l_budget_user := r_budget.user_id;
-               l_budget_agent := r_budget.agent_id;
-               l_budget_thread := r_budget.thread_id;
-            elsif l_budget_count = 2
-                  and (r_budget.user_id = l_budget_user or (r_budget.user_id is null and l_budget_user is null))
-                  and (r_budget.agent_id = l_budget_agent or (r_budget.agent_id is null and l_budget_agent is null))
-                  and (r_budget.thread_id = l_budget_thread
-                       or (r_budget.thread_id is null and l_budget_thread is null))
-            then
-               ctx_errors.raise_error(
-                  in_code   => ctx_errors.co_invalid_budget,
-                  in_detail => 'two context_budget guidelines of one scope ('
-                               || coalesce(ltrim(case when l_budget_user is not null then ', user ' || l_budget_user end
-                                                 || case when l_budget_agent is not null then ', agent ' || l_budget_agent end
-                                                 || case when l_budget_thread is not null then ', thread ' || l_budget_thread end,
-                                                 ', '),
-                                           'tenant-wide')
-                               || ') are in effect at once: guideline ' || l_budget_id || ' version '
-                               || to_char(l_budget_version) || ' and guideline ' || r_budget.id || ' version '
-                               || to_char(r_budget.version)
-               );
-            end if;
-         end loop;
-         if l_budget_count = 0 then
-            ctx_errors.raise_error(
-               in_code   => ctx_errors.co_budget_missing,
-               in_detail => 'no context_budget guideline is in effect for agent ' || ctx_errors.quoted(in_text => in_agent_id)
-                            || ' at ' || ctx_json.message_time(in_timestamp => in_evaluation_time)
-            );
-         end if;
-         -- The database checks only the budget fields it uses itself; the Python layer validates the rest.
-         l_budget_name := 'guideline ' || l_budget_id || ' version ' || to_char(l_budget_version);
-         if l_budget_json is not null and to_char(substr(l_budget_json, 1, 1)) = '{' then
-            l_budget_element := json_element_t.parse(l_budget_json);
-         end if;
-         if l_budget_element is null or not l_budget_element.is_object() then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': content_json must be a JSON object');
-         end if;
-         l_budget := treat(l_budget_element as json_object_t);
-         l_weights := ctx_json.object_member(in_object => l_budget, in_key => 'weights');
-         l_w_rerank := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'rerank');
-         l_w_confidence := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'confidence');
-         l_w_recency := budget_weight(in_budget_name => l_budget_name, in_weights => l_weights, in_field => 'recency');
-         l_recency_days := ctx_json.number_member(in_object => l_budget, in_key => 'recency_days');
-         if l_recency_days is null or l_recency_days <= 0 then
-            ctx_errors.raise_error(in_code => ctx_errors.co_invalid_budget, in_detail => l_budget_name || ': recency_days must be a number > 0');
-         end if;
-         l_shares := ctx_json.object_member(in_object => l_budget, in_key => 'shares');
-         -- as in PostgreSQL, where `shares ? NULL` is NULL: a NULL intent is not rejected here
-         if l_shares is null or (in_intent is not null and not l_shares.has(in_intent)) then
-            ctx_errors.raise_error(
-               in_code   => ctx_errors.co_unknown_intent,
-               in_detail => ctx_errors.quoted(in_text => in_intent) || ' is not one of the intents of budget ' || l_budget_id
-                            || ' version ' || to_char(l_budget_version) || ' ('
-                            || coalesce(case when l_shares is not null then ctx_json.listed_keys(in_object => l_shares) end, 'none')
-                            || ')'
-            );
-         end if;
-         l_element := l_budget.get('require_current_facts');
-         if l_element is null then
-            l_require := 1;
-         elsif l_element.is_boolean() then
-            l_require := case when l_budget.get_boolean('require_current_facts') then 1 else 0 end;
-         else
-            ctx_errors.raise_error(
-               in_code   => ctx_errors.co_invalid_budget,
-               in_detail => l_budget_name || ': require_current_facts must be true or false'
-            );
-         end if;
+         -- Step: budget. The narrowest context_budget guideline in effect for this scope at the evaluation time,
+         -- with the fields the database uses, checked; then the candidate limits (CTX_BUDGET).
+         l_budget := ctx_budget.budget_in_effect(
+            in_tenant_id       => l_tenant_id,
+            in_user_id         => in_user_id,
+            in_agent_id        => in_agent_id,
+            in_thread_id       => in_thread_id,
+            in_intent          => in_intent,
+            in_evaluation_time => in_evaluation_time,
+            in_snapshot_scn    => l_snapshot_scn,
+            in_read_scn        => l_read_scn
+         );
+         l_limits := ctx_budget.candidate_limits(in_budget_name => l_budget.name, in_budget => l_budget.content,
+                                                 in_intent => in_intent);
 
-         -- Step: candidate limits.
-         l_limits := candidate_limits(in_budget_name => l_budget_name, in_budget => l_budget, in_intent => in_intent);
-         l_limits_json := l_limits.to_clob();
-         l_limit_facts := l_limits.get_number(co_facts);
-         l_limit_evidence := l_limits.get_number(co_evidence);
-         l_limit_history := l_limits.get_number(co_history);
-         l_limit_tail := l_limits.get_number(co_tail);
-
-         -- Step: sources. Live: what the window enumerates (fixed slices, the thread's tail, few durable facts),
-         -- what retrieval finds for each retrieved slice, then what the recalled history cites and the claims of
-         -- those citations. Replay: exactly the sources the manifest recorded.
+         -- Step: sources. Live: enumerated and retrieved (CTX_SOURCES.window_sources). Replay: exactly the sources
+         -- the manifest recorded. Then the rows they name, by primary key, live or AS OF the recorded SCN (CTX_SOURCES).
          if in_sources is null then
-            l_words := ctx_retrieval.question_words(in_question => in_question);
-            l_with_facts := case
-                               when ctx_sources.facts_enumerable(
-                                       in_tenant_id => l_tenant_id, in_user_id => in_user_id, in_agent_id => in_agent_id,
-                                       in_thread_id => in_thread_id, in_limit => co_facts_enumerated)
-                               then 1
-                               else 0
-                            end;
-            l_enumerated := ctx_sources.enumerated_sources(
-               in_tenant_id  => l_tenant_id,
-               in_user_id    => in_user_id,
-               in_agent_id   => in_agent_id,
-               in_thread_id  => in_thread_id,
-               in_tail_limit => l_limit_tail,
-               in_with_facts => l_with_facts
-            );
-            l_sources := l_enumerated;
-            for i in 1 .. l_slices.count loop
-               l_slice := l_slices(i);
-               l_depth := greatest(
-                  co_retrieval_depth,
-                  case l_slice when co_evidence then l_limit_evidence when co_history then l_limit_history
-                               else l_limit_facts end
-               );
-               -- Enumerated facts are not retrieved, but their text scores come from the same lexical query.
-               l_lexical := ctx_retrieval.lexical_hits(
-                  in_tenant_id       => l_tenant_id,
-                  in_slice           => l_slice,
-                  in_user_id         => in_user_id,
-                  in_agent_id        => in_agent_id,
-                  in_thread_id       => in_thread_id,
-                  in_evaluation_time => in_evaluation_time,
-                  in_probe           => ctx_retrieval.text_probe(in_slice => l_slice, in_words => l_words),
-                  in_depth           => case when l_slice = co_facts and l_with_facts = 1 then co_facts_enumerated
-                                             else l_depth end
-               );
-               l_text_scores := ctx_json.array_union(in_first => l_text_scores, in_second => l_lexical);
-               if not (l_slice = co_facts and l_with_facts = 1) then
-                  -- the thread's tail is shown as turns; retrieval recalls the rest of the history
-                  l_retrieved := ctx_retrieval.retrieved_items(
-                     in_slice   => l_slice,
-                     in_lexical => l_lexical,
-                     in_vector  => ctx_retrieval.nearest(
-                                      in_tenant_id       => l_tenant_id,
-                                      in_slice           => l_slice,
-                                      in_user_id         => in_user_id,
-                                      in_agent_id        => in_agent_id,
-                                      in_thread_id       => in_thread_id,
-                                      in_evaluation_time => in_evaluation_time,
-                                      in_vector          => l_query_vector,
-                                      in_depth           => l_depth
-                                   ),
-                     in_limit   => co_fused_factor * l_depth,
-                     in_exclude => l_enumerated
-                  );
-                  l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);
-                  if l_slice = co_history then
-                     l_sources := ctx_json.array_union(
-                        in_first  => l_sources,
-                        in_second => ctx_retrieval.adjacent_items(
-                                        in_tenant_id       => l_tenant_id,
-                                        in_user_id         => in_user_id,
-                                        in_agent_id        => in_agent_id,
-                                        in_evaluation_time => in_evaluation_time,
-                                        in_retrieved       => l_retrieved,
-                                        in_limit           => l_limit_history,
-                                        in_exclude         => l_enumerated
-                                     )
-                     );
-                  end if;
-               end if;
-            end loop;
-            l_sources := ctx_json.array_union(
-               in_first  => l_sources,
-               in_second => ctx_sources.claim_sources(
-                               in_tenant_id => l_tenant_id,
-                               in_user_id   => in_user_id,
-                               in_agent_id  => in_agent_id,
-                               in_thread_id => in_thread_id,
-                               in_sources   => l_sources
-                            )
+            l_sources := ctx_sources.window_sources(
+               in_tenant_id       => l_tenant_id,
+               in_user_id         => in_user_id,
+               in_agent_id        => in_agent_id,
+               in_thread_id       => in_thread_id,
+               in_evaluation_time => in_evaluation_time,
+               in_question        => in_question,
+               in_query_vector    => l_query_vector,
+               in_limits          => l_limits,
+               out_text_scores    => l_text_scores
             );
             l_method := case when l_query_vector is null then co_method_lexical else co_method_hybrid end;
          else
             l_method := co_method_recorded;
          end if;
          l_text_scores := coalesce(l_text_scores, to_clob(ctx_json.co_empty_array));
+         l_source_rows := ctx_sources.merged_sources(in_sources => l_sources);
+         if l_snapshot_scn is null then
+            l_rows := ctx_sources.live_rows(in_tenant_id => l_tenant_id, in_sources => l_source_rows,
+                                            in_query_vector => l_query_vector, in_scoring => l_scoring);
+         else
+            l_rows := ctx_sources.rows_as_of(in_tenant_id => l_tenant_id, in_sources => l_source_rows,
+                                             in_read_scn => l_read_scn, in_query_vector => l_query_vector,
+                                             in_scoring => l_scoring);
+         end if;
 
+         -- Steps scope .. required (CTX_SELECTION): they do not depend on the scores, so they run once.
+         l_rows := ctx_selection.scope_step(in_rows => l_rows, in_user_id => in_user_id, in_agent_id => in_agent_id,
+                                            in_thread_id => in_thread_id);
+         l_rows := ctx_selection.lifecycle_step(in_rows => l_rows, in_evaluation_time => in_evaluation_time);
+         l_rows := ctx_selection.dedup_step(in_rows => l_rows);
+         l_rows := ctx_selection.conflict_step(in_rows => l_rows);
+         l_rows := ctx_selection.required_step(in_rows => l_rows, in_require => l_budget.require_facts);
+         l_fixed := ctx_selection.fixed_items(in_rows => l_rows);
+         l_excluded := ctx_selection.exclusions(in_rows => l_rows);
 
-         -- Steps scope .. limit and the tiers, in one statement over the rows the sources name. With the
-         -- in-database cross-encoder the statement runs twice: once with the hybrid logits, then with the model's
-         -- logits for exactly the candidates of the first run (reranker_scores), as if they had been passed as
-         -- in_scores (PostgreSQL: the assembler's second select_window with in_scores and in_sources).
+         -- Steps score .. limit and the document. With the in-database cross-encoder they run twice: once with
+         -- the hybrid logits, then with the model's logits for exactly the candidates of the first run
+         -- (reranker_scores), as if they had been passed as in_scores (PostgreSQL: the assembler's second
+         -- select_window with in_scores and in_sources).
          loop
-            with
-            -- The source list as rows (PostgreSQL: ctxasm.merged_sources).
-            source_entries as (
-               select e.memory_type, e.id, e.version, e.origin, e.slice, e.lexical_rank, e.vector_rank,
-                      e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity, e.next_to,
-                      e.adjacent_logit, e.thread_logit,
-                      case e.origin
-                         when 'tail' then 1
-                         when 'scope' then 2
-                         when 'retrieval' then 3
-                         when 'adjacent' then 4
-                         when 'claim' then 5
-                         when 'cited' then 6
-                      end as precedence
-                 from json_table(l_sources, '$[*]'
-                         columns (
-                            memory_type     varchar2(32)  path '$.ref[0]',
-                            id              varchar2(128) path '$.ref[1]',
-                            version         number        path '$.ref[2]',
-                            origin          varchar2(16)  path '$.origin',
-                            slice           varchar2(32)  path '$.slice',
-                            lexical_rank    number        path '$.lexical_rank',
-                            vector_rank     number        path '$.vector_rank',
-                            lexical_score   number        path '$.lexical_score',
-                            vector_distance number        path '$.vector_distance',
-                            fused           number        path '$.fused',
-                            logit           number        path '$.logit',
-                            bm25            number        path '$.bm25',
-                            similarity      number        path '$.similarity',
-                            next_to         varchar2(128) path '$.next_to',
-                            adjacent_logit  number        path '$.adjacent_logit',
-                            thread_logit    number        path '$.thread_logit'
-                         )
-                      ) e
-                where e.memory_type is not null
-                  and e.id is not null
-                  and e.version is not null
-            ),
-            -- One entry per row version: the first origin by precedence (the thread's tail, enumeration,
-            -- retrieval, a turn next to a retrieved one, a claim, a citation), with the figures of the retrieval
-            -- entry for it.
-            sources as (
-               select s.memory_type, s.id, s.version,
-                      min(s.origin) keep (dense_rank first order by s.precedence) as origin,
-                      min(s.next_to) keep (dense_rank first order by s.precedence) as next_to,
-                      coalesce(max(case when s.origin = 'retrieval' then s.adjacent_logit end),
-                               min(s.adjacent_logit) keep (dense_rank first order by s.precedence))
-                         as adjacent_logit,
-                      coalesce(max(case when s.origin = 'retrieval' then s.thread_logit end),
-                               min(s.thread_logit) keep (dense_rank first order by s.precedence))
-                         as thread_logit,
-                      min(s.slice) keep (dense_rank first order by s.precedence) as item_slice,
-                      min(s.precedence) as precedence,
-                      max(case when s.origin = 'retrieval' then 1 else 0 end) as retrieved,
-                      max(case when s.origin = 'retrieval' then s.lexical_rank end) as lexical_rank,
-                      max(case when s.origin = 'retrieval' then s.vector_rank end) as vector_rank,
-                      max(case when s.origin = 'retrieval' then s.lexical_score end) as lexical_score,
-                      max(case when s.origin = 'retrieval' then s.vector_distance end) as vector_distance,
-                      max(case when s.origin = 'retrieval' then s.fused end) as fused,
-                      coalesce(max(case when s.origin = 'retrieval' then s.logit end),
-                               min(s.logit) keep (dense_rank first order by s.precedence)) as logit,
-                      coalesce(max(case when s.origin = 'retrieval' then s.bm25 end),
-                               min(s.bm25) keep (dense_rank first order by s.precedence)) as bm25,
-                      coalesce(max(case when s.origin = 'retrieval' then s.similarity end),
-                               min(s.similarity) keep (dense_rank first order by s.precedence)) as similarity
-                 from source_entries s
-                group by s.memory_type, s.id, s.version
-            ),
-            -- The rows the sources name, by primary key, each read led by the tenant (PostgreSQL:
-            -- ctxasm.source_rows): the live table, or, for a replay, the table AS OF the recorded SCN. The
-            -- embedding is compared with the question's here (similarity), so no vector travels further. JSON
-            -- columns travel as CLOB text.
-            memory_rows as (
-               -- generated: memory rows from contract/memory_types.toml; edit the catalogue, then regenerate
-               select cast('guideline' as varchar2(32)) as memory_type,
-                      cast('guideline_memory' as varchar2(32)) as table_name,
-                      f.origin, f.item_slice, f.retrieved, f.lexical_rank as source_lexical_rank,
-                      f.vector_rank as source_vector_rank, f.lexical_score as source_lexical_score,
-                      f.vector_distance as source_vector_distance, f.fused as source_fused, f.logit as source_logit,
-                      f.bm25 as source_bm25, f.similarity as source_similarity,
-                      f.thread_logit as source_thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob) as content_json,
-                      json_serialize(t.source_refs returning clob) as source_refs,
-                      cast(null as number) as confidence, cast(t.guideline_key as varchar2(512)) as key_name,
-                      cast(null as varchar2(256)) as subject, cast(null as varchar2(256)) as predicate,
-                      cast(null as varchar2(512)) as title, cast(null as number) as turn_index,
-                      cast(null as varchar2(16)) as role, cast(null as varchar2(64)) as event_type,
-                      to_clob(null) as extra,
-                      t.content_tokens,
-                      cast(null as number) as similarity_raw,
-                      cast(null as varchar2(32)) as text_key,
-                      cast(null as varchar2(64)) as pointer_text
-                 from sources f
-                 join guideline_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'guideline' and l_snapshot_scn is null
-               union all
-               select 'guideline', 'guideline_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.guideline_key, null, null, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      null,
-                      null, null
-                 from sources f
-                 join guideline_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'guideline' and l_snapshot_scn is not null
-               union all
-               select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.persona_key, null, null, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      null,
-                      null, null
-                 from sources f
-                 join persona_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'persona' and l_snapshot_scn is null
-               union all
-               select 'persona', 'persona_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.persona_key, null, null, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      null,
-                      null, null
-                 from sources f
-                 join persona_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'persona' and l_snapshot_scn is not null
-               union all
-               select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.tool_name, null, null, null, null, null, null,
-                      json_object('tool_schema' value t.tool_schema, 'usage_notes' value t.usage_notes,
-                                  'tool_handler' value t.tool_handler, 'access_policy' value t.access_policy
-                                  null on null returning clob),
-                      t.content_tokens,
-                      null,
-                      null, null
-                 from sources f
-                 join toolbox_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'toolbox' and l_snapshot_scn is null
-               union all
-               select 'toolbox', 'toolbox_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.tool_name, null, null, null, null, null, null,
-                      json_object('tool_schema' value t.tool_schema, 'usage_notes' value t.usage_notes,
-                                  'tool_handler' value t.tool_handler, 'access_policy' value t.access_policy
-                                  null on null returning clob),
-                      t.content_tokens,
-                      null,
-                      null, null
-                 from sources f
-                 join toolbox_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'toolbox' and l_snapshot_scn is not null
-               union all
-               select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      t.confidence, null, t.subject, t.predicate, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join entity_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'entity' and l_snapshot_scn is null
-               union all
-               select 'entity', 'entity_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank, f.vector_rank,
-                      f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity, f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      t.confidence, null, t.subject, t.predicate, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join entity_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'entity' and l_snapshot_scn is not null
-               union all
-               select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.workflow_key, null, null, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join workflow_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'workflow' and l_snapshot_scn is null
-               union all
-               select 'workflow', 'workflow_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.workflow_key, null, null, null, null, null, null,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join workflow_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'workflow' and l_snapshot_scn is not null
-               union all
-               select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.collection, null, null, t.title, null, null, null,
-                      json_object('source_uri' value t.source_uri,
-                                  'published_at' value ctx_json.iso_utc(in_timestamp => t.published_at)
-                                  null on null returning clob),
-                      t.content_tokens,
-                      null,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join knowledge_base_document t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'kb_document' and l_snapshot_scn is null
-               union all
-               select 'kb_document', 'knowledge_base_document', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.collection, null, null, t.title, null, null, null,
-                      json_object('source_uri' value t.source_uri,
-                                  'published_at' value ctx_json.iso_utc(in_timestamp => t.published_at)
-                                  null on null returning clob),
-                      t.content_tokens,
-                      null,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join knowledge_base_document as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'kb_document' and l_snapshot_scn is not null
-               union all
-               select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.document_id, null, null, t.title, t.chunk_index, null, null,
-                      json_object('document_version' value t.document_version null on null returning clob),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join knowledge_base_chunk t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'kb_chunk' and l_snapshot_scn is null
-               union all
-               select 'kb_chunk', 'knowledge_base_chunk', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.document_id, null, null, t.title, t.chunk_index, null, null,
-                      json_object('document_version' value t.document_version null on null returning clob),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join knowledge_base_chunk as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'kb_chunk' and l_snapshot_scn is not null
-               union all
-               select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, null, null, null, null, t.turn_index, t.role, t.event_type,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join conversation_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'conversation' and l_snapshot_scn is null
-               union all
-               select 'conversation', 'conversation_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, null, null, null, null, t.turn_index, t.role, t.event_type,
-                      to_clob(null),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join conversation_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'conversation' and l_snapshot_scn is not null
-               union all
-               select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.summary_key, null, null, null, null, null, null,
-                      json_object('period_start' value ctx_json.iso_utc(in_timestamp => t.period_start),
-                                  'period_end' value ctx_json.iso_utc(in_timestamp => t.period_end)
-                                  null on null returning clob),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join summarization_memory t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'summary' and l_snapshot_scn is null
-               union all
-               select 'summary', 'summarization_memory', f.origin, f.item_slice, f.retrieved, f.lexical_rank,
-                      f.vector_rank, f.lexical_score, f.vector_distance, f.fused, f.logit, f.bm25, f.similarity,
-                      f.thread_logit,
-                      t.id, t.version, t.user_id, t.agent_id, t.thread_id, t.status, t.valid_from, t.valid_until,
-                      t.deleted_at, t.content,
-                      json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
-                      null, t.summary_key, null, null, null, null, null, null,
-                      json_object('period_start' value ctx_json.iso_utc(in_timestamp => t.period_start),
-                                  'period_end' value ctx_json.iso_utc(in_timestamp => t.period_end)
-                                  null on null returning clob),
-                      t.content_tokens,
-                      case
-                         when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
-                         then 1 - cast(vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine) as number)
-                      end,
-                      coalesce(t.text_key, ctx_memory.text_key(in_text => t.content)),
-                      coalesce(t.pointer_text, ctx_memory.pointer_line(in_text => t.content))
-                 from sources f
-                 join summarization_memory as of scn l_read_scn t
-                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version
-                where f.memory_type = 'summary' and l_snapshot_scn is not null
-               -- end generated: memory rows
-            ),
-            -- Sources whose row version is erased now, looked up by primary key, for a replay only: read AS OF an
-            -- earlier SCN, undo still holds their text, and the contract never returns it (PostgreSQL: the
-            -- history copies are deleted with the erasure, so a replay finds no such row). A live window reads
-            -- the erased status itself and excludes the row as erased, as PostgreSQL does.
-            erased_now as (
-               -- generated: erased now from contract/memory_types.toml; edit the catalogue, then regenerate
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join guideline_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'guideline' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join persona_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'persona' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join toolbox_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'toolbox' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join entity_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'entity' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join workflow_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'workflow' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join knowledge_base_document e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'kb_document' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join knowledge_base_chunk e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'kb_chunk' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join conversation_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'conversation' and l_snapshot_scn is not null and e.status = 'erased'
-               union all
-               select f.memory_type, f.id, f.version
-                 from sources f
-                 join summarization_memory e
-                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version
-                where f.memory_type = 'summary' and l_snapshot_scn is not null and e.status = 'erased'
-               -- end generated: erased now
-            ),
-            -- Step: scope. Other tenants are invisible (every read names the tenant; VPD); user, agent and thread
-            -- must match or be NULL (wider); a user's turns in other threads are recalled history; events are not
-            -- memory. Checked again here because replay takes its source list from the caller.
-            step_scope as (
-               select r.*,
-                      ctx_rules.scope_level(in_user_id => r.user_id, in_agent_id => r.agent_id,
-                                               in_thread_id => r.thread_id) as scope_level,
-                      ctx_rules.authority(in_memory_type => r.memory_type) as authority_rank,
-                      case r.memory_type
-                         -- generated: slice for type from contract/memory_types.toml; edit the catalogue, then regenerate
-                         when 'guideline' then 'guidelines'
-                         when 'persona' then 'persona'
-                         when 'toolbox' then 'tools'
-                         when 'entity' then 'durable_facts'
-                         when 'workflow' then 'durable_facts'
-                         when 'kb_document' then 'evidence'
-                         when 'kb_chunk' then 'evidence'
-                         when 'summary' then 'recalled_history'
-                         when 'conversation' then
-                            case when r.origin = 'tail' then 'volatile_tail' else 'recalled_history' end
-                         -- end generated: slice for type
-                      end as slice
-                 from memory_rows r
-                where (r.user_id is null or r.user_id = in_user_id)
-                  and (r.agent_id is null or r.agent_id = in_agent_id)
-                  and (r.thread_id is null or r.thread_id = in_thread_id
-                       or (r.memory_type = 'conversation' and r.user_id = in_user_id))
-                  and (r.memory_type <> 'conversation' or r.event_type = 'message')
-                  and not (r.memory_type = 'guideline' and r.key_name = co_budget_key)
-                  and not exists (select 1
-                                    from erased_now x
-                                   where x.memory_type = r.memory_type and x.id = r.id and x.version = r.version)
-            ),
-            -- Step: lifecycle, at the one evaluation time. NULL reason = in effect. The claim identity of every
-            -- row, in effect or not (a cited row out of effect names its claim's winner), as sha256 of its text:
-            -- Oracle cannot partition or join on a CLOB.
-            lifecycle_keys as (
-               select s.*,
-                      case
-                         when s.status = 'erased' then 'erased'
-                         when s.deleted_at is not null then 'deleted'
-                         when s.valid_from > in_evaluation_time then 'not_yet_effective'
-                         when s.valid_until is not null and s.valid_until <= in_evaluation_time then
-                            case when s.status = 'superseded' then 'superseded' else 'expired' end
-                      end as lifecycle_reason,
-                      ctx_rules.claim_key(
-                         in_subject      => s.subject,
-                         in_predicate    => s.predicate,
-                         in_content_json => s.content_json
-                      ) as claim_key
-                 from step_scope s
-            ),
-            step_lifecycle as (
-               select k.*,
-                      case when k.claim_key is not null then ctx_memory.sha256_hex(in_text => k.claim_key) end
-                         as claim_hash
-                 from lifecycle_keys k
-            ),
-            -- A row cited by history only competes when it is in effect; otherwise it is the annotation's source.
-            effective as (
-               select l.*
-                 from step_lifecycle l
-                where l.lifecycle_reason is null
-            ),
-            -- Fixed slices: per (type, key) the narrowest scope wins; the rest are excluded as conflicts.
-            fixed_ranked as (
-               select e.*,
-                      row_number() over (
-                         partition by e.memory_type, e.key_name
-                         order by e.scope_level desc, e.valid_from desc, e.id
-                      ) as key_rank
-                 from effective e
-                where e.slice in ('guidelines', 'persona', 'tools')
-            ),
-            dynamic_rows as (
-               select e.*
-                 from effective e
-                where e.slice not in ('guidelines', 'persona', 'tools')
-            ),
-            -- Step: dedup. Identical normalized text (the stored text_key) keeps the most authoritative copy,
-            -- where claim identities agree.
-            dedup_ranked as (
-               select d.*,
-                      row_number() over (
-                         partition by d.text_key
-                         order by d.authority_rank, d.scope_level desc, d.valid_from desc, d.table_name, d.id
-                      ) as text_rank
-                 from dynamic_rows d
-            ),
-            step_dedup as (
-               select d.*,
-                      case
-                         when k.id is not null
-                              and not (d.memory_type = k.memory_type and d.id = k.id and d.version = k.version)
-                              and (d.claim_hash is null or k.claim_hash is null or d.claim_hash = k.claim_hash)
-                         then 1
-                         else 0
-                      end as is_duplicate,
-                      k.memory_type as kept_type,
-                      k.id as kept_id,
-                      k.version as kept_version
-                 from dedup_ranked d
-                 left join dedup_ranked k
-                   on k.text_key = d.text_key
-                  and k.text_rank = 1
-            ),
-            -- Step: conflicts. Within a claim, canonical facts beat derived claims and the narrower scope wins.
-            conflict_ranked as (
-               select d.*,
-                      case
-                         when d.claim_hash is not null then
-                            row_number() over (
-                               partition by d.claim_hash
-                               order by d.authority_rank, d.scope_level desc, d.valid_from desc, d.table_name, d.id
-                            )
-                      end as claim_rank
-                 from step_dedup d
-                where d.is_duplicate = 0
-            ),
-            step_conflict as (
-               select c.*,
-                      w.memory_type as winner_type,
-                      w.id as winner_id,
-                      w.version as winner_version
-                 from conflict_ranked c
-                 left join conflict_ranked w
-                   on w.claim_hash = c.claim_hash
-                  and w.claim_rank = 1
-                  and c.claim_rank > 1
-            ),
-            survivors as (
-               select c.*
-                 from step_conflict c
-                where c.winner_id is null
-            ),
-            -- History that cites a version no longer in effect stays, labelled, pointing at the claim's current
-            -- winner (whatever its row id), or, for a row that makes no claim, at the current version of the same
-            -- row.
-            cited_sources as (
-               select s.memory_type, s.id, s.version, j.ref_ord, j.ref_type, j.ref_id, j.ref_version
-                 from survivors s,
-                      json_table(s.source_refs, '$[*]'
-                         columns (
-                            ref_ord     for ordinality,
-                            ref_type    varchar2(32)  path '$.type',
-                            ref_id      varchar2(128) path '$.id',
-                            ref_version number        path '$.version'
-                         )
-                      ) j
-                where s.memory_type in ('summary', 'conversation')
-            ),
-            annotation_candidates as (
-               select a.memory_type, a.id, a.version, a.ref_ord,
-                      src.memory_type as src_type,
-                      src.id as src_id,
-                      src.version as src_version,
-                      cur.memory_type as cur_type,
-                      cur.id as cur_id,
-                      cur.version as cur_version,
-                      cur.content as cur_content,
-                      row_number() over (
-                         partition by a.memory_type, a.id, a.version, a.ref_ord
-                         order by cur.authority_rank, cur.scope_level desc, cur.valid_from desc, cur.table_name, cur.id
-                      ) as cur_rank
-                 from cited_sources a
-                 join step_lifecycle src
-                   on src.memory_type = a.ref_type
-                  and src.id = a.ref_id
-                  and src.version = a.ref_version
-                  and src.lifecycle_reason is not null
-                 left join survivors cur
-                   on cur.memory_type not in ('summary', 'conversation')
-                  and ((src.claim_hash is not null and cur.claim_hash = src.claim_hash)
-                       or (src.claim_hash is null and cur.memory_type = src.memory_type and cur.id = src.id))
-            ),
-            annotation_links as (
-               select c.*
-                 from annotation_candidates c
-                where c.cur_rank = 1
-            ),
-            annotations as (
-               select a.memory_type, a.id, a.version,
-                      json_arrayagg(
-                         json_object(
-                            'source' value json_array(a.src_type, a.src_id, a.src_version),
-                            'current' value
-                               case
-                                  when a.cur_id is not null then json_array(a.cur_type, a.cur_id, a.cur_version)
-                               end format json,
-                            'current_content' value a.cur_content
-                            null on null returning clob
-                         ) format json
-                         order by a.src_type, a.src_id, a.src_version
-                         returning clob
-                      ) as notes
-                 from annotation_links a
-                group by a.memory_type, a.id, a.version
-            ),
-            -- Step: required. The current facts history points at, when the budget requires them.
-            required_refs as (
-               select distinct a.cur_type, a.cur_id, a.cur_version
-                 from annotation_links a
-                where l_require = 1
-                  and a.cur_id is not null
-            ),
-            -- Step: score. Relevance is the reranker's logit when scores are given, the recorded logit on replay,
-            -- or the hybrid scorer's (ctx_assembly.hybrid_logit) from the candidate's embedding similarity and its
-            -- Oracle Text score within its slice (the lexical query's SCORE; 0 for a row it did not find, and for
-            -- the thread's tail).
-            signals as (
-               select v.*,
-                      case
-                         when l_scoring = 1 then
-                            case
-                               when v.slice in ('durable_facts', 'evidence', 'recalled_history')
-                               then coalesce(ts.text_score, 0)
-                               else 0
-                            end
-                      end as bm25_raw
-                 from survivors v
-                 left join json_table(l_text_scores, '$[*]'
-                         columns (
-                            score_type    varchar2(32)  path '$.t',
-                            score_id      varchar2(128) path '$.i',
-                            score_version number        path '$.v',
-                            text_score    number        path '$.s'
-                         )
-                      ) ts
-                   on ts.score_type = v.memory_type
-                  and ts.score_id = v.id
-                  and ts.score_version = v.version
-            ),
-            scored_logit as (
-               select g.*,
-                      case
-                         when l_scores is not null then sc.score_logit
-                         -- the recorded logit less its thread share, which adjacent_scored adds back
-                         when l_use_sources = 1 then
-                            g.source_logit
-                            - coalesce(round(co_thread_weight * g.source_thread_logit, co_score_places), 0)
-                         when g.slice in ('durable_facts', 'evidence', 'recalled_history') then
-                            ctx_rules.hybrid_logit(
-                               in_similarity      => g.similarity_raw,
-                               in_text_score      => g.bm25_raw,
-                               in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
-                            )
-                      end as own_logit,
-                      case
-                         when l_use_sources = 1 then g.source_bm25
-                         else round(g.bm25_raw, co_score_places)
-                      end as bm25,
-                      case
-                         when l_use_sources = 1 then g.source_similarity
-                         else round(g.similarity_raw, co_score_places)
-                      end as similarity,
-                      in_evaluation_time - g.valid_from as age
-                 from signals g
-                 left join json_table(coalesce(l_scores, to_clob(ctx_json.co_empty_array)), '$[*]'
-                         columns (
-                            score_key   varchar2(4000) path '$.k',
-                            score_logit number         path '$.v'
-                         )
-                      ) sc
-                   on sc.score_key = g.memory_type || ':' || g.id || ':' || to_char(g.version)
-            ),
-            -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer
-            -- sits next to the question that matched. Live hybrid scoring only; a replay takes the figure it
-            -- recorded (its recorded logit already includes it), a reranker's scores are taken as they are.
-            adjacency as (
-               select r.*,
-                      case
-                         when l_scores is not null then null
-                         when l_use_sources = 1 then
-                            (select s.adjacent_logit
-                               from sources s
-                              where s.memory_type = r.memory_type
-                                and s.id = r.id
-                                and s.version = r.version)
-                         when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
-                            nullif(greatest(
-                               coalesce(
-                                  case
-                                     when lag(r.turn_index) over (
-                                             partition by r.slice, r.memory_type, r.thread_id
-                                             order by r.turn_index, r.id
-                                          ) = r.turn_index - 1
-                                     then lag(r.own_logit) over (
-                                             partition by r.slice, r.memory_type, r.thread_id
-                                             order by r.turn_index, r.id
-                                          )
-                                  end,
-                                  co_no_logit
-                               ),
-                               coalesce(
-                                  case
-                                     when lead(r.turn_index) over (
-                                             partition by r.slice, r.memory_type, r.thread_id
-                                             order by r.turn_index, r.id
-                                          ) = r.turn_index + 1
-                                     then lead(r.own_logit) over (
-                                             partition by r.slice, r.memory_type, r.thread_id
-                                             order by r.turn_index, r.id
-                                          )
-                                  end,
-                                  co_no_logit
-                               )
-                            ), co_no_logit) - co_adjacent_margin
-                      end as adjacent_logit,
-                      -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes
-                      -- the recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>')
-                      -- stands for its turns and shares their thread's figure.
-                      case
-                         when l_scores is not null then null
-                         when l_use_sources = 1 then r.source_thread_logit
-                         when r.slice = 'recalled_history'
-                          and (r.memory_type = 'conversation' or r.thread_key is not null) then
-                            max(case when r.memory_type = 'conversation' then r.own_logit end)
-                               over (partition by r.slice, r.thread_key)
-                      end as thread_logit
-                 from (
-                         select k.*,
-                                case
-                                   when k.memory_type = 'conversation' then k.thread_id
-                                   when k.memory_type = 'summary' and k.key_name like 'thread:%'
-                                   then substr(k.key_name, 8)
-                                end as thread_key
-                           from scored_logit k
-                      ) r
-            ),
-            adjacent_scored as (
-               select a.*,
-                      case when a.adjacent_logit > a.own_logit then a.adjacent_logit else a.own_logit end
-                      + coalesce(round(co_thread_weight * a.thread_logit, co_score_places), 0) as logit
-                 from adjacency a
-            ),
-            step_score as (
-               select p.*,
-                      case when p.logit is null then 0 else round(1 / (1 + exp(-p.logit)), co_score_places) end
-                         as rerank,
-                      round(coalesce(p.confidence, co_default_confidence), co_score_places) as confidence_score,
-                      round(
-                         greatest(
-                            0,
-                            1 - (extract(day from p.age) * co_seconds_per_day
-                                 + extract(hour from p.age) * 3600
-                                 + extract(minute from p.age) * 60
-                                 + extract(second from p.age)) / co_seconds_per_day / l_recency_days
-                         ),
-                         co_score_places
-                      ) as recency
-                 from adjacent_scored p
-            ),
-            -- Step: priority. w_rerank * rerank, then confidence and recency at co_tie_share of their weights
-            -- (recency in full when the question asks about the present): they break near-ties of relevance.
-            step_priority as (
-               select p.*,
-                      round(
-                         l_w_rerank * p.rerank + co_tie_share * l_w_confidence * p.confidence_score
-                         + case when l_present = 1 then 1 else co_tie_share end * l_w_recency * p.recency,
-                         co_score_places
-                      ) as priority,
-                      case when q.cur_id is not null then 1 else 0 end as required
-                 from step_score p
-                 left join required_refs q
-                   on q.cur_type = p.memory_type
-                  and q.cur_id = p.id
-                  and q.cur_version = p.version
-            ),
-            -- Step: tie-break. Priority desc, valid_from desc, source table, row id; the tail keeps the latest turns.
-            step_tie_break as (
-               select p.*,
-                      row_number() over (
-                         partition by p.slice
-                         order by case when p.slice = 'volatile_tail' then p.turn_index end desc nulls last,
-                                  case when p.slice <> 'volatile_tail' then p.priority end desc,
-                                  p.valid_from desc,
-                                  p.table_name,
-                                  p.id,
-                                  p.version
-                      ) as slice_rank,
-                      case p.slice
-                         when 'durable_facts' then l_limit_facts
-                         when 'evidence' then l_limit_evidence
-                         when 'recalled_history' then l_limit_history
-                         else l_limit_tail
-                      end as slice_limit
-                 from step_priority p
-            ),
-            -- Step: limit. Each slice keeps its first candidate_limits[slice]; required ones are always kept.
-            step_limit as (
-               select o.*,
-                      case when o.slice_rank > o.slice_limit and o.required = 0 then 1 else 0 end as cut
-                 from step_tie_break o
-            ),
-            kept as (
-               select l.*
-                 from step_limit l
-                where l.cut = 0
-            ),
-            -- The summary tier: the row version's newest active compression, by index, read as the rows are.
-            compression_rows as (
-               select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
-                 from kept o
-                 join context_compression k
-                   on k.tenant_id = l_tenant_id
-                  and k.source_type = o.memory_type
-                  and k.source_id = o.id
-                  and k.source_version = o.version
-                where l_snapshot_scn is null
-                  and k.status = 'active'
-                  and k.deleted_at is null
-               union all
-               select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
-                      k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
-                 from kept o
-                 join context_compression as of scn l_read_scn k
-                   on k.tenant_id = l_tenant_id
-                  and k.source_type = o.memory_type
-                  and k.source_id = o.id
-                  and k.source_version = o.version
-                where l_snapshot_scn is not null
-                  and k.status = 'active'
-                  and k.deleted_at is null
-                  -- a compression erased since the SCN is not returned (see erased_now)
-                  and not exists (select 1
-                                    from context_compression n
-                                   where n.tenant_id = k.tenant_id and n.id = k.id
-                                     and n.version = k.version and n.status = 'erased')
-            ),
-            latest_compression as (
-               select c.source_type, c.source_id, c.source_version, c.id, c.version, c.content, c.content_tokens,
-                      c.source_hash, c.generating_model, c.prompt_version
-                 from (
-                         select r.source_type, r.source_id, r.source_version, r.id, r.version, r.content,
-                                r.content_tokens, r.source_hash, r.generating_model, r.prompt_version,
-                                row_number() over (
-                                   partition by r.source_type, r.source_id, r.source_version
-                                   order by r.valid_from desc, r.id
-                                ) as compression_rank
-                           from compression_rows r
-                      ) c
-                where c.compression_rank = 1
-            ),
-            tiered as (
-               select o.*,
-                      cm.id as compression_id,
-                      cm.version as compression_version,
-                      cm.content as compression_content,
-                      cm.content_tokens as compression_tokens,
-                      cm.generating_model as compression_model,
-                      cm.prompt_version as compression_prompt,
-                      -- refused when it no longer matches the row's text; hashed only where a compression exists
-                      case
-                         when cm.id is null then 0
-                         when cm.source_hash = ctx_memory.sha256_hex(in_text => o.content) then 1
-                         else 0
-                      end as summary_matches
-                 from kept o
-                 left join latest_compression cm
-                   on cm.source_type = o.memory_type
-                  and cm.source_id = o.id
-                  and cm.source_version = o.version
-            ),
-            candidates as (
-               select t.slice, t.slice_rank,
-                      json_object(
-                         'ref' value json_array(t.memory_type, t.id, t.version),
-                         'type' value t.memory_type,
-                         'slice' value t.slice,
-                         'origin' value t.origin,
-                         'status' value
-                            case t.memory_type
-                               when 'entity' then 'current'
-                               when 'workflow' then 'current'
-                               when 'summary' then 'historical'
-                               when 'conversation' then 'unverified'
-                               else 'evidence'
-                            end,
-                         'required' value case when t.required = 1 then 'true' else 'false' end format json,
-                         'selection_rank' value t.slice_rank,
-                         'role' value t.role,
-                         'turn_index' value t.turn_index,
-                         'thread_id' value t.thread_id,
-                         'title' value coalesce(t.title, t.subject, t.key_name),
-                         'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
-                         -- the figures the candidate was scored by, and its retrieval ranks when it was retrieved
-                         'scores' value json_object(
-                            'rerank_logit' value t.logit,
-                            'rerank' value t.rerank,
-                            'confidence' value t.confidence_score,
-                            'recency' value t.recency,
-                            'priority' value t.priority,
-                            'bm25' value t.bm25,
-                            'similarity' value t.similarity,
-                            'adjacent_logit' value
-                               case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
-                            'thread_logit' value t.thread_logit,
-                            'lexical_rank' value t.source_lexical_rank,
-                            'vector_rank' value t.source_vector_rank,
-                            'fused' value t.source_fused
-                            absent on null returning clob
-                         ) format json,
-                         'tiers' value json_object(
-                            'full' value t.content,
-                            'summary' value case when t.summary_matches = 1 then t.compression_content end,
-                            'pointer' value t.pointer_text
-                            null on null returning clob
-                         ) format json,
-                         'summary_ref' value
-                            case
-                               when t.summary_matches = 1
-                               then json_array('compression', t.compression_id, t.compression_version)
-                            end format json,
-                         -- who wrote the text: the summary tier's compression, and a summary row (content_json)
-                         'summary_by' value
-                            case
-                               when t.summary_matches = 1
-                               then json_object('model' value t.compression_model,
-                                                'prompt_version' value t.compression_prompt)
-                            end format json,
-                         'generated_by' value
-                            case
-                               when t.memory_type = 'summary'
-                                and json_value(t.content_json, '$.generated_by.model') is not null
-                                and json_value(t.content_json, '$.generated_by.prompt_version') is not null
-                               then json_object(
-                                       'model' value substr(json_value(t.content_json, '$.generated_by.model'), 1, 128),
-                                       'prompt_version' value
-                                          substr(json_value(t.content_json, '$.generated_by.prompt_version'), 1, 64))
-                            end format json,
-                         -- stored o200k_base counts of the full and summary texts (NULL: the fitter counts them)
-                         'content_tokens' value t.content_tokens,
-                         'summary_tokens' value case when t.summary_matches = 1 then t.compression_tokens end,
-                         'annotations' value coalesce(a.notes, to_clob(ctx_json.co_empty_array)) format json
-                         null on null returning clob
-                      ) as candidate
-                 from tiered t
-                 left join annotations a
-                   on a.memory_type = t.memory_type
-                  and a.id = t.id
-                  and a.version = t.version
-            ),
-            -- What the limit cut, once per slice: how many rows, and the priority below which they fell.
-            cuts as (
-               select json_arrayagg(
-                         json_object(
-                            'slice' value l.slice,
-                            'rule' value 'candidate_limit',
-                            'limit' value l.slice_limit,
-                            'rows' value l.cut_rows,
-                            'below_priority' value l.below_priority
-                            null on null returning clob
-                         ) format json
-                         order by l.slice
-                         returning clob
-                      ) as items
-                 from (
-                         select c.slice, max(c.slice_limit) as slice_limit, count(*) as cut_rows,
-                                max(c.priority) as below_priority
-                           from step_limit c
-                          where c.cut = 1
-                          group by c.slice
-                      ) l
-            ),
-            fixed_items as (
-               select json_arrayagg(
-                         json_object(
-                            'ref' value json_array(f.memory_type, f.id, f.version),
-                            'type' value f.memory_type,
-                            'slice' value f.slice,
-                            'key' value f.key_name,
-                            'content' value f.content,
-                            'extra' value f.extra format json
-                            null on null returning clob
-                         ) format json
-                         order by case f.slice when 'guidelines' then 1 when 'persona' then 2 else 3 end,
-                                  f.scope_level,
-                                  f.key_name,
-                                  f.id
-                         returning clob
-                      ) as items
-                 from fixed_ranked f
-                where f.key_rank = 1
-            ),
-            excluded_rows as (
-               select l.memory_type as ref_type, l.id as ref_id, l.version as ref_version,
-                      cast('lifecycle' as varchar2(16)) as exclusion_rule,
-                      cast(l.lifecycle_reason as varchar2(1000)) as detail,
-                      cast(null as varchar2(32)) as kept_type,
-                      cast(null as varchar2(128)) as kept_id,
-                      cast(null as number) as kept_version
-                 from step_lifecycle l
-                where l.lifecycle_reason is not null
-               union all
-               select f.memory_type, f.id, f.version, 'conflict',
-                      'a narrower ' || f.memory_type || ' with key ' || f.key_name || ' is in effect',
-                      null, null, null
-                 from fixed_ranked f
-                where f.key_rank > 1
-               union all
-               select d.memory_type, d.id, d.version, 'dedup', null, d.kept_type, d.kept_id, d.kept_version
-                 from step_dedup d
-                where d.is_duplicate = 1
-               union all
-               select c.memory_type, c.id, c.version, 'conflict', null, c.winner_type, c.winner_id, c.winner_version
-                 from step_conflict c
-                where c.winner_id is not null
-            ),
-            excluded_items as (
-               select json_arrayagg(
-                         case
-                            when x.kept_id is null then
-                               json_object(
-                                  'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
-                                  'rule' value x.exclusion_rule,
-                                  'detail' value x.detail
-                                  null on null returning clob
-                               )
-                            else
-                               json_object(
-                                  'ref' value json_array(x.ref_type, x.ref_id, x.ref_version),
-                                  'rule' value x.exclusion_rule,
-                                  'kept' value json_array(x.kept_type, x.kept_id, x.kept_version)
-                                  null on null returning clob
-                               )
-                         end format json
-                         order by x.exclusion_rule, x.ref_type, x.ref_id, x.ref_version
-                         returning clob
-                      ) as items
-                 from excluded_rows x
-            ),
-            -- The source list as the manifest records it: one entry per row version, with the figures it was
-            -- scored by (logit, bm25, similarity; absent when it was not scored).
-            recorded_sources as (
-               select json_arrayagg(
-                         json_mergepatch(
-                            case
-                               when s.retrieved = 1 then
-                                  json_object(
-                                     'ref' value json_array(s.memory_type, s.id, s.version),
-                                     'origin' value s.origin,
-                                     'slice' value s.item_slice,
-                                     'lexical_rank' value s.lexical_rank,
-                                     'vector_rank' value s.vector_rank,
-                                     'lexical_score' value s.lexical_score,
-                                     'vector_distance' value s.vector_distance,
-                                     'fused' value s.fused
-                                     null on null returning clob
-                                  )
-                               when s.origin = 'adjacent' then
-                                  json_object(
-                                     'ref' value json_array(s.memory_type, s.id, s.version),
-                                     'origin' value s.origin,
-                                     'slice' value s.item_slice,
-                                     'next_to' value s.next_to
-                                     null on null returning clob
-                                  )
-                               else
-                                  json_object(
-                                     'ref' value json_array(s.memory_type, s.id, s.version),
-                                     'origin' value s.origin,
-                                     'slice' value s.item_slice
-                                     null on null returning clob
-                                  )
-                            end,
-                            json_object(
-                               'logit' value p.logit,
-                               'bm25' value p.bm25,
-                               'similarity' value p.similarity,
-                               'adjacent_logit' value
-                                  case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
-                               'thread_logit' value p.thread_logit
-                               absent on null returning clob
-                            )
-                            returning clob
-                         ) format json
-                         order by s.precedence, s.item_slice, s.fused desc nulls last, s.memory_type, s.id, s.version
-                         returning clob
-                      ) as items
-                 from sources s
-                 left join step_priority p
-                   on p.memory_type = s.memory_type
-                  and p.id = s.id
-                  and p.version = s.version
-            )
-            select json_object(
-                      'engine' value co_engine,
-                      'snapshot' value coalesce(in_snapshot, to_char(l_read_scn)),
-                      'tenant_id' value l_tenant_id,
-                      'evaluation_time' value ctx_json.iso_utc(in_timestamp => in_evaluation_time),
-                      'selection_version' value co_selection_version,
-                      'scorer' value l_scorer,
-                      'budget' value json_object(
-                         'ref' value json_array('guideline', l_budget_id, l_budget_version),
-                         'content_json' value l_budget_json format json
-                         null on null returning clob
-                      ) format json,
-                      'fixed' value coalesce((select fi.items from fixed_items fi), to_clob(ctx_json.co_empty_array)) format json,
-                      'candidates' value coalesce(
-                         (select json_arrayagg(c.candidate format json order by c.slice, c.slice_rank returning clob)
-                            from candidates c),
-                         to_clob(ctx_json.co_empty_array)
-                      ) format json,
-                      'required_refs' value coalesce(
-                         (select json_arrayagg(
-                                    json_array(q.cur_type, q.cur_id, q.cur_version)
-                                    order by q.cur_type, q.cur_id, q.cur_version
-                                    returning clob
-                                 )
-                            from required_refs q),
-                         to_clob(ctx_json.co_empty_array)
-                      ) format json,
-                      'candidate_limits' value l_limits_json format json,
-                      'candidate_cuts' value coalesce((select cu.items from cuts cu), to_clob(ctx_json.co_empty_array)) format json,
-                      'retrieval' value json_object(
-                         'method' value l_method,
-                         'depth' value co_retrieval_depth,
-                         'items' value coalesce((select rs.items from recorded_sources rs), to_clob(ctx_json.co_empty_array))
-                                       format json
-                         null on null returning clob
-                      ) format json,
-                      'excluded' value coalesce((select ei.items from excluded_items ei), to_clob(ctx_json.co_empty_array)) format json
-                      null on null returning clob
-                   )
-              into l_result
-              from dual;
+            l_scored := ctx_selection.score_step(
+               in_rows            => l_rows,
+               in_sources         => l_source_rows,
+               in_scores          => l_scores,
+               in_text_scores     => l_text_scores,
+               in_scoring         => l_scoring,
+               in_use_sources     => l_use_sources,
+               in_evaluation_time => in_evaluation_time,
+               in_recency_days    => l_budget.recency_days
+            );
+            l_scored := ctx_selection.priority_step(
+               in_rows         => l_scored,
+               in_w_rerank     => l_budget.w_rerank,
+               in_w_confidence => l_budget.w_confidence,
+               in_w_recency    => l_budget.w_recency,
+               in_present      => l_present
+            );
+            l_scored := ctx_selection.tie_break_step(in_rows => l_scored);
+            l_scored := ctx_selection.limit_step(in_rows => l_scored, in_limits => l_limits);
+            l_result := window_document(
+               in_tenant_id       => l_tenant_id,
+               in_snapshot        => coalesce(in_snapshot, to_char(l_read_scn)),
+               in_snapshot_scn    => l_snapshot_scn,
+               in_read_scn        => l_read_scn,
+               in_evaluation_time => in_evaluation_time,
+               in_scorer          => l_scorer,
+               in_budget          => l_budget,
+               in_limits          => l_limits.to_clob(),
+               in_method          => l_method,
+               in_fixed           => l_fixed,
+               in_excluded        => l_excluded,
+               in_sources         => l_source_rows,
+               in_rows            => l_scored
+            );
             exit when l_use_reranker = 0 or l_scores is not null;
             l_scores := reranker_scores(in_question => in_question, in_window => l_result);
             exit when l_scores is null;

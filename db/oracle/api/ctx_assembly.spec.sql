@@ -7,7 +7,8 @@ create or replace package ctx_assembly authid definer is
     * window, record_manifest records what the window used. The Oracle twin of the PostgreSQL schema
     * ctx_assembly (db/postgresql/api/ctx_assembly.sql); the engine-internal functions it calls are in the
     * packages named as PostgreSQL's files: CTX_RULES (internal/ctx_rules.sql), CTX_RETRIEVAL
-    * (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql) and CTX_JSON;
+    * (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql), CTX_BUDGET (internal/ctx_budget.sql),
+    * CTX_SELECTION (internal/ctx_selection.sql: one routine per selection step) and CTX_JSON;
     * docs/oracle-assembly.md maps the two step by step. Granted to CTXASM_APP. Definer's rights: the package
     * reads and writes as the owner, and the VPD policy <TABLE>_TENANT keeps every row it touches inside the
     * session's tenant; every read also names the tenant itself. Nothing here commits: the caller ends the

@@ -67,9 +67,14 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
             ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
             ("pg_selection", "slice of type", unions.pg_slice_of_type(catalogue)),
             ("ora_rules_body", "authority", types.oracle_authority(catalogue)),
-            ("ora_assembly_body", "memory rows", unions_oracle.memory_rows(catalogue)),
-            ("ora_assembly_body", "erased now", unions_oracle.erased_now(catalogue)),
-            ("ora_assembly_body", "slice for type", unions_oracle.slice_for_type(catalogue)),
+            ("ora_sources_body", "live memory rows", unions_oracle.memory_rows(catalogue, as_of=False)),
+            ("ora_sources_body", "memory rows as of", unions_oracle.memory_rows(catalogue, as_of=True)),
+            ("ora_sources_body", "erased now", unions_oracle.erased_now(catalogue)),
+            ("ora_selection_body", "slice for type", unions_oracle.slice_for_type(catalogue)),
+            ("ora_selection_candidate", "candidate row attributes", unions_oracle.candidate_attributes(catalogue)),
+            ("ora_sources_body", "source row tail", unions_oracle.row_tail(catalogue, source=True)),
+            ("ora_sources_body", "live row tail", unions_oracle.row_tail(catalogue)),
+            ("ora_sources_body", "row tail as of", unions_oracle.row_tail(catalogue)),
             ("ora_tools_body", "expand rows", unions_oracle.expand_rows(catalogue)),
             ("ora_admin_body", "purge tables", unions_oracle.purge_deletes(catalogue)),
             ("ora_memory_body", "inventory types", unions_oracle.inventory_types(catalogue))]
@@ -103,7 +108,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
     for key, name, body in _sql_regions(catalogue):
         files.put(key, _sql_region(files.read(key), target(key), name, body))
-    unions_oracle.check_carried(catalogue, files.read("ora_assembly_body"), target("ora_assembly_body"))
+    unions_oracle.check_carried(catalogue, files.read("ora_selection_candidate"), target("ora_selection_candidate"))
     for constant in catalogue.constants:
         for binding in constant.bind:
             files.put(binding.file, constants.bind(files.read(binding.file), target(binding.file), constant,

@@ -1,7 +1,7 @@
 """Oracle's per-type unions and lists, from contract/memory_types.toml.
 
-CTX_ASSEMBLY.select_window: the `memory_rows` CTE (each renderable type read twice by primary key led by the
-tenant: live, and AS OF the replay's SCN), `erased_now` and the slice CASE of step_scope. CTX_TOOLS.expand: the
+CTX_SOURCES.live_rows and rows_as_of: the `memory_rows` CTE (each renderable type read by primary key led by the
+tenant: live, or AS OF the replay's SCN), and rows_as_of's `erased_now`; CTX_SELECTION.scope_step's slice CASE. CTX_TOOLS.expand: the
 source row of a manifest entry. CTX_ADMIN.purge_tenant: one delete per memory table. CTX_MEMORY.inventory: the
 type list. db/oracle/security/vpd_policies.sql: one VPD policy changeset per memory table (a whole file).
 
@@ -98,7 +98,7 @@ def added_shared(catalogue: Catalogue) -> list[str]:
             if name in placed:
                 raise CatalogueError(f"{where}: ddl 'catalogue' for a column the base tables already have")
             if name in taken:
-                raise CatalogueError(f"{where}: Oracle's memory_rows (select_window) already has a column {name}; "
+                raise CatalogueError(f"{where}: Oracle's memory_rows (CTX_SOURCES) already has a column {name}; "
                                      "choose another name")
             if column.oracle:
                 added.append(name)
@@ -232,34 +232,55 @@ def _row_branch(catalogue: Catalogue, memory_type: MemoryType, header: bool, as_
             "                 from sources f",
             f"                 join {table} t",
             "                   on t.tenant_id = l_tenant_id and t.id = f.id and t.version = f.version",
-            f"                where f.memory_type = '{memory_type.name}' and l_snapshot_scn is "
-            f"{'not null' if as_of else 'null'}"]
+            f"                where f.memory_type = '{memory_type.name}'"]
 
 
-_SELECT_WINDOW = re.compile(r"\bfunction\s+select_window\s*\((.*?)\bend\s+select_window\s*;", re.DOTALL | re.IGNORECASE)
-_ALIAS = re.compile(r"\bas\s+([a-z_][a-z0-9_$#]*)", re.IGNORECASE)
+#: where ctx_selection_candidate's attribute list (and each constructor of it in CTX_SOURCES) ends its row columns:
+#: the generated tail is this column, then the shared columns the catalogue adds
+ROW_TAIL = "pointer_text"
+_ATTRIBUTE_AT = " " * 3
+_ARGUMENT_AT = " " * 16
 
 
-def check_carried(catalogue: Catalogue, assembly_body: str, path: str) -> None:
-    """The steps after memory_rows carry its columns with `r.*` and add their own: a shared column the catalogue
-    adds must not have the name of one the steps add, or the name would be ambiguous."""
-    found = _SELECT_WINDOW.search(assembly_body)
-    if not found:
-        raise CatalogueError(f"{path}: no function select_window ... end select_window; to check the names in")
-    code = re.sub(r"--[^\n]*", "", found.group(1))
-    aliases = {a.lower() for a in _ALIAS.findall(code)}
+def candidate_attributes(catalogue: Catalogue) -> str:
+    """The tail of ctx_selection_candidate's row attributes: pointer_text, then the added shared columns."""
+    shared = _shared(catalogue)
+    lines = [f"{_ATTRIBUTE_AT}{ROW_TAIL:<22} {_POINTER_TEXT},"]
     for name in added_shared(catalogue):
-        if name in aliases:
-            raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: select_window ({path}) already names a column "
-                                 f"{name}, and its steps carry memory_rows' columns with *; choose another name")
+        column = shared[name]
+        lines.append(f"{_ATTRIBUTE_AT}{name:<22} {'clob' if column.json else column.oracle},")
+    return "\n".join(lines)
 
 
-def memory_rows(catalogue: Catalogue) -> str:
-    """select_window's memory_rows: each renderable type live, then AS OF the replay's SCN."""
-    branches = []
+def row_tail(catalogue: Catalogue, source: bool = False) -> str:
+    """The matching arguments of a ctx_selection_candidate constructor: memory_rows' (r.<column>), or NULLs for
+    a source entry, which names no row yet."""
+    names = [ROW_TAIL, *added_shared(catalogue)]
+    return "\n".join(f"{_ARGUMENT_AT}{'null' if source else 'r.' + name}," for name in names)
+
+
+_ATTRIBUTE = re.compile(r"^\s*([a-z_][a-z0-9_$#]*)\s+\w", re.IGNORECASE | re.MULTILINE)
+
+
+def check_carried(catalogue: Catalogue, candidate_type: str, path: str) -> None:
+    """The rows of memory_rows travel from step to step as ctx_selection_candidate objects: a shared column the
+    catalogue adds becomes an attribute of that type (the generated region `candidate row attributes`), so it must
+    not have the name of an attribute written by hand there (the steps' own, or the source entry's)."""
+    body = candidate_type.split("as object", 1)[-1]
+    body = re.sub(r"-- generated: candidate row attributes .*?-- end generated: candidate row attributes", "", body,
+                  flags=re.DOTALL)
+    attributes = {a.lower() for a in _ATTRIBUTE.findall(re.sub(r"--[^\n]*", "", body))}
+    for name in added_shared(catalogue):
+        if name in attributes:
+            raise CatalogueError(f"{TYPES_FILE}: shared_column {name}: ctx_selection_candidate ({path}) already has "
+                                 f"an attribute {name}, which select_window's steps fill; choose another name")
+
+
+def memory_rows(catalogue: Catalogue, as_of: bool) -> str:
+    """CTX_SOURCES' memory_rows: each renderable type by primary key, live or AS OF the replay's SCN."""
+    branches: list[list[str]] = []
     for memory_type in renderable(catalogue):
-        for as_of in (False, True):
-            branches.append(_row_branch(catalogue, memory_type, not branches, as_of))
+        branches.append(_row_branch(catalogue, memory_type, not branches, as_of))
     return f"\n{_SELECT_AT}union all\n".join("\n".join(b) for b in branches)
 
 
@@ -269,8 +290,7 @@ def erased_now(catalogue: Catalogue) -> str:
                  "                 from sources f",
                  f"                 join {t.table} e",
                  "                   on e.tenant_id = l_tenant_id and e.id = f.id and e.version = f.version",
-                 f"                where f.memory_type = '{t.name}' and l_snapshot_scn is not null "
-                 "and e.status = 'erased'"]
+                 f"                where f.memory_type = '{t.name}' and e.status = 'erased'"]
                 for t in renderable(catalogue)]
     return f"\n{_SELECT_AT}union all\n".join("\n".join(b) for b in branches)
 

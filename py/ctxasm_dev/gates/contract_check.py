@@ -59,6 +59,10 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
                          "name, internal/ctx_retrieval.sql",
         "ctx_sources": "the enumerated and cited sources of a window; PostgreSQL: functions of schema ctxasm in the "
                        "file of the same name, internal/ctx_sources.sql",
+        "ctx_budget": "the budget in effect and the candidate limits of a window; PostgreSQL: functions of schema "
+                      "ctxasm in the file of the same name, internal/ctx_budget.sql",
+        "ctx_selection": "the selection steps of a window, one routine per rule; PostgreSQL: functions of schema "
+                         "ctxasm in the file of the same name, internal/ctx_selection.sql",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "

@@ -186,7 +186,7 @@ class _Unit:
 
     path: Path
     tokens: list[Token]
-    kind: str            # spec | body | block | sql
+    kind: str            # spec | body | block | sql | type (CREATE TYPE: an object or collection type of the schema)
     package: str | None = None
     start: int = 0       # after the header (spec/body: after IS/AS)
 
@@ -197,6 +197,8 @@ class Resolver:
         self.signatures = signatures or load_signatures()
         self.tables: Tables = repository_tables(repo)
         self.packages: dict[str, PackageInfo] = {}
+        # the schema's own types (CREATE TYPE): an object type as a record of its attributes, origin "sql"
+        self.sql_types: dict[str, TypeDesc] = {}
         self.findings: list[Finding] = []
         self.units: list[_Unit] = []
         self.path: Path = repo
@@ -281,8 +283,13 @@ class Resolver:
                 name = tokens[at].text
                 start = next(i for i in range(at, len(tokens)) if tokens[i].is_word("is", "as")) + 1
                 return _Unit(path, tokens, kind, name, start)
-            # CREATE PROCEDURE | FUNCTION | TRIGGER | TYPE: none in the repository today; docs/oracle-gates.md
-            # lists them as not analysed. Tables and indexes are read by oracle_catalog.
+            if rest[:1] == ["type"] and len(tokens) > 2:
+                at = next(i for i, t in enumerate(tokens) if t.is_word("type")) + 1
+                start = next((i for i in range(at, len(tokens)) if tokens[i].is_word("is", "as")), None)
+                if start is not None:
+                    return _Unit(path, tokens, "type", tokens[at].text, start + 1)
+            # CREATE PROCEDURE | FUNCTION | TRIGGER: none in the repository today; docs/oracle-gates.md lists them
+            # as not analysed. Tables and indexes are read by oracle_catalog.
             return None
         if head[:1] in (["select"], ["with"], ["insert"], ["update"], ["delete"], ["merge"]):
             return _Unit(path, tokens, "sql")
@@ -290,7 +297,30 @@ class Resolver:
 
     # -- pass 1: what the packages declare ---------------------------------------------------------------
 
+    def _sql_type(self, unit: _Unit) -> None:
+        """CREATE TYPE name AS OBJECT (attribute type, ...) | AS TABLE OF element: an object type's attributes
+        are read like a record's fields (name, type), so `row.attribute` and TABLE(collection)'s columns resolve."""
+        tokens, at = unit.tokens, unit.start
+        name = unit.package or ""
+        if at < len(tokens) and tokens[at].is_word("object") and at + 1 < len(tokens) and _op(tokens[at + 1], "("):
+            close = matching(tokens, at + 1, len(tokens))
+            fields = tuple((tokens[a].text, self._type_reference(tokens, a + 1, b, Scope(), check=True))
+                           for a, b in split_top_level(tokens, at + 2, close))
+            self.sql_types[name] = TypeDesc("record", name, fields=fields, origin="sql")
+        elif at + 2 < len(tokens) and tokens[at].is_word("table") and tokens[at + 1].is_word("of"):
+            element = self.sql_types.get(tokens[at + 2].text)
+            if element is None:
+                self.report(NAMES, tokens[at + 2], f"type {name}: no type {tokens[at + 2].text} created before it")
+            self.sql_types[name] = TypeDesc("collection", name, element=element or UNKNOWN, origin="sql")
+        else:
+            self.report(NAMES, tokens[min(at, len(tokens) - 1)],
+                        f"type {name}: only AS OBJECT (...) and AS TABLE OF <type> are read")
+
     def collect(self) -> None:
+        for unit in self.units:
+            if unit.kind == "type":
+                self.path = unit.path
+                self._sql_type(unit)
         for kind in ("spec", "body"):
             for unit in self.units:
                 if unit.kind != kind:
@@ -313,6 +343,8 @@ class Resolver:
 
     def _package_scope(self, package: str | None, with_body: bool = True) -> Scope:
         scope = Scope()
+        for name, type_desc in self.sql_types.items():
+            scope.declare(Entity("type", name, type_desc))
         if package and package in self.packages:
             info = self.packages[package]
             for entity in info.spec.values():
@@ -361,6 +393,8 @@ class Resolver:
                                check=True, origin=unit.kind)
         elif unit.kind == "block":
             self._block(unit.tokens, 0, len(unit.tokens), Scope())
+        elif unit.kind == "type":
+            return
         else:
             self._sql_statement(unit.tokens, 0, len(unit.tokens), Scope(), None)
 
@@ -1512,6 +1546,13 @@ class Resolver:
             laterals.append((index + 1, close))
             columns = ["column_value"]
             label = "the TABLE() collection"
+            # TABLE(variable) of a collection of an object type: the columns are the type's attributes
+            entity = scope.lookup(tokens[index + 1].text) if close == index + 2 else None
+            element = entity.type.element if entity is not None and entity.kind == "var" else None
+            if element is not None and element.kind == "record" and element.origin == "sql":
+                columns = Columns([f for f, _ in element.fields], {f: t.name for f, t in element.fields})
+                label = f"TABLE() of {entity.type.name}"
+                types = dict(columns.types)
             index = close + 1
         elif token.kind == IDENT:
             parts = [token.text]

@@ -132,10 +132,14 @@ def test_erasure_follows_copies_and_reads_as_of_leave_erased_versions_out():
     assert "'source_hash'" not in scrub, "source_hash is cleared with the text, not kept"
     rows_as_of = routine(memory, "rows_as_of")
     assert "n.status = :b_erased" in rows_as_of
+    # a replay reads the rows through CTX_SOURCES.rows_as_of, which leaves the versions erased now out
+    replay_rows = routine(code(ORACLE / "internal" / "ctx_sources.body.sql"), "rows_as_of")
+    assert "erased_now as (" in replay_rows and "from erased_now x" in replay_rows
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
-    select_window = routine(assembly, "select_window")
-    assert "erased_now as (" in select_window and "from erased_now x" in select_window
-    assert "n.status = 'erased'" in select_window  # compressions too
+    assert "ctx_sources.rows_as_of(" in routine(assembly, "select_window")
+    selection = code(ORACLE / "internal" / "ctx_selection.body.sql")
+    assert "n.status = 'erased'" in routine(selection, "candidate_items")  # compressions too
+    assert "n.status = 'erased'" in routine(code(ORACLE / "internal" / "ctx_budget.body.sql"), "budget_in_effect")
     schema = code(ORACLE / "schema" / "keys_and_erasure.sql")
     assert "modify (source_hash null)" in schema
 

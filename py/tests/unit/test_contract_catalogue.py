@@ -159,6 +159,20 @@ def test_select_window_runs_the_catalogue_steps_in_order(engine: str) -> None:
     assert tuple(s for s in steps if s not in selection_steps.OPTIONAL_STEPS) == contract_constants.SELECTION_STEPS
 
 
+def test_oracle_select_window_calls_the_catalogue_steps_in_order() -> None:
+    """CTX_SELECTION defines one <rule>_step per rule in rule order, and select_window calls them in that order
+    (required_step, Oracle's own, sits between conflict and score)."""
+    import re
+
+    selection = (REPO / "db/oracle/internal/ctx_selection.body.sql").read_text(encoding="utf-8")
+    defined = [m.group(1) for m in re.finditer(r"^\s*function (\w+)_step\s*\(", selection, re.MULTILINE)]
+    assembly = (REPO / "db/oracle/api/ctx_assembly.body.sql").read_text(encoding="utf-8")
+    window = assembly[assembly.index("   function select_window("):assembly.index("   end select_window;")]
+    called = [m.group(1) for m in re.finditer(r"ctx_selection\.(\w+)_step\(", window)]
+    assert defined == called
+    assert tuple(s for s in defined if s != "required") == contract_constants.SELECTION_STEPS
+
+
 # --- the Oracle per-type unions (py/ctxasm_dev/contract/unions_oracle.py) ------------------------------------
 
 NOTE_TYPE = """
@@ -212,7 +226,8 @@ create table note_memory (
 --rollback drop table note_memory purge;
 """
 
-ORACLE_GENERATED = ("db/oracle/api/ctx_assembly.body.sql", "db/oracle/api/ctx_tools.body.sql",
+ORACLE_GENERATED = ("db/oracle/internal/ctx_sources.body.sql", "db/oracle/internal/ctx_selection.body.sql",
+                    "db/oracle/schema/ctx_selection_candidate.sql", "db/oracle/api/ctx_tools.body.sql",
                     "db/oracle/api/ctx_admin.body.sql", "db/oracle/api/ctx_memory.body.sql",
                     "db/oracle/security/vpd_policies.sql")
 
@@ -245,12 +260,13 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
     after = {path: (repo_copy / path).read_text(encoding="utf-8") for path in ORACLE_GENERATED}
     assert all(after[path] != before[path] for path in ORACLE_GENERATED)
     types = catalogue.load(repo_copy).types
-    assembly = after["db/oracle/api/ctx_assembly.body.sql"]
+    sources = after["db/oracle/internal/ctx_sources.body.sql"]
+    selection = after["db/oracle/internal/ctx_selection.body.sql"]
 
-    rows = _region(assembly, "memory rows")
-    branches = rows.split("union all")
+    live, as_of = _region(sources, "live memory rows"), _region(sources, "memory rows as of")
+    branches = live.split("union all") + as_of.split("union all")
     assert len(branches) == 2 * sum(1 for t in types if t.slice)
-    assert all(b.rstrip().endswith(("l_snapshot_scn is null", "l_snapshot_scn is not null")) for b in branches)
+    assert all(b.rstrip().endswith("'") for b in branches)  # where f.memory_type = '<type>'
     # the added shared column is the last column of every branch, named in the first
     assert all("t.region\n" in b for b in branches) and "t.content_tokens," in branches[0]
     note = [b for b in branches if "join note_memory" in b]
@@ -261,8 +277,13 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
                 "'weight' value t.weight null on null returning clob)") in branch
         assert "vector_distance(t.embedding, to_vector(l_query_vector, 384, float32), cosine)" in branch
         assert "coalesce(t.text_key, ctx_memory.text_key(in_text => t.content))" in branch
-    assert "join note_memory e" in _region(assembly, "erased now")
-    assert "when 'note' then 'durable_facts'" in _region(assembly, "slice for type")
+    assert "join note_memory e" in _region(sources, "erased now")
+    assert "when 'note' then 'durable_facts'" in _region(selection, "slice for type")
+    # the added column reaches the candidate rows: an attribute, and an argument of each constructor
+    candidate = after["db/oracle/schema/ctx_selection_candidate.sql"]
+    assert "region " in _region(candidate, "candidate row attributes")
+    assert "r.region," in _region(sources, "live row tail") and "r.region," in _region(sources, "row tail as of")
+    assert _region(sources, "source row tail").count("null,") == 2
     expand = _region(after["db/oracle/api/ctx_tools.body.sql"], "expand rows")
     assert "t.content, t.note_key\n                     from note_memory t" in expand
     assert "region" not in expand  # expand returns the same document on both engines
@@ -281,16 +302,17 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
     assert oracle_names.main(["--repo", repo]) == 0
     assert oracle_api.main(["--repo", repo]) == 0
     assert contract_check.main(["--repo", repo]) == 0
-    # sqlfluff takes a minute over CTX_ASSEMBLY's body and a quarter of one over CTX_MEMORY's (test_gates parses
-    # both in the repository): the other files whole, select_window's regions as one query
+    # sqlfluff takes a while over CTX_SOURCES' body and CTX_MEMORY's (test_gates parses both in the repository):
+    # the other files whole, the regions of memory_rows, erased_now and the slice CASE as one query
     parsed = ("db/oracle/api/ctx_tools.body.sql", "db/oracle/api/ctx_admin.body.sql",
-              "db/oracle/security/vpd_policies.sql", "db/oracle/schema/note_memory.sql")
+              "db/oracle/security/vpd_policies.sql", "db/oracle/schema/note_memory.sql",
+              "db/oracle/schema/ctx_selection_candidate.sql")
     assert oracle_parse.main(["--repo", repo, *(str(repo_copy / p) for p in parsed)]) == 0
     # (of memory_rows, the header branch and the new type's: the others differ from the header only in values)
     rows = "union all".join([branches[0], *note])
     query = (f"with sources as (select memory_type, id, version from dual),\nmemory_rows as (\n{rows}\n),\n"
-             f"erased_now as (\n{_region(assembly, 'erased now')}\n)\n"
-             f"select case r.memory_type\n{_region(assembly, 'slice for type')}\n end as slice\n"
+             f"erased_now as (\n{_region(sources, 'erased now')}\n)\n"
+             f"select case r.memory_type\n{_region(selection, 'slice for type')}\n end as slice\n"
              "from memory_rows r where not exists (select 1 from erased_now x where x.id = r.id)")
     assert oracle_parse.parse_errors(query) == []
     try:
@@ -300,8 +322,9 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
     assert liquibase_render.main(["--repo", repo]) == 0, capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name, says", [("extra", "memory_rows (select_window) already has a column extra"),
-                                        ("slice", "select_window (db/oracle/api/ctx_assembly.body.sql) already names"),
+@pytest.mark.parametrize("name, says", [("extra", "memory_rows (CTX_SOURCES) already has a column extra"),
+                                        ("slice", "ctx_selection_candidate (db/oracle/schema/ctx_selection_candidate.sql) "
+                                                  "already has an attribute slice"),
                                         ("created_at", "ddl 'catalogue' for a column the base tables already have")])
 def test_a_shared_column_oracle_could_not_carry_is_a_catalogue_error(catalogue_copy: Path, name: str,
                                                                      says: str) -> None:

@@ -1,0 +1,216 @@
+--liquibase formatted sql
+
+-- utPLSQL v3 suite for CTX_SELECTION: each selection step on rows built here, without a table (the steps read
+-- none): scope drops what is out of scope and numbers the rest, lifecycle gives each row its reason, dedup keeps
+-- the most authoritative copy, the limit keeps required rows past it, and exclusions lists the reasons. The
+-- whole window is CTX_ASSEMBLY's suite (0020). Writes nothing, so the automatic rollback is enough.
+--
+-- sqlfluff 4.5 (the parse gate) cannot parse a method call on a call result, so the chained form
+-- ut.expect(x).to_equal(y) is written as l_expect := ut.expect(x); l_expect.to_equal(y); (same matcher,
+-- same report line).
+
+--changeset ctxasm:ora-test-0025-01-test-ctx-selection-spec dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package test_ctx_selection authid definer is
+   --%suite(CTX_SELECTION: the selection steps, one by one)
+   --%suitepath(ctxasm.oracle)
+
+   --%test(scope keeps the user's rows and numbers them; another user's, an event and a budget are dropped)
+   procedure scope_keeps_rows_in_scope;
+
+   --%test(lifecycle: expired, superseded and not yet effective rows get their reason, a row in effect none)
+   procedure lifecycle_gives_reasons;
+
+   --%test(dedup: of two rows with one text the more authoritative is kept, the other names it)
+   procedure dedup_keeps_the_authoritative_copy;
+
+   --%test(limit: a slice keeps its first rows, and a required row past the limit too)
+   procedure limit_keeps_required_rows;
+
+   --%test(exclusions: the lifecycle reasons and the duplicates, with the row each kept instead)
+   procedure exclusions_list_the_reasons;
+end test_ctx_selection;
+/
+
+--changeset ctxasm:ora-test-0025-02-test-ctx-selection-body dbms:oracle runOnChange:true endDelimiter:/ stripComments:false
+create or replace package body test_ctx_selection is
+   co_format constant varchar2(40) := 'YYYY-MM-DD HH24:MI:SS TZH:TZM';
+   co_past   constant timestamp with time zone := to_timestamp_tz('2026-01-01 00:00:00 +00:00', co_format);
+   co_now    constant timestamp with time zone := to_timestamp_tz('2026-06-01 00:00:00 +00:00', co_format);
+   co_future constant timestamp with time zone := to_timestamp_tz('2026-12-01 00:00:00 +00:00', co_format);
+
+   -- a row version in effect since co_past, of no user, agent or thread; the test sets what it needs
+   function candidate(in_memory_type in varchar2, in_id in varchar2) return ctx_selection_candidate is
+   begin
+      return ctx_selection_candidate(
+            null, in_memory_type, null, null, null, null, null, null, null, null, null, null, null, null,
+            null, null, null, null, in_id, 1, null, null, null, 'active', co_past, null, null, in_id, null,
+            null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+            null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+            null, null, null, null, null, null, null, null, null, null, null, null, null
+         );
+   end candidate;
+
+   -- a durable fact of one text, as the steps before dedup leave it
+   function fact(in_id in varchar2, in_text_key in varchar2, in_authority in number) return ctx_selection_candidate is
+      r_row ctx_selection_candidate := candidate(in_memory_type => 'entity', in_id => in_id);
+   begin
+      r_row.table_name := 'entity_memory';
+      r_row.slice := 'durable_facts';
+      r_row.scope_level := 0;
+      r_row.authority_rank := in_authority;
+      r_row.text_key := in_text_key;
+      return r_row;
+   end fact;
+
+   procedure scope_keeps_rows_in_scope is
+      l_expect ut_expectation;
+      l_rows   ctx_selection_candidates := ctx_selection_candidates();
+      r_row    ctx_selection_candidate;
+   begin
+      l_rows.extend(4);
+      r_row := candidate(in_memory_type => 'entity', in_id => 'other-user');
+      r_row.user_id := 'u2';
+      l_rows(1) := r_row;
+      r_row := candidate(in_memory_type => 'entity', in_id => 'mine');
+      r_row.user_id := 'u1';
+      l_rows(2) := r_row;
+      r_row := candidate(in_memory_type => 'conversation', in_id => 'an-event');
+      r_row.event_type := 'context_manifest';
+      l_rows(3) := r_row;
+      r_row := candidate(in_memory_type => 'guideline', in_id => 'the-budget');
+      r_row.key_name := 'context_budget';
+      l_rows(4) := r_row;
+      l_rows := ctx_selection.scope_step(in_rows => l_rows, in_user_id => 'u1', in_agent_id => 'a1',
+                                         in_thread_id => 't1');
+      l_expect := ut.expect(l_rows.count);
+      l_expect.to_equal(1);
+      r_row := l_rows(1);
+      l_expect := ut.expect(r_row.id);
+      l_expect.to_equal('mine');
+      l_expect := ut.expect(r_row.row_no);
+      l_expect.to_equal(1);
+      l_expect := ut.expect(r_row.slice);
+      l_expect.to_equal('durable_facts');
+   end scope_keeps_rows_in_scope;
+
+   procedure lifecycle_gives_reasons is
+      l_expect ut_expectation;
+      l_rows   ctx_selection_candidates := ctx_selection_candidates();
+      r_row    ctx_selection_candidate;
+   begin
+      l_rows.extend(4);
+      l_rows(1) := candidate(in_memory_type => 'entity', in_id => 'in-effect');
+      r_row := candidate(in_memory_type => 'entity', in_id => 'expired');
+      r_row.valid_until := co_now;
+      l_rows(2) := r_row;
+      r_row := candidate(in_memory_type => 'entity', in_id => 'superseded');
+      r_row.valid_until := co_now;
+      r_row.status := 'superseded';
+      l_rows(3) := r_row;
+      r_row := candidate(in_memory_type => 'entity', in_id => 'later');
+      r_row.valid_from := co_future;
+      l_rows(4) := r_row;
+      l_rows := ctx_selection.lifecycle_step(in_rows => l_rows, in_evaluation_time => co_now);
+      r_row := l_rows(1);
+      l_expect := ut.expect(r_row.lifecycle_reason);
+      l_expect.to_be_null();
+      r_row := l_rows(2);
+      l_expect := ut.expect(r_row.lifecycle_reason);
+      l_expect.to_equal('expired');
+      r_row := l_rows(3);
+      l_expect := ut.expect(r_row.lifecycle_reason);
+      l_expect.to_equal('superseded');
+      r_row := l_rows(4);
+      l_expect := ut.expect(r_row.lifecycle_reason);
+      l_expect.to_equal('not_yet_effective');
+   end lifecycle_gives_reasons;
+
+   procedure dedup_keeps_the_authoritative_copy is
+      l_expect ut_expectation;
+      l_rows   ctx_selection_candidates := ctx_selection_candidates();
+      r_row    ctx_selection_candidate;
+   begin
+      l_rows.extend(2);
+      l_rows(1) := fact(in_id => 'derived', in_text_key => 'same text', in_authority => 5);
+      l_rows(2) := fact(in_id => 'canonical', in_text_key => 'same text', in_authority => 1);
+      for i in 1 .. l_rows.count loop
+         r_row := l_rows(i);
+         r_row.row_no := i;
+         l_rows(i) := r_row;
+      end loop;
+      l_rows := ctx_selection.dedup_step(in_rows => l_rows);
+      r_row := l_rows(1);
+      l_expect := ut.expect(r_row.is_duplicate);
+      l_expect.to_equal(1);
+      l_expect := ut.expect(r_row.kept_id);
+      l_expect.to_equal('canonical');
+      r_row := l_rows(2);
+      l_expect := ut.expect(r_row.is_duplicate);
+      l_expect.to_equal(0);
+   end dedup_keeps_the_authoritative_copy;
+
+   procedure limit_keeps_required_rows is
+      l_expect ut_expectation;
+      l_rows   ctx_selection_candidates := ctx_selection_candidates();
+      r_row    ctx_selection_candidate;
+      l_limits json_object_t := json_object_t();
+   begin
+      l_limits.put('durable_facts', 1);
+      l_limits.put('evidence', 10);
+      l_limits.put('recalled_history', 10);
+      l_limits.put('volatile_tail', 10);
+      l_rows.extend(3);
+      for i in 1 .. 3 loop
+         r_row := fact(in_id => 'fact-' || to_char(i), in_text_key => 'text ' || to_char(i), in_authority => 1);
+         r_row.row_no := i;
+         r_row.competing := 1;
+         r_row.slice_rank := i;
+         r_row.required := case when i = 3 then 1 else 0 end;
+         l_rows(i) := r_row;
+      end loop;
+      l_rows := ctx_selection.limit_step(in_rows => l_rows, in_limits => l_limits);
+      r_row := l_rows(1);
+      l_expect := ut.expect(r_row.cut);
+      l_expect.to_equal(0);
+      r_row := l_rows(2);
+      l_expect := ut.expect(r_row.cut);
+      l_expect.to_equal(1);
+      r_row := l_rows(3);
+      l_expect := ut.expect(r_row.cut);
+      l_expect.to_equal(0);
+   end limit_keeps_required_rows;
+
+   procedure exclusions_list_the_reasons is
+      l_expect   ut_expectation;
+      l_rows     ctx_selection_candidates := ctx_selection_candidates();
+      r_row      ctx_selection_candidate;
+      l_excluded clob;
+      l_first    varchar2(32);
+      l_second   varchar2(32);
+      l_kept     varchar2(128);
+   begin
+      l_rows.extend(2);
+      r_row := candidate(in_memory_type => 'entity', in_id => 'expired');
+      r_row.lifecycle_reason := 'expired';
+      l_rows(1) := r_row;
+      r_row := fact(in_id => 'derived', in_text_key => 'same text', in_authority => 5);
+      r_row.is_duplicate := 1;
+      r_row.kept_type := 'entity';
+      r_row.kept_id := 'canonical';
+      r_row.kept_version := 1;
+      l_rows(2) := r_row;
+      l_excluded := ctx_selection.exclusions(in_rows => l_rows);
+      select json_value(l_excluded, '$[0].rule'), json_value(l_excluded, '$[1].rule'),
+             json_value(l_excluded, '$[0].kept[1]')
+        into l_first, l_second, l_kept
+        from dual;
+      -- ordered by rule: dedup before lifecycle
+      l_expect := ut.expect(l_first);
+      l_expect.to_equal('dedup');
+      l_expect := ut.expect(l_kept);
+      l_expect.to_equal('canonical');
+      l_expect := ut.expect(l_second);
+      l_expect.to_equal('lifecycle');
+   end exclusions_list_the_reasons;
+end test_ctx_selection;
+/
