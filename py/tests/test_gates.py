@@ -302,25 +302,25 @@ def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_
     assert contract_check.main(["--repo", str(repo_copy)]) == 0
     assert "selection steps, the same on both engines: scope, lifecycle, dedup, conflict, " in \
         capsys.readouterr().out
-    body = repo_copy / ASSEMBLY_BODY
-    text = body.read_text(encoding="utf-8")
-    assert text.count("ctx_selection.dedup_step(") == 1
-    body.write_text(text.replace("ctx_selection.dedup_step(", "ctx_selection.duplicates_step("), encoding="utf-8")
+    pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
+    text = pg.read_text(encoding="utf-8")
+    assert text.count("ctxasm.dedup_step(") == 1
+    pg.write_text(text.replace("ctxasm.dedup_step(", "ctxasm.duplicates_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
     out = capsys.readouterr().out
     assert "selection steps differ from step 3 on" in out
-    assert "oracle:     scope, lifecycle, duplicates, conflict" in out
+    assert "postgresql: scope, lifecycle, duplicates, conflict" in out
 
 
 def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: Path, capsys) -> None:
-    # select_window calls tie_break_step before priority_step on Oracle only: the same set, another order
-    body = repo_copy / ASSEMBLY_BODY
-    text = body.read_text(encoding="utf-8")
-    text = text.replace("ctx_selection.priority_step(", "ctx_selection.swap_step(").replace(
-        "ctx_selection.tie_break_step(", "ctx_selection.priority_step(")
-    body.write_text(text.replace("ctx_selection.swap_step(", "ctx_selection.tie_break_step("), encoding="utf-8")
+    # select_window calls tie_break_step before priority_step on PostgreSQL only: the same set, another order
+    pg = repo_copy / "db/postgresql/api/ctx_assembly.sql"
+    text = pg.read_text(encoding="utf-8")
+    text = text.replace("ctxasm.priority_step(", "ctxasm.swap_step(").replace("ctxasm.tie_break_step(",
+                                                                           "ctxasm.priority_step(")
+    pg.write_text(text.replace("ctxasm.swap_step(", "ctxasm.tie_break_step("), encoding="utf-8")
     assert contract_check.main(["--repo", str(repo_copy)]) == 1
-    assert "oracle:     scope, lifecycle, dedup, conflict, score, tie_break, priority, limit" in \
+    assert "postgresql: scope, lifecycle, dedup, conflict, required, score, tie_break, priority, limit" in \
         capsys.readouterr().out
 
 

@@ -98,6 +98,23 @@ LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
 
+--changeset ctxasm:pg-internal-candidate-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SOURCES.candidate_rows: the rows a source list names (ctxasm.source_rows: live, or as of a recorded
+--comment: snapshot) as the selection's candidate rows, each with its origin and source entry; the steps' columns
+--comment: are empty
+CREATE OR REPLACE FUNCTION ctxasm.candidate_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_agg(ROW(
+               x.origin, x.source,
+               -- the steps' columns, scope_level .. cut
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               NULL, NULL, NULL, NULL, NULL,
+               (x.memory).*)::ctxasm.selection_candidate), '{}')
+      FROM ctxasm.source_rows(in_tenant_id, in_snapshot, in_sources) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.candidate_rows(varchar, pg_snapshot, jsonb);
+
 --changeset ctxasm:pg-internal-source-item dbms:postgresql runOnChange:true splitStatements:false
 --comment: one entry of a source list
 CREATE OR REPLACE FUNCTION ctxasm.source_item(in_memory_type varchar, in_id varchar, in_version integer,
@@ -237,3 +254,92 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
        AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active'
 $$;
 --rollback DROP FUNCTION ctxasm.claim_sources(varchar, varchar, varchar, varchar, jsonb);
+
+--changeset ctxasm:pg-internal-window-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SOURCES.window_sources: the source list of a live window, on the live tables of one tenant: what
+--comment: the window enumerates (fixed slices, the thread's tail, few durable facts), what retrieval finds for
+--comment: each retrieved slice and the turns next to the best recalled ones, then what the recalled history
+--comment: cites and the claims of those citations. The question's terms come from ctxasm.question_terms
+--comment: (computed once per window: scoring reads them too).
+CREATE OR REPLACE FUNCTION ctxasm.window_sources(
+    in_tenant_id       varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_embedding       public.vector,
+    in_limits          jsonb,
+    in_depth           integer,
+    in_term_types      varchar[],
+    in_term_lexemes    text[],
+    in_term_idf        double precision[],
+    in_term_df         double precision[],
+    in_term_rows       double precision[]
+)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- How many estimated rows the lexical probe may visit.
+    co_probe_rows      constant integer := 500;
+    -- Durable facts are enumerated while the scope holds at most this many row versions of them.
+    co_facts_enumerated constant integer := 100;
+    l_facts_enumerated boolean := ctxasm.facts_enumerable(in_tenant_id, in_user_id, in_agent_id, in_thread_id,
+                                                          co_facts_enumerated);
+    l_sources jsonb;
+BEGIN
+    WITH enumerated AS (
+        SELECT e AS item
+          FROM ctxasm.enumerated_sources(in_tenant_id, in_user_id, in_agent_id, in_thread_id,
+                                         (in_limits ->> 'volatile_tail')::integer, l_facts_enumerated) AS e
+    ),
+    retrieved AS (
+        SELECT x.slice, r.*
+          FROM unnest(CASE WHEN l_facts_enumerated THEN ARRAY['evidence', 'recalled_history']
+                           ELSE ARRAY['evidence', 'recalled_history', 'durable_facts'] END) AS x(slice)
+          CROSS JOIN LATERAL ctxasm.retrieve(
+              in_tenant_id, x.slice, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+              in_term_types, in_term_lexemes, in_term_idf,
+              ctxasm.probe_query(
+                  (SELECT array_agg(t.lexeme) FROM unnest(in_term_types, in_term_lexemes) AS t(kind, lexeme)
+                    WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
+                  (SELECT array_agg(t.df) FROM unnest(in_term_types, in_term_df) AS t(kind, df)
+                    WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
+                  (SELECT max(t.row_count) FROM unnest(in_term_types, in_term_rows) AS t(kind, row_count)
+                    WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
+                  co_probe_rows),
+              in_embedding, greatest(in_depth, (in_limits ->> x.slice)::integer),
+              2 * greatest(in_depth, (in_limits ->> x.slice)::integer)) AS r
+    ),
+    -- The turns next to the best recalled turns (as many as the slice may keep), in their threads.
+    adjacent AS (
+        SELECT a.*
+          FROM ctxasm.adjacent_turns(
+              in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+              ARRAY(SELECT r.id FROM retrieved AS r
+                     WHERE r.slice = 'recalled_history' AND r.memory_type = 'conversation'
+                     ORDER BY r.fused DESC, r.id
+                     LIMIT (in_limits ->> 'recalled_history')::integer)) AS a
+    )
+    SELECT coalesce(jsonb_agg(s.item), '[]'::jsonb) INTO l_sources
+      FROM (SELECT e.item FROM enumerated AS e
+            UNION ALL
+            SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'retrieval', r.slice)
+                   || jsonb_build_object('lexical_rank', r.lexical_rank, 'vector_rank', r.vector_rank,
+                                         'lexical_score', r.lexical_score, 'vector_distance', r.vector_distance,
+                                         'fused', r.fused)
+              FROM retrieved AS r
+             -- The thread's tail is shown as turns; retrieval recalls the rest of the history.
+             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
+                                                               r.memory_type, r.id, r.version))
+            UNION ALL
+            SELECT ctxasm.source_item('conversation', a.id, a.version, 'adjacent', 'recalled_history')
+                   || jsonb_build_object('next_to', a.next_to)
+              FROM adjacent AS a
+             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
+                                                               'conversation', a.id, a.version))) AS s;
+    RETURN l_sources || coalesce((
+        SELECT jsonb_agg(c) FROM ctxasm.claim_sources(in_tenant_id, in_user_id, in_agent_id, in_thread_id, l_sources)
+                                  AS c), '[]'::jsonb);
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.window_sources(varchar, varchar, varchar, varchar, timestamptz, public.vector, jsonb, integer, varchar[], text[], double precision[], double precision[], double precision[]);

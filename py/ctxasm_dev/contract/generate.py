@@ -65,7 +65,7 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
             ("pg_sources", "source rows", unions.pg_source_rows(catalogue)),
             ("pg_retrieval", "slice types", unions.pg_slice_types(catalogue)),
             ("pg_retrieval", "searchable tables", unions.pg_searchable_tables(catalogue)),
-            ("pg_assembly", "slice of type", unions.pg_slice_of_type(catalogue)),
+            ("pg_selection", "slice of type", unions.pg_slice_of_type(catalogue)),
             ("ora_rules_body", "authority", types.oracle_authority(catalogue)),
             ("ora_sources_body", "live memory rows", unions_oracle.memory_rows(catalogue, as_of=False)),
             ("ora_sources_body", "memory rows as of", unions_oracle.memory_rows(catalogue, as_of=True)),

@@ -112,13 +112,18 @@ def _add_shared_column(copy: Path) -> None:
 
 
 def _columns_of_every_shape(target: pgconn.Target) -> dict[str, list[str]]:
-    """The columns of each memory table and history table, of each memory-row view, and of memory_rows(NULL)."""
+    """The columns of each memory table and history table, of each memory-row view, of memory_rows(NULL) and of
+    the selection's candidate row."""
     with pgconn.connect(target, pgconn.owner_login()) as connection:
         rows = connection.execute(
             "SELECT c.table_name, c.column_name FROM information_schema.columns AS c "
             "WHERE c.table_schema = 'ctxasm' ORDER BY c.table_name, c.ordinal_position").fetchall()
         cursor = connection.execute("SELECT * FROM ctxasm.memory_rows(NULL) LIMIT 0")
         functions = {"memory_rows(NULL)": [d.name for d in cursor.description]}
+        # the selection's candidate row ends with memory_row's columns (schema/ctx_selection_candidate.sql)
+        functions["selection_candidate"] = [name for (name,) in connection.execute(
+            "SELECT a.attname FROM pg_attribute AS a WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass "
+            "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum").fetchall()]
     columns: dict[str, list[str]] = {}
     for table, column in rows:
         columns.setdefault(table, []).append(column)
@@ -132,7 +137,7 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
             assert "region" in columns[table], f"ctxasm.{table} has no column region"
         if memory_type.slice:
             assert columns[f"memory_row_{memory_type.name}"][-1] == "region"
-    for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)"):
+    for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)", "selection_candidate"):
         assert columns[shape][-1] == "region", f"{shape} does not end with region: {columns[shape]}"
 
 

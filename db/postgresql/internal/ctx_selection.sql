@@ -1,0 +1,555 @@
+--liquibase formatted sql
+-- CTX_SELECTION: the selection rules of a window, one function per rule, in the order select_window runs them
+-- (contract/selection.toml): scope_step, lifecycle_step, dedup_step, conflict_step, required_step, score_step,
+-- priority_step, tie_break_step, limit_step; then exclusions and the other parts of the selection document.
+-- The rows pass from step to step as one array of ctxasm.selection_candidate. No step drops a row: a step that
+-- excludes one says why in its own column (lifecycle_reason, duplicate_of, key_rank, beaten_by, cut), and the
+-- later steps only weigh the rows still in competition (ctxasm.competes). So the manifest's excluded list is
+-- read from the last array, and each step reads as its rule.
+-- A step writes its columns into the rows with jsonb_populate_record (the row with those fields replaced):
+-- one expression per step instead of a row constructor that lists all fifty-four fields.
+
+--changeset ctxasm:pg-selection-competes dbms:postgresql runOnChange:true splitStatements:false
+--comment: whether a row still competes for a dynamic slice: in effect, not a duplicate, not beaten (the fixed
+--comment: slices are chosen by key, not by score)
+CREATE OR REPLACE FUNCTION ctxasm.competes(in_row ctxasm.selection_candidate) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(in_row.slice NOT IN ('guidelines', 'persona', 'tools') AND in_row.lifecycle_reason IS NULL
+                    AND in_row.duplicate_of IS NULL AND in_row.beaten_by IS NULL, FALSE)
+$$;
+--rollback DROP FUNCTION ctxasm.competes(ctxasm.selection_candidate);
+
+--changeset ctxasm:pg-selection-scope-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.scope_step: the rows the scope may see, each with its scope level, authority and slice;
+--comment: the others are dropped (never shown, not even as excluded). Other tenants are invisible (the tenant's
+--comment: partition, RLS); user, agent and thread must match or be NULL (wider); a user's turns in other threads
+--comment: are recalled history; events are not memory; budget guidelines are not shown. Checked here because
+--comment: replay takes its source list from the caller.
+CREATE OR REPLACE FUNCTION ctxasm.scope_step(
+    in_rows      ctxasm.selection_candidate[],
+    in_user_id   varchar,
+    in_agent_id  varchar,
+    in_thread_id varchar
+)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(jsonb_populate_record(x, jsonb_build_object(
+               'scope_level', ctxasm.scope_level(x.user_id, x.agent_id, x.thread_id),
+               'authority', ctxasm.authority(x.memory_type),
+               -- The thread's tail (conversation turns only) has its own slice; every other row competes for
+               -- its type's.
+               'slice', CASE WHEN x.origin = 'tail' THEN 'volatile_tail' ELSE CASE x.memory_type
+                   -- generated: slice of type from contract/memory_types.toml; edit the catalogue, then regenerate
+                   WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
+                   WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
+                   WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
+                   WHEN 'conversation' THEN 'recalled_history' WHEN 'summary' THEN 'recalled_history'
+                   -- end generated: slice of type
+               END END))), '{}')
+      FROM unnest(in_rows) AS x
+     WHERE (x.user_id IS NULL OR x.user_id = in_user_id)
+       AND (x.agent_id IS NULL OR x.agent_id = in_agent_id)
+       AND (x.thread_id IS NULL OR x.thread_id = in_thread_id
+            OR (x.memory_type = 'conversation' AND x.user_id = in_user_id))
+       AND (x.memory_type <> 'conversation' OR x.event_type = 'message')
+       AND x.memory_type NOT IN ('compression', 'source_ref')
+       AND NOT (x.memory_type = 'guideline' AND x.key_name = 'context_budget')
+$$;
+--rollback DROP FUNCTION ctxasm.scope_step(ctxasm.selection_candidate[], varchar, varchar, varchar);
+
+--changeset ctxasm:pg-selection-lifecycle-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.lifecycle_step: each row's standing at the one evaluation time (NULL reason = in
+--comment: effect), and its claim identity. A row cited by history that is not in effect is the annotation's
+--comment: source, not a candidate.
+CREATE OR REPLACE FUNCTION ctxasm.lifecycle_step(in_rows ctxasm.selection_candidate[], in_evaluation_time timestamptz)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(jsonb_populate_record(s, jsonb_build_object(
+               'lifecycle_reason',
+               CASE WHEN s.status = 'erased' THEN 'erased'
+                    WHEN s.deleted_at IS NOT NULL THEN 'deleted'
+                    WHEN s.valid_from > in_evaluation_time THEN 'not_yet_effective'
+                    WHEN s.valid_until IS NOT NULL AND s.valid_until <= in_evaluation_time THEN
+                        CASE WHEN s.status = 'superseded' THEN 'superseded' ELSE 'expired' END
+               END,
+               'claim_key', ctxasm.claim_key(s.subject, s.predicate, s.content_json)))), '{}')
+      FROM unnest(in_rows) AS s
+$$;
+--rollback DROP FUNCTION ctxasm.lifecycle_step(ctxasm.selection_candidate[], timestamptz);
+
+--changeset ctxasm:pg-selection-dedup-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.dedup_step: identical normalized text keeps the most authoritative copy, where claim
+--comment: identities agree; the others name the copy kept (duplicate_of)
+CREATE OR REPLACE FUNCTION ctxasm.dedup_step(in_rows ctxasm.selection_candidate[])
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(d.candidate, jsonb_build_object(
+                       'duplicate_of',
+                       CASE WHEN (d.memory_type, d.id, d.version)
+                                 <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
+                                 AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
+                            THEN d.keeper END)) AS candidate
+              FROM (SELECT y AS candidate, y.memory_type, y.id, y.version, y.claim_key,
+                           first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text AS keeper,
+                           first_value(y.claim_key) OVER same_text AS keeper_claim
+                      FROM unnest(in_rows) AS y
+                     WHERE ctxasm.competes(y)
+                    WINDOW same_text AS (PARTITION BY y.text_key
+                                         ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC, y.table_name,
+                                                  y.id)) AS d
+            UNION ALL
+            SELECT y FROM unnest(in_rows) AS y WHERE NOT ctxasm.competes(y)) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.dedup_step(ctxasm.selection_candidate[]);
+
+--changeset ctxasm:pg-selection-conflict-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.conflict_step: in the fixed slices, per (type, key) the narrowest scope wins (key_rank
+--comment: 1); within a claim, canonical facts beat derived claims and the narrower scope wins (the losers name
+--comment: the winner: beaten_by)
+CREATE OR REPLACE FUNCTION ctxasm.conflict_step(in_rows ctxasm.selection_candidate[])
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(f, jsonb_build_object('key_rank', row_number() OVER (
+                       PARTITION BY f.memory_type, f.key_name
+                       ORDER BY f.scope_level DESC, f.valid_from DESC, f.id))) AS candidate
+              FROM unnest(in_rows) AS f
+             WHERE f.slice IN ('guidelines', 'persona', 'tools') AND f.lifecycle_reason IS NULL
+            UNION ALL
+            SELECT jsonb_populate_record(d, jsonb_build_object(
+                       'beaten_by',
+                       CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
+                            THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order
+                       END))
+              FROM unnest(in_rows) AS d
+             WHERE ctxasm.competes(d)
+            WINDOW claim_order AS (PARTITION BY d.claim_key
+                                   ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id)
+            UNION ALL
+            SELECT o FROM unnest(in_rows) AS o
+             WHERE NOT ctxasm.competes(o)
+               AND NOT coalesce(o.slice IN ('guidelines', 'persona', 'tools') AND o.lifecycle_reason IS NULL, FALSE))
+           AS x
+$$;
+--rollback DROP FUNCTION ctxasm.conflict_step(ctxasm.selection_candidate[]);
+
+--changeset ctxasm:pg-selection-required-refs dbms:postgresql runOnChange:true splitStatements:false
+--comment: the current winners the annotations point at, as [type, id, version] refs in order: the rows the
+--comment: window must show when the budget requires current facts (require_current_facts), else none
+CREATE OR REPLACE FUNCTION ctxasm.required_refs(in_rows ctxasm.selection_candidate[], in_require boolean)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_agg(q.ref ORDER BY q.ref), '[]'::jsonb)
+      FROM (SELECT DISTINCT note -> 'current' AS ref
+              FROM unnest(in_rows) AS a CROSS JOIN LATERAL jsonb_array_elements(a.annotations) AS note
+             WHERE in_require AND note -> 'current' <> 'null'::jsonb) AS q
+$$;
+--rollback DROP FUNCTION ctxasm.required_refs(ctxasm.selection_candidate[], boolean);
+
+--changeset ctxasm:pg-selection-required-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.required_step: history (summaries, turns) that cites a version no longer in effect stays,
+--comment: with notes (annotations) naming the claim's current winner (whatever its row id), or, for a row that
+--comment: makes no claim, the current version of the same row; when the budget requires current facts
+--comment: (in_require), those winners are required: the limit never cuts them.
+CREATE OR REPLACE FUNCTION ctxasm.required_step(in_rows ctxasm.selection_candidate[], in_require boolean)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    WITH survivors AS MATERIALIZED (
+        SELECT s.* FROM unnest(in_rows) AS s WHERE ctxasm.competes(s)
+    ),
+    notes AS (
+        SELECT s.memory_type, s.id, s.version,
+               jsonb_agg(jsonb_build_object(
+                   'source', jsonb_build_array(src.memory_type, src.id, src.version),
+                   'current', CASE WHEN cur.id IS NOT NULL
+                                   THEN jsonb_build_array(cur.memory_type, cur.id, cur.version) END,
+                   'current_content', cur.content)
+                   ORDER BY src.memory_type, src.id, src.version) AS notes
+          FROM survivors AS s
+          CROSS JOIN LATERAL jsonb_array_elements(s.source_refs) AS ref(value)
+          JOIN unnest(in_rows) AS src
+            ON src.memory_type = ref.value ->> 'type' AND src.id = ref.value ->> 'id'
+           AND src.version::text = ref.value ->> 'version' AND src.lifecycle_reason IS NOT NULL
+          LEFT JOIN LATERAL (
+              SELECT w.memory_type, w.id, w.version, w.content
+                FROM survivors AS w
+               WHERE w.memory_type NOT IN ('summary', 'conversation')
+                 AND ((src.claim_key IS NOT NULL AND w.claim_key = src.claim_key)
+                      OR (src.claim_key IS NULL AND w.memory_type = src.memory_type AND w.id = src.id))
+               ORDER BY w.authority, w.scope_level DESC, w.valid_from DESC, w.table_name, w.id
+               LIMIT 1) AS cur ON TRUE
+         WHERE s.memory_type IN ('summary', 'conversation')
+         GROUP BY s.memory_type, s.id, s.version
+    ),
+    annotated AS MATERIALIZED (
+        SELECT CASE WHEN n.notes IS NULL THEN r
+                    ELSE jsonb_populate_record(r, jsonb_build_object('annotations', n.notes)) END AS candidate
+          FROM unnest(in_rows) AS r
+          LEFT JOIN notes AS n
+            ON n.memory_type = r.memory_type AND n.id = r.id AND n.version = r.version AND ctxasm.competes(r)
+    ),
+    required AS (
+        SELECT ctxasm.required_refs(array_agg(a.candidate), in_require) AS refs FROM annotated AS a
+    )
+    SELECT coalesce(array_agg(CASE WHEN ctxasm.competes(a.candidate)
+                                   THEN jsonb_populate_record(a.candidate, jsonb_build_object(
+                                            'required', EXISTS (
+                                                SELECT 1 FROM jsonb_array_elements(q.refs) AS e(ref)
+                                                 WHERE e.ref = jsonb_build_array((a.candidate).memory_type,
+                                                                                 (a.candidate).id,
+                                                                                 (a.candidate).version))))
+                                   ELSE a.candidate END), '{}')
+      FROM annotated AS a CROSS JOIN required AS q
+$$;
+--rollback DROP FUNCTION ctxasm.required_step(ctxasm.selection_candidate[], boolean);
+
+--changeset ctxasm:pg-selection-score-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.score_step: relevance, confidence and recency of each competing row. Relevance is the
+--comment: reranker's logit when scores are given (in_scores), the recorded figures on replay (in_replay), or
+--comment: the hybrid scorer's (ctxasm.hybrid_logit) from the row's embedding similarity and its BM25 score within
+--comment: its slice, with the lifts of a recalled turn's neighbour and thread.
+CREATE OR REPLACE FUNCTION ctxasm.score_step(
+    in_rows            ctxasm.selection_candidate[],
+    in_budget          jsonb,
+    in_evaluation_time timestamptz,
+    in_scores          jsonb,
+    in_replay          boolean,
+    in_embedding       public.vector,
+    in_term_types      varchar[],
+    in_term_lexemes    text[],
+    in_term_idf        double precision[]
+)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    -- How far below its thread neighbour's relevance a recalled turn may fall (logits; measured on the
+    -- conversation set: docs/conversation-eval.md).
+    co_adjacent_margin constant numeric := 2.5;
+    -- A recalled turn gains this share of its thread's best relevance (logits): a conversation that is about
+    -- the question lifts its other turns over scattered matches elsewhere (docs/assembly.md, "Relevance").
+    co_thread_weight   constant numeric := 0.3;
+    l_scoring   boolean := in_scores IS NULL AND NOT in_replay;
+    l_recency_days numeric := (in_budget -> 'content_json' ->> 'recency_days')::numeric;
+BEGIN
+    RETURN (
+    -- Each row's lexemes are read once; the slice figures are window aggregates.
+    WITH signals AS (
+        SELECT v.*, v AS candidate,
+               CASE WHEN l_scoring THEN
+                   m.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
+                                                  / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
+                   AS bm25_raw,
+               CASE WHEN l_scoring AND in_embedding IS NOT NULL AND v.embedding IS NOT NULL
+                    THEN 1 - (v.embedding OPERATOR(public.<=>) in_embedding) END AS similarity_raw
+          FROM unnest(in_rows) AS v
+          CROSS JOIN LATERAL (SELECT CASE WHEN l_scoring THEN tsvector_to_array(v.search_text) END AS lexemes
+                               OFFSET 0) AS a
+          LEFT JOIN LATERAL (
+              SELECT coalesce(sum(t.idf), 0) AS matched
+                FROM unnest(in_term_types, in_term_lexemes, in_term_idf) AS t(kind, lexeme, idf)
+               WHERE v.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                 AND t.kind = v.memory_type AND t.lexeme = ANY (a.lexemes)
+          ) AS m ON TRUE
+         WHERE ctxasm.competes(v)
+        WINDOW by_slice AS (PARTITION BY v.slice)
+    ),
+    -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
+    relevance AS (
+        SELECT g.*,
+               CASE WHEN in_scores IS NOT NULL
+                    THEN (in_scores ->> (g.memory_type || ':' || g.id || ':' || g.version))::numeric
+                    -- the recorded logit less its thread share, which the logit below adds back
+                    WHEN in_replay THEN (g.source ->> 'logit')::numeric
+                         - coalesce(round(co_thread_weight * (g.source ->> 'thread_logit')::numeric, 6), 0)
+                    WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                    THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
+                                             max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS scored_logit,
+               CASE WHEN in_replay THEN (g.source ->> 'bm25')::numeric
+                    ELSE round(g.bm25_raw::numeric, 6) END AS scored_bm25,
+               CASE WHEN in_replay THEN (g.source ->> 'similarity')::numeric
+                    ELSE round(g.similarity_raw::numeric, 6) END AS scored_similarity
+          FROM signals AS g
+    ),
+    -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer sits
+    -- next to the question that matched. Live hybrid scoring only; a replay takes the figure it recorded (its
+    -- recorded logit already includes it), a reranker's scores are taken as they are.
+    adjacency AS (
+        SELECT r.*,
+               CASE WHEN in_scores IS NOT NULL THEN NULL
+                    WHEN in_replay THEN (r.source ->> 'adjacent_logit')::numeric
+                    WHEN r.slice = 'recalled_history' AND r.memory_type = 'conversation' THEN
+                   greatest(CASE WHEN lag(r.turn_index) OVER thread_turns = r.turn_index - 1
+                                 THEN lag(r.scored_logit) OVER thread_turns END,
+                            CASE WHEN lead(r.turn_index) OVER thread_turns = r.turn_index + 1
+                                 THEN lead(r.scored_logit) OVER thread_turns END) - co_adjacent_margin
+               END AS scored_adjacent,
+               -- The thread's best relevance among the recalled turns (live hybrid scoring; replay takes the
+               -- recorded figure). An episode summary of a thread (summary_key 'thread:<thread_id>') stands for
+               -- its turns and shares their thread's figure.
+               CASE WHEN in_scores IS NOT NULL THEN NULL
+                    WHEN in_replay THEN (r.source ->> 'thread_logit')::numeric
+                    WHEN r.slice = 'recalled_history' AND (r.memory_type = 'conversation' OR r.thread_key IS NOT NULL)
+                    THEN max(r.scored_logit) FILTER (WHERE r.memory_type = 'conversation') OVER same_thread
+               END AS scored_thread
+          FROM (SELECT v.*,
+                       CASE WHEN v.memory_type = 'conversation' THEN v.thread_id
+                            WHEN v.memory_type = 'summary' AND v.key_name LIKE 'thread:%'
+                            THEN substr(v.key_name, 8) END AS thread_key
+                  FROM relevance AS v) AS r
+        WINDOW thread_turns AS (PARTITION BY r.slice, r.memory_type, r.thread_id ORDER BY r.turn_index, r.id),
+               same_thread AS (PARTITION BY r.slice, r.thread_key)
+    ),
+    scored AS (
+        SELECT a.*,
+               CASE WHEN a.scored_adjacent > a.scored_logit THEN a.scored_adjacent ELSE a.scored_logit END
+               + coalesce(round(co_thread_weight * a.scored_thread, 6), 0) AS total_logit
+          FROM adjacency AS a
+    )
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(s.candidate, jsonb_build_object(
+                       'own_logit', s.scored_logit, 'bm25', s.scored_bm25, 'similarity', s.scored_similarity,
+                       'adjacent_logit', s.scored_adjacent, 'thread_logit', s.scored_thread,
+                       'logit', s.total_logit,
+                       'rerank', CASE WHEN s.total_logit IS NULL THEN 0
+                                      ELSE round(1 / (1 + exp(-s.total_logit)), 6) END,
+                       'confidence_score', round(coalesce(s.confidence, 0.5), 6),
+                       'recency', round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - s.valid_from)
+                                                         / 86400.0 / l_recency_days), 6))) AS candidate
+              FROM scored AS s
+            UNION ALL
+            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x);
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean, public.vector, varchar[], text[], double precision[]);
+
+--changeset ctxasm:pg-selection-priority-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.priority_step: the budget's weight of relevance (in_w_rerank) times rerank, then
+--comment: confidence and recency at co_tie_share of their weights (they break near-ties of relevance), recency
+--comment: in full when the question asks about the present (in_present, ctxasm.asks_about_present)
+CREATE OR REPLACE FUNCTION ctxasm.priority_step(
+    in_rows         ctxasm.selection_candidate[],
+    in_w_rerank     numeric,
+    in_w_confidence numeric,
+    in_w_recency    numeric,
+    in_present      boolean
+)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    co_tie_share constant numeric := 0.005;
+BEGIN
+    RETURN (
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(p, jsonb_build_object(
+                       'priority', round(in_w_rerank * p.rerank + co_tie_share * in_w_confidence * p.confidence_score
+                                         + CASE WHEN in_present THEN 1 ELSE co_tie_share END * in_w_recency
+                                           * p.recency, 6))) AS candidate
+              FROM unnest(in_rows) AS p
+             WHERE ctxasm.competes(p)
+            UNION ALL
+            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x);
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.priority_step(ctxasm.selection_candidate[], numeric, numeric, numeric, boolean);
+
+--changeset ctxasm:pg-selection-tie-break-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.tie_break_step: each slice's order: priority desc, valid_from desc, source table, row id;
+--comment: the thread's tail keeps the latest turns
+CREATE OR REPLACE FUNCTION ctxasm.tie_break_step(in_rows ctxasm.selection_candidate[])
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(p, jsonb_build_object('slice_rank', row_number() OVER (
+                       PARTITION BY p.slice
+                       ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
+                                CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
+                                p.valid_from DESC, p.table_name, p.id, p.version))) AS candidate
+              FROM unnest(in_rows) AS p
+             WHERE ctxasm.competes(p)
+            UNION ALL
+            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.tie_break_step(ctxasm.selection_candidate[]);
+
+--changeset ctxasm:pg-selection-limit-step dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.limit_step: each slice keeps its first candidate_limits[slice]; required rows are always
+--comment: kept
+CREATE OR REPLACE FUNCTION ctxasm.limit_step(in_rows ctxasm.selection_candidate[], in_limits jsonb)
+RETURNS ctxasm.selection_candidate[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(x.candidate), '{}')
+      FROM (SELECT jsonb_populate_record(o, jsonb_build_object(
+                       'cut', o.slice_rank > (in_limits ->> o.slice)::integer AND NOT o.required)) AS candidate
+              FROM unnest(in_rows) AS o
+             WHERE ctxasm.competes(o)
+            UNION ALL
+            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.limit_step(ctxasm.selection_candidate[], jsonb);
+
+--changeset ctxasm:pg-selection-exclusions dbms:postgresql runOnChange:true splitStatements:false
+--comment: CTX_SELECTION.exclusions: the manifest's excluded list, from the steps' reasons: rows out of effect
+--comment: (lifecycle), fixed rows a narrower one of their key beats and claims another row wins (conflict),
+--comment: copies of a kept text (dedup)
+CREATE OR REPLACE FUNCTION ctxasm.exclusions(in_rows ctxasm.selection_candidate[]) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_agg(x.item ORDER BY x.item ->> 'rule', x.item -> 'ref'), '[]'::jsonb)
+      FROM (SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
+                                      'rule', 'lifecycle', 'detail', r.lifecycle_reason) AS item
+              FROM unnest(in_rows) AS r WHERE r.lifecycle_reason IS NOT NULL
+            UNION ALL
+            SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
+                                      'rule', 'conflict', 'detail', 'a narrower ' || r.memory_type || ' with key '
+                                      || r.key_name || ' is in effect')
+              FROM unnest(in_rows) AS r WHERE r.key_rank > 1
+            UNION ALL
+            SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
+                                      'rule', 'dedup', 'kept', r.duplicate_of)
+              FROM unnest(in_rows) AS r WHERE r.duplicate_of IS NOT NULL
+            UNION ALL
+            SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
+                                      'rule', 'conflict', 'kept', r.beaten_by)
+              FROM unnest(in_rows) AS r WHERE r.beaten_by IS NOT NULL) AS x
+$$;
+--rollback DROP FUNCTION ctxasm.exclusions(ctxasm.selection_candidate[]);
+
+--changeset ctxasm:pg-selection-fixed-items dbms:postgresql runOnChange:true splitStatements:false
+--comment: the document's fixed slices: each key's winner, guidelines, persona, then tools
+CREATE OR REPLACE FUNCTION ctxasm.fixed_items(in_rows ctxasm.selection_candidate[]) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'ref', jsonb_build_array(f.memory_type, f.id, f.version),
+               'type', f.memory_type, 'slice', f.slice, 'key', f.key_name,
+               'content', f.content, 'extra', f.extra)
+               ORDER BY CASE f.slice WHEN 'guidelines' THEN 1 WHEN 'persona' THEN 2 ELSE 3 END,
+                        f.scope_level, f.key_name, f.id), '[]'::jsonb)
+      FROM unnest(in_rows) AS f
+     WHERE f.key_rank = 1
+$$;
+--rollback DROP FUNCTION ctxasm.fixed_items(ctxasm.selection_candidate[]);
+
+--changeset ctxasm:pg-selection-candidate-items dbms:postgresql runOnChange:true splitStatements:false
+--comment: the document's candidates: the competing rows the limit kept, by slice and rank, each with its tiers
+--comment: (the summary tier from the row's persisted compression, refused when it no longer matches the row's
+--comment: text), scores, annotations and stored token counts
+CREATE OR REPLACE FUNCTION ctxasm.candidate_items(
+    in_rows      ctxasm.selection_candidate[],
+    in_tenant_id varchar,
+    in_snapshot  pg_snapshot
+)
+RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'ref', jsonb_build_array(o.memory_type, o.id, o.version),
+               'type', o.memory_type,
+               'slice', o.slice,
+               'origin', o.origin,
+               'status', CASE o.memory_type WHEN 'entity' THEN 'current' WHEN 'workflow' THEN 'current'
+                             WHEN 'summary' THEN 'historical' WHEN 'conversation' THEN 'unverified'
+                             ELSE 'evidence' END,
+               'required', o.required,
+               'selection_rank', o.slice_rank,
+               'role', o.role,
+               'turn_index', o.turn_index,
+               'thread_id', o.thread_id,
+               'title', coalesce(o.title, o.subject, o.key_name),
+               'valid_from', o.valid_from,
+               'scores', jsonb_strip_nulls(jsonb_build_object(
+                             'rerank_logit', o.logit, 'rerank', o.rerank, 'confidence', o.confidence_score,
+                             'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
+                             'similarity', o.similarity,
+                             'adjacent_logit', CASE WHEN o.adjacent_logit >= o.own_logit THEN o.adjacent_logit END,
+                             'thread_logit', o.thread_logit))
+                         || jsonb_strip_nulls(jsonb_build_object(
+                             'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
+                             'fused', o.source -> 'fused')),
+               'tiers', jsonb_build_object(
+                   'full', o.content,
+                   'summary', CASE WHEN cm.fresh THEN cm.content END,
+                   'pointer', o.pointer_text),
+               'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
+               -- Who wrote the text: the summary tier's compression, and a summary row (content_json).
+               'summary_by', CASE WHEN cm.fresh THEN jsonb_build_object('model', cm.generating_model,
+                                                                       'prompt_version', cm.prompt_version) END,
+               'generated_by', CASE WHEN o.memory_type = 'summary'
+                                     AND jsonb_typeof(o.content_json -> 'generated_by' -> 'model') = 'string'
+                                     AND jsonb_typeof(o.content_json -> 'generated_by' -> 'prompt_version')
+                                         = 'string'
+                                    THEN jsonb_build_object(
+                                        'model', left(o.content_json -> 'generated_by' ->> 'model', 128),
+                                        'prompt_version',
+                                        left(o.content_json -> 'generated_by' ->> 'prompt_version', 64)) END,
+               -- Stored o200k_base counts of the full and summary texts (NULL: the fitter counts them).
+               'content_tokens', o.content_tokens,
+               'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
+               'annotations', coalesce(o.annotations, '[]'::jsonb))
+               ORDER BY o.slice, o.slice_rank), '[]'::jsonb)
+      FROM unnest(in_rows) AS o
+      -- The row's persisted compression, by index, live or as of the snapshot.
+      LEFT JOIN LATERAL (
+          SELECT c.content, c.id, c.version, c.content_tokens, c.generating_model, c.prompt_version,
+                 c.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') AS fresh
+            FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                         k.deleted_at, k.generating_model, k.prompt_version
+                    FROM ctxasm.context_compression AS k
+                   WHERE k.tenant_id = in_tenant_id AND k.source_type = o.memory_type AND k.source_id = o.id
+                     AND k.source_version = o.version
+                     AND (in_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, in_snapshot))
+                  UNION ALL
+                  SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                         k.deleted_at, k.generating_model, k.prompt_version
+                    FROM ctxasm.context_compression_history AS k
+                   WHERE (SELECT in_snapshot) IS NOT NULL AND k.tenant_id = in_tenant_id
+                     AND k.source_type = o.memory_type AND k.source_id = o.id AND k.source_version = o.version
+                     AND pg_visible_in_snapshot(k.created_xid, (SELECT in_snapshot))
+                     AND NOT pg_visible_in_snapshot(k.retired_xid, (SELECT in_snapshot))) AS c
+           WHERE c.status = 'active' AND c.deleted_at IS NULL
+           ORDER BY c.valid_from DESC, c.id
+           LIMIT 1) AS cm ON TRUE
+     WHERE ctxasm.competes(o) AND NOT o.cut
+$$;
+--rollback DROP FUNCTION ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot);
+
+--changeset ctxasm:pg-selection-candidate-cuts dbms:postgresql runOnChange:true splitStatements:false
+--comment: the document's candidate_cuts: per slice, how many competing rows the limit cut and the best priority
+--comment: among them
+CREATE OR REPLACE FUNCTION ctxasm.candidate_cuts(in_rows ctxasm.selection_candidate[], in_limits jsonb) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(jsonb_agg(jsonb_build_object('slice', l.slice, 'rule', 'candidate_limit',
+                                                 'limit', (in_limits ->> l.slice)::integer, 'rows', l.rows,
+                                                 'below_priority', l.below_priority)
+                              ORDER BY l.slice), '[]'::jsonb)
+      FROM (SELECT c.slice, count(*) AS rows, max(c.priority) AS below_priority
+              FROM unnest(in_rows) AS c WHERE ctxasm.competes(c) AND c.cut GROUP BY c.slice) AS l
+$$;
+--rollback DROP FUNCTION ctxasm.candidate_cuts(ctxasm.selection_candidate[], jsonb);
+
+--changeset ctxasm:pg-selection-recorded-sources dbms:postgresql runOnChange:true splitStatements:false
+--comment: the source list as the manifest records it: one entry per row version (ctxasm.merged_sources), with
+--comment: the figures each competing row was scored by, so a replay scores it alike
+CREATE OR REPLACE FUNCTION ctxasm.recorded_sources(in_rows ctxasm.selection_candidate[], in_sources jsonb)
+RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+    WITH scored_figures AS MATERIALIZED (
+        SELECT jsonb_object_agg(p.memory_type || ':' || p.id || ':' || p.version,
+                                jsonb_strip_nulls(jsonb_build_object(
+                                    'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
+                                    'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit
+                                                           THEN p.adjacent_logit END,
+                                    'thread_logit', p.thread_logit))) AS figures
+          FROM unnest(in_rows) AS p
+         WHERE ctxasm.competes(p)
+    )
+    SELECT coalesce(jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
+                              r.version), '[]'::jsonb)
+      FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity' - 'adjacent_logit' - 'thread_logit')
+                   || coalesce((SELECT f.figures FROM scored_figures AS f)
+                               -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
+                   array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)
+                       AS precedence,
+                   s.item ->> 'slice' AS slice, (s.item ->> 'fused')::numeric AS fused,
+                   s.memory_type, s.id, s.version
+              FROM ctxasm.merged_sources(in_sources) AS s) AS r
+$$;
+--rollback DROP FUNCTION ctxasm.recorded_sources(ctxasm.selection_candidate[], jsonb);
