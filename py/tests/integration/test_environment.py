@@ -42,8 +42,9 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
         assert run > 30 and applied == 0
         again = ctxasm("db", "deploy", env=env)
         assert again.returncode == 0, again.stderr
-        # only the runAlways changesets run again: grants, the two pins of definer routines, the partitioning check
-        assert counts(again.stdout) == (4, run - 4)
+        # only the runAlways changesets run again: grants, the two pins of definer routines, the partitioning
+        # check, the selection candidate type following memory_row's columns
+        assert counts(again.stdout) == (5, run - 5)
         status = ctxasm("db", "status", env=env)
         assert status.returncode == 0, status.stderr
         assert f"database {DSN_DATABASE}:" in status.stdout and "changesets applied" in status.stdout
@@ -61,6 +62,7 @@ def test_redeploy_runs_only_what_changed(pg_target):
 
     run, applied = counts(deploy.deploy_postgres(pg_target))
     assert applied > 30
-    # only the runAlways changesets: grants, the pinned settings and diagnostics of definer routines, and the
-    # tenant partitioning (nothing to do once the tables are partitioned by slot)
-    assert run == 4
+    # only the runAlways changesets: grants, the pinned settings and diagnostics of definer routines, the
+    # tenant partitioning (nothing to do once the tables are partitioned by slot) and the selection candidate type
+    # following memory_row's columns (nothing to add once it has them)
+    assert run == 5
