@@ -628,10 +628,21 @@ create or replace package body ctx_selection is
            from table(in_rows) l
           where l.lifecycle_reason is not null
          union all
+         -- the row of the key in effect, and the order conflict_step ranked them by that put it first
          select f.memory_type, f.id, f.version, 'conflict',
-                'a narrower ' || f.memory_type || ' with key ' || f.key_name || ' is in effect',
+                f.memory_type || ' ' || w.id || ' version ' || w.version || ' with key ' || f.key_name
+                || ' is in effect: '
+                || case
+                      when w.scope_level > f.scope_level then 'the narrower scope wins'
+                      when w.valid_from > f.valid_from then 'the later valid_from wins'
+                      else 'of the same scope and valid_from, the first id wins'
+                   end,
                 null, null, null
            from table(in_rows) f
+           join table(in_rows) w
+             on w.memory_type = f.memory_type
+            and w.key_name = f.key_name
+            and w.key_rank = 1
           where f.key_rank > 1
          union all
          select d.memory_type, d.id, d.version, 'dedup', null, d.kept_type, d.kept_id, d.kept_version

@@ -390,8 +390,8 @@ $$;
 
 --changeset ctxasm:pg-selection-exclusions dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.exclusions: the manifest's excluded list, from the steps' reasons: rows out of effect
---comment: (lifecycle), fixed rows a narrower one of their key beats and claims another row wins (conflict),
---comment: copies of a kept text (dedup)
+--comment: (lifecycle), fixed rows another of their key beats (named, with the reason) and claims another row
+--comment: wins (conflict), copies of a kept text (dedup)
 CREATE OR REPLACE FUNCTION ctxasm.exclusions(in_rows ctxasm.selection_candidate[]) RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(jsonb_agg(x.item ORDER BY x.item ->> 'rule', x.item -> 'ref'), '[]'::jsonb)
@@ -399,10 +399,17 @@ LANGUAGE sql IMMUTABLE AS $$
                                       'rule', 'lifecycle', 'detail', r.lifecycle_reason) AS item
               FROM unnest(in_rows) AS r WHERE r.lifecycle_reason IS NOT NULL
             UNION ALL
+            -- the row of the key in effect, and the order conflict_step ranked them by that put it first
             SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
-                                      'rule', 'conflict', 'detail', 'a narrower ' || r.memory_type || ' with key '
-                                      || r.key_name || ' is in effect')
-              FROM unnest(in_rows) AS r WHERE r.key_rank > 1
+                                      'rule', 'conflict', 'detail', r.memory_type || ' ' || w.id || ' version '
+                                      || w.version || ' with key ' || r.key_name || ' is in effect: '
+                                      || CASE WHEN w.scope_level > r.scope_level THEN 'the narrower scope wins'
+                                              WHEN w.valid_from > r.valid_from THEN 'the later valid_from wins'
+                                              ELSE 'of the same scope and valid_from, the first id wins' END)
+              FROM unnest(in_rows) AS r
+              JOIN unnest(in_rows) AS w
+                ON w.memory_type = r.memory_type AND w.key_name = r.key_name AND w.key_rank = 1
+             WHERE r.key_rank > 1
             UNION ALL
             SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
                                       'rule', 'dedup', 'kept', r.duplicate_of)

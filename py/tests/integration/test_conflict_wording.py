@@ -3,7 +3,7 @@
 Loading a file that holds a budget row (and two guidelines) into an existing tenant writes those rows and nothing
 else: no default memory instructions come with it, so no window shows conflicts nobody made. A conflict somebody
 did make (a tenant-wide guideline and an agent's guideline of one key) is explained by naming the row in effect
-and why it wins, both by the inspector and by `ctxasm inspect --why`."""
+and why it wins, in the manifest's own exclusion, by the inspector and by `ctxasm inspect --why`."""
 
 from __future__ import annotations
 
@@ -51,6 +51,9 @@ def test_a_loaded_budget_adds_no_rows_and_a_real_conflict_names_the_row_in_effec
                                                                                 at="2026-09-28T12:00:00")
     conflicts = [x for x in window.manifest["excluded"] if x["rule"] == "conflict"]
     assert [x["ref"][1] for x in conflicts] == [TENANT_TONE], conflicts  # the only conflict is the one made
+    # the manifest itself names the row in effect and the reason, as the engine ranked them
+    assert conflicts[0]["detail"] == (f"guideline {AGENT_TONE} version 1 with key tone is in effect: "
+                                      "the narrower scope wins"), conflicts
     assert AGENT_TONE in [m["ref"][1] for m in window.manifest["memories"]]
 
     inspection = memory.session("newco", user_id="u1", agent_id="helper").inspect(window.manifest_id,
@@ -80,6 +83,7 @@ def test_a_conflict_of_one_scope_is_worded_by_time_not_as_narrower(memory, tmp_p
     window = session.assemble("hello", at="2026-09-28T12:00:00")
     (conflict,) = [x for x in window.manifest["excluded"] if x["rule"] == "conflict"]
     assert conflict["ref"][1] == "tone_old"
+    assert conflict["detail"] == "guideline tone_new version 1 with key tone is in effect: the later valid_from wins"
     words = explain(conflict, session.inspect(window.manifest_id, with_request=False))
     assert "guideline / tone_new / version 1" in words and "both are tenant-wide: the later valid_from wins" in words
     assert "narrower" not in words, words
