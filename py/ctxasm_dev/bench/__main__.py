@@ -145,7 +145,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--per-worker", type=int, default=8,
                         help="timed assemblies per load worker, after its warm-up (default 8)")
     parser.add_argument("--token-windows", type=int, default=10,
-                        help="selections composed with and without stored counts (default 10)")
+                        help="selections composed with and without stored counts (default 10; 0: none)")
     parser.add_argument("--token-counts-only", action="store_true",
                         help="only the stored-token-count gain, on the tenants already built")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object on stdout")
@@ -249,7 +249,8 @@ def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str], w
             log(f"{tenant}: warm-up of {len(warm_up)}, the first {first:.0f} ms")
         embedding_seconds += assembler.embedding_seconds
         assemblers[size] = assembler
-        tokens[size] = token_entry(target, size, questions[:args.token_windows])
+        if args.token_windows > 0:  # 0 leaves the stored-count comparison out
+            tokens[size] = token_entry(target, size, questions[:args.token_windows])
     for size in args.sizes:
         tenant, assembler = generate.plan(size).tenant_id, assemblers[size]
         naive = None if args.no_naive else runner.run_naive(target, tenant, size, questions, args.max_seconds, log)
@@ -263,7 +264,8 @@ def measure_sizes(target: Any, args: argparse.Namespace, questions: list[str], w
             entry["naive"] = naive.summary()
             entry["naive_over_assembler"] = naive.p50_ms() / assembler.p50_ms() if assembler.p50_ms() else None
         entries.append(entry)
-        entries.append(tokens[size])
+        if size in tokens:
+            entries.append(tokens[size])
     return entries, embedding_seconds
 
 
