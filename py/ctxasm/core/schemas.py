@@ -88,8 +88,13 @@ class _Compiler:
         unknown = set(node) - _ANNOTATIONS - set(_KEYWORDS)
         if unknown:
             raise ValueError(f"schema keyword(s) the compiled check does not know: {', '.join(sorted(unknown))}")
-        fused = _fused_object(self, node) if node.get("type") == "object" else None
-        handled = _OBJECT_KEYWORDS if fused is not None else frozenset()
+        kind = node.get("type")
+        fused: Check | None = None
+        handled: frozenset[str] = frozenset()
+        if kind == "object":
+            fused, handled = _fused_object(self, node), _OBJECT_KEYWORDS
+        elif kind in ("number", "integer"):
+            fused, handled = _fused_number(node), _NUMBER_KEYWORDS
         checks = [check for key in node if key in _KEYWORDS and key not in handled
                   and (check := _KEYWORDS[key](self, node)) is not None]
         if fused is not None:
@@ -141,6 +146,23 @@ def _type(c: _Compiler, node: Mapping[str, Any]) -> Check:
 
 #: The object keywords one fused check of a `"type": "object"` node does at once (ctxasm.core.schemas._fused_object).
 _OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+
+
+#: The keywords one fused check of a `"type": "number"` or `"integer"` node does at once.
+_NUMBER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _fused_number(node: Mapping[str, Any]) -> Check:
+    """A number node's type and bounds in one check: once the type holds, the bounds need not ask again
+    whether the value is a number."""
+    is_kind = _TYPES[node["type"]]
+    low, high = node.get("minimum"), node.get("maximum")
+    above, below = node.get("exclusiveMinimum"), node.get("exclusiveMaximum")
+
+    def fused(v: Any) -> bool:
+        return (is_kind(v) and (low is None or v >= low) and (high is None or v <= high)
+                and (above is None or v > above) and (below is None or v < below))
+    return fused
 
 
 def _fused_object(c: _Compiler, node: Mapping[str, Any]) -> Check:
@@ -236,7 +258,15 @@ def _dependent_required(c: _Compiler, node: Mapping[str, Any]) -> Check:
 
 def _prefix_items(c: _Compiler, node: Mapping[str, Any]) -> Check:
     checks = [c.compile(sub) for sub in node["prefixItems"]]
-    return lambda v: not isinstance(v, list) or all(check(item) for check, item in zip(checks, v))
+
+    def prefix_items(v: Any) -> bool:
+        if not isinstance(v, list):
+            return True
+        for check, item in zip(checks, v):
+            if not check(item):
+                return False
+        return True
+    return prefix_items
 
 
 def _items(c: _Compiler, node: Mapping[str, Any]) -> Check:
