@@ -9,6 +9,7 @@ their own: the records and their prices (window_records), the fitting passes (wi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,8 +53,10 @@ class Window:
     manifest: Manifest
 
 
+@functools.lru_cache(maxsize=1)
 def code_hash() -> str:
-    """sha256 over the Python modules that decide what the request looks like; replay compares it."""
+    """sha256 over the Python modules that decide what the request looks like; replay compares it. Read once
+    per process: the modules a process runs are the ones it imported, whatever changes on disk later."""
     digest = hashlib.sha256()
     for module in CODE_MODULES:
         digest.update(module.encode())

@@ -88,10 +88,18 @@ class _Compiler:
         unknown = set(node) - _ANNOTATIONS - set(_KEYWORDS)
         if unknown:
             raise ValueError(f"schema keyword(s) the compiled check does not know: {', '.join(sorted(unknown))}")
-        checks = [check for key in node if key in _KEYWORDS and (check := _KEYWORDS[key](self, node)) is not None]
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(check(v) for check in checks)
+        kind = node.get("type")
+        fused: Check | None = None
+        handled: frozenset[str] = frozenset()
+        if kind == "object":
+            fused, handled = _fused_object(self, node), _OBJECT_KEYWORDS
+        elif kind in ("number", "integer"):
+            fused, handled = _fused_number(node), _NUMBER_KEYWORDS
+        checks = [check for key in node if key in _KEYWORDS and key not in handled
+                  and (check := _KEYWORDS[key](self, node)) is not None]
+        if fused is not None:
+            checks.insert(0, fused)
+        return _every(checks)
 
     def ref(self, target: str) -> Check:
         if not target.startswith("#/$defs/"):
@@ -105,10 +113,83 @@ class _Compiler:
         return self.refs[name]
 
 
+def _every(checks: list[Check]) -> Check:
+    """All of `checks`, in order, stopping at the first that fails. A plain loop: a generator per call was most
+    of the cost of checking a manifest of a few hundred entries."""
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+    frozen = tuple(checks)
+
+    def every(v: Any) -> bool:
+        for check in frozen:
+            if not check(v):
+                return False
+        return True
+    return every
+
+
 def _type(c: _Compiler, node: Mapping[str, Any]) -> Check:
     kinds = node["type"] if isinstance(node["type"], list) else [node["type"]]
     tests = [_TYPES[kind] for kind in kinds]
+    if len(tests) == 1:
+        return tests[0]
+    if len(tests) == 2:
+        first, second = tests
+        return lambda v: first(v) or second(v)
     return lambda v: any(test(v) for test in tests)
+
+
+#: The object keywords one fused check of a `"type": "object"` node does at once (ctxasm.core.schemas._fused_object).
+_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+
+
+#: The keywords one fused check of a `"type": "number"` or `"integer"` node does at once.
+_NUMBER_KEYWORDS = frozenset({"type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _fused_number(node: Mapping[str, Any]) -> Check:
+    """A number node's type and bounds in one check: once the type holds, the bounds need not ask again
+    whether the value is a number."""
+    is_kind = _TYPES[node["type"]]
+    low, high = node.get("minimum"), node.get("maximum")
+    above, below = node.get("exclusiveMinimum"), node.get("exclusiveMaximum")
+
+    def fused(v: Any) -> bool:
+        return (is_kind(v) and (low is None or v >= low) and (high is None or v <= high)
+                and (above is None or v > above) and (below is None or v < below))
+    return fused
+
+
+def _fused_object(c: _Compiler, node: Mapping[str, Any]) -> Check:
+    """An object node's type, required keys, properties and additionalProperties in one pass over its items:
+    the same verdict as the keywords checked one by one, without testing the type in each of them and walking
+    the schema's properties for the keys a document has not got."""
+    required = tuple(node.get("required", ()))
+    properties = {key: c.compile(sub) for key, sub in node.get("properties", {}).items()}
+    if "additionalProperties" in node:
+        if "patternProperties" in node:
+            raise ValueError("the compiled check does not know patternProperties")
+        additional: Check | None = c.compile(node["additionalProperties"])
+    else:
+        additional = None
+
+    def fused(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return False
+        for key in required:
+            if key not in v:
+                return False
+        for key, item in v.items():
+            check = properties.get(key, additional)
+            if check is not None and not check(item):
+                return False
+        return True
+    return fused
 
 
 def _strings(values: list[Any], keyword: str) -> frozenset[str]:
@@ -177,13 +258,29 @@ def _dependent_required(c: _Compiler, node: Mapping[str, Any]) -> Check:
 
 def _prefix_items(c: _Compiler, node: Mapping[str, Any]) -> Check:
     checks = [c.compile(sub) for sub in node["prefixItems"]]
-    return lambda v: not isinstance(v, list) or all(check(item) for check, item in zip(checks, v))
+
+    def prefix_items(v: Any) -> bool:
+        if not isinstance(v, list):
+            return True
+        for check, item in zip(checks, v):
+            if not check(item):
+                return False
+        return True
+    return prefix_items
 
 
 def _items(c: _Compiler, node: Mapping[str, Any]) -> Check:
     skip = len(node.get("prefixItems", ()))
     check = c.compile(node["items"])
-    return lambda v: not isinstance(v, list) or all(check(item) for item in v[skip:])
+
+    def items(v: Any) -> bool:
+        if not isinstance(v, list):
+            return True
+        for item in (v[skip:] if skip else v):
+            if not check(item):
+                return False
+        return True
+    return items
 
 
 _UNIQUE = Draft202012Validator({"uniqueItems": True})  # equality as JSON Schema defines it (1 == 1.0, not True)
@@ -208,8 +305,7 @@ def _any_of(c: _Compiler, node: Mapping[str, Any]) -> Check:
 
 
 def _all_of(c: _Compiler, node: Mapping[str, Any]) -> Check:
-    checks = [c.compile(sub) for sub in node["allOf"]]
-    return lambda v: all(check(v) for check in checks)
+    return _every([c.compile(sub) for sub in node["allOf"]])
 
 
 def _one_of(c: _Compiler, node: Mapping[str, Any]) -> Check:

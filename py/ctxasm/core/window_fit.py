@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxasm.core import budget as budgets, render
-from ctxasm.core.fitting import SLICE_BUDGET, Candidate, Excluded, Seated, SliceFit, fit_slice
+from ctxasm.core.fitting import SLICE_BUDGET, Candidate, Counter, Excluded, Seated, SliceFit, fit_slice
 from ctxasm.core.tokens import count_tokens
-from ctxasm.core.window_records import RECORD_SLICES, priced, record_lines, row_of, tail_turn
+from ctxasm.core.window_records import RECORD_SLICES, LinePrices, priced, record_lines, row_of, tail_turn
 from ctxasm.errors import CtxasmError
 
 
@@ -63,21 +63,21 @@ class SliceState:
 
 
 def fit_candidates(by_slice: Mapping[str, list[Candidate]], budget: budgets.Budget,
-                   allocation: budgets.Allocation) -> dict[str, SliceState]:
+                   allocation: budgets.Allocation, count: Counter = priced) -> dict[str, SliceState]:
     """The pass in overflow_order: each slice fits within its share plus what the slice before it left."""
     states = {name: SliceState(name, allocation.slices[name]) for name in budgets.DYNAMIC_SLICES}
     allowances = dict(allocation.slices)
     for name in budgets.fit_order(budget):
         state = states[name]
         state.allowance = allowances[name]
-        fit = fit_slice(by_slice[name], allowances[name], priced, tier_limits=budget.tier_limits.get(name))
+        fit = fit_slice(by_slice[name], allowances[name], count, tier_limits=budget.tier_limits.get(name))
         state.absorb(fit, reclaim=False)
         allowances = budgets.pass_overflow(allowances, budget.overflow_order, name, fit.unused)
         state.passed_on = fit.unused if budgets.overflow_receiver(budget.overflow_order, name) else 0
     return states
 
 
-def reclaim(states: Mapping[str, SliceState], budget: budgets.Budget, pool: int) -> int:
+def reclaim(states: Mapping[str, SliceState], budget: budgets.Budget, pool: int, count: Counter = priced) -> int:
     """The reclaim pass: every token the request leaves unused (slices' leftovers, unallocated shares, the
     part of the framing reserve framing did not take) is offered again, slice by slice in overflow_order,
     to the candidates each slice left out for lack of room. Returns how many it seated."""
@@ -87,7 +87,7 @@ def reclaim(states: Mapping[str, SliceState], budget: budgets.Budget, pool: int)
         waiting = [gone.candidate for gone in state.excluded if gone.rule == SLICE_BUDGET]
         if pool <= 0 or not waiting:
             continue
-        fit = fit_slice(waiting, pool, priced, tier_limits=budget.tier_limits.get(name),
+        fit = fit_slice(waiting, pool, count, tier_limits=budget.tier_limits.get(name),
                         open_groups=state.open_groups, taken=state.taken)
         state.absorb(fit, reclaim=True)
         pool -= fit.used
@@ -110,8 +110,9 @@ class Framing:
 class RequestBuild:
     """The request built from the seats, counted exactly; seats given back while it counts over the limit."""
 
-    def __init__(self, framing: Framing, states: dict[str, SliceState], limit: int, ids: Mapping[str, str]):
-        self.framing, self.states, self.limit, self.ids = framing, states, limit, ids
+    def __init__(self, framing: Framing, states: dict[str, SliceState], limit: int, ids: Mapping[str, str],
+                 count: Counter = priced):
+        self.framing, self.states, self.limit, self.ids, self.count = framing, states, limit, ids, count
         #: seats given back, each with how far over its limit the request was when it went
         self.trimmed: list[tuple[Seated, int]] = []
         self.rebuild()
@@ -137,7 +138,7 @@ class RequestBuild:
                 state = self.states[seat.candidate.slice]
                 state.seated = [s for s in state.seated if s is not seat]
             for name in {seat.candidate.slice for seat in given}:
-                _reprice(self.states[name])
+                _reprice(self.states[name], self.count)
             self.trimmed += [(seat, self.counted - self.limit) for seat in given]
             self.rebuild()
 
@@ -147,11 +148,12 @@ def fit_window(by_slice: Mapping[str, list[Candidate]], budget: budgets.Budget, 
     """Every pass: the slices in overflow_order, the request within its limit, then reclaim until no left-out
     candidate fits what the request leaves (each round seats at least one more or gives one back for good, so
     it ends)."""
-    states = fit_candidates(by_slice, budget, allocation)
-    built = RequestBuild(framing, states, limit, ids)
+    prices = LinePrices()
+    states = fit_candidates(by_slice, budget, allocation, prices)
+    built = RequestBuild(framing, states, limit, ids, prices)
     built.give_back_until_it_fits()
     while budget.reclaim_unused and built.counted < limit:
-        if not reclaim(states, budget, limit - built.counted):
+        if not reclaim(states, budget, limit - built.counted, prices):
             break
         built.rebuild()
         built.give_back_until_it_fits()
@@ -183,12 +185,12 @@ def _priority(seat: Seated) -> float:
     return 0 if priority is None else priority
 
 
-def _reprice(state: SliceState) -> None:
+def _reprice(state: SliceState, count: Counter) -> None:
     """After seats were given back: a shared record still open is paid by the first seat left under it."""
     opened: set[str] = set()
     repriced = []
     for seat in state.seated:
-        tokens = seat.candidate.cost(seat.tier, priced) + seat.candidate.opening(opened)
+        tokens = seat.candidate.cost(seat.tier, count) + seat.candidate.opening(opened)
         opened.update(group for group, _ in seat.candidate.groups)
         repriced.append(replace(seat, tokens=tokens))
     state.seated = repriced

@@ -64,6 +64,21 @@ def priced(piece: str) -> int:
     return count_tokens(render.json_text(piece + "\n"))
 
 
+class LinePrices:
+    """priced() of one window's lines, each counted once: the fitting passes (overflow, reclaim, repricing
+    after a give-back) try a record's summary and pointer lines again and again, and the lines hold the
+    window's own ids, so the memo lives as long as the window's fitting."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, int] = {}
+
+    def __call__(self, piece: str) -> int:
+        tokens = self._known.get(piece)
+        if tokens is None:
+            tokens = self._known[piece] = priced(piece)
+        return tokens
+
+
 def is_grouped(row: CandidateRow) -> bool:
     """Recalled conversation turns share a group record per conversation and date."""
     return row.slice == "recalled_history" and row.type == "conversation"

@@ -103,3 +103,16 @@ def test_the_checker_and_jsonschema_agree_on_documents():
     good = a_document()
     assert schemas.checker(schemas.SELECTION)(good)
     assert not list(schemas.validator(schemas.SELECTION).iter_errors(json.loads(json.dumps(good))))
+
+
+@pytest.mark.slow  # every node of a selection document replaced, each checked twice
+def test_the_compiled_selection_check_agrees_with_jsonschema_on_every_node_replaced():
+    from .test_manifest_schema import REPLACEMENTS, _paths, _replaced
+
+    good = json.loads(json.dumps(a_document()))
+    check, full = schemas.checker(schemas.SELECTION), schemas.validator(schemas.SELECTION)
+    verdicts = [(path, new, check(changed), full.is_valid(changed)) for path in list(_paths(good))[1:]
+                for new in REPLACEMENTS for changed in [_replaced(good, path, new)]]
+    assert len(verdicts) > 1000
+    assert [v for v in verdicts if v[2] != v[3]] == []
+    assert {v[3] for v in verdicts} == {True, False}  # some replacements are still valid, most are not
