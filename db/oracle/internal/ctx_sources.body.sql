@@ -157,7 +157,7 @@ create or replace package body ctx_sources is
           where h.memory_type in ('conversation', 'summary')
           -- end generated: history types
       ),
-      -- the citations of the history rows, read from their two tables by primary key
+      -- the citations of the history rows (the types that cite), read from their tables by primary key
       citing as (
          -- generated: citing rows from contract/memory_types.toml; edit the catalogue, then regenerate
          select json_serialize(c.source_refs returning clob) as source_refs

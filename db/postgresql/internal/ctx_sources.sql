@@ -223,7 +223,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
          WHERE s.item -> 'ref' ->> 0 IN ('conversation', 'summary')
          -- end generated: history types
     ),
-    -- The citations of the history rows, read from their two tables by primary key.
+    -- The citations of the history rows (the types that cite), read from their tables by primary key.
     citing AS (
         -- generated: citing rows from contract/memory_types.toml; edit the catalogue, then regenerate
         SELECT c.source_refs FROM history AS h
