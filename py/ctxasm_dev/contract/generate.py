@@ -95,7 +95,10 @@ def _per_type_regions(catalogue: Catalogue, rules_spec: str) -> list[tuple[str, 
             ("ora_sources_body", "history types", per_type.oracle_history_types(catalogue)),
             ("ora_sources_body", "citing rows", per_type.oracle_citing_rows(catalogue)),
             ("ora_sources_body", "cited rows", per_type.oracle_cited_rows(catalogue)),
-            ("ora_selection_body", "candidate status", per_type.oracle_candidate_status(catalogue))]
+            ("ora_selection_body", "candidate status", per_type.oracle_candidate_status(catalogue)),
+            ("ora_retrieval_body", "lexical evidence", per_type.oracle_lexical(catalogue, "evidence")),
+            ("ora_retrieval_body", "lexical recalled history", per_type.oracle_lexical(catalogue, "recalled_history")),
+            ("ora_retrieval_body", "lexical durable facts", per_type.oracle_lexical(catalogue, "durable_facts"))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:

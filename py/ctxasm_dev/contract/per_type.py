@@ -233,3 +233,56 @@ def oracle_candidate_status(catalogue: Catalogue) -> str:
     at = " " * 25
     return "\n".join([*(f"{at}{arm}" for arm in _status_arms(catalogue, "when", "then")),
                       f"{at}else '{DEFAULT_STATUS}'"])
+
+
+# -- Oracle retrieval -------------------------------------------------------------------------------------------
+
+#: the types recalled across the user's threads rather than in the window's scope, with the one event type that
+#: counts (conversation: the user's messages of any thread; PostgreSQL's ctx_retrieval reads it the same way)
+USER_RECALL = {"conversation": "message"}
+
+
+def _searchable(catalogue: Catalogue) -> list[MemoryType]:
+    return [t for t in renderable(catalogue) if t.searchable]
+
+
+def _ora_recall_scope(memory_type: MemoryType, at: str) -> tuple[list[str], list[str]]:
+    """The scope conditions of a retrieval read: (after the tenant, after the validity)."""
+    if memory_type.name in USER_RECALL:
+        return ([f"{at}and r.user_id = in_user_id", f"{at}and r.event_type = '{USER_RECALL[memory_type.name]}'"],
+                [f"{at}and (r.agent_id is null or r.agent_id = in_agent_id)"])
+    return [], [f"{at}and (r.agent_id is null or r.agent_id = in_agent_id)",
+                f"{at}and (r.user_id is null or r.user_id = in_user_id)",
+                f"{at}and (r.thread_id is null or r.thread_id = in_thread_id)"]
+
+
+def oracle_lexical(catalogue: Catalogue, slice_name: str) -> str:
+    """CTX_RETRIEVAL.lexical_hits' branches for one slice: the searchable types of the slice, each its own text
+    query (a CONTAINS label per type, unique in the package) limited to the depth."""
+    searchable = _searchable(catalogue)
+    at, inner = " " * 29, " " * 42
+    branches = []
+    for t in (t for t in searchable if t.slice == slice_name):
+        a, label = _alias(t), searchable.index(t) + 1
+        head = (f"select cast('{t.name}' as varchar2(32)) as memory_type" if not branches else f"select '{t.name}'")
+        before, after = _ora_recall_scope(t, inner)
+        branches.append("\n".join([
+            f"{at}{head}, {a}.id, {a}.version, {a}.text_score",
+            f"{at}  from (",
+            f"{at}          select r.id, r.version, score({label}) as text_score",
+            f"{at}            from {t.table} r",
+            f"{at}           where contains(r.content, in_probe, {label}) > 0",
+            f"{inner}and r.tenant_id = in_tenant_id",
+            *before,
+            f"{inner}and r.status <> 'erased'",
+            f"{inner}and r.deleted_at is null",
+            f"{inner}and r.valid_from <= in_evaluation_time",
+            f"{inner}and (r.valid_until is null or r.valid_until > in_evaluation_time)",
+            *after,
+            f"{at}           order by score({label}) desc, r.id, r.version",
+            f"{at}           fetch first in_depth rows only",
+            f"{at}       ) {a}"]))
+    if not branches:
+        raise CatalogueError(f"{TYPES_FILE}: no searchable type fills the slice {slice_name!r}; "
+                             "CTX_RETRIEVAL.lexical_hits searches it")
+    return f"\n{at}union all\n".join(branches)

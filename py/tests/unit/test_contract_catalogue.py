@@ -360,6 +360,10 @@ def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(re
     assert "json_value(t.content_json, '$.claim.subject') as subject" in cited.split("union all")[0]
     assert "join note_memory t on t.tenant_id = in_tenant_id" in cited.split("union all")[-1]
     assert "when 'note' then 'current'" in _region(ora_selection, "candidate status")
+    ora_retrieval = (repo_copy / "db/oracle/internal/ctx_retrieval.body.sql").read_text(encoding="utf-8")
+    lexical = _region(ora_retrieval, "lexical durable facts")
+    assert "from note_memory r\n" in lexical and "contains(r.content, in_probe, 7) > 0" in lexical
+    assert "note" not in _region(ora_retrieval, "lexical evidence")
     # the Oracle slice constant comes from CTX_RULES' declarations; a slice without one is named
     assert per_type.oracle_slice_constants((repo_copy / "db/oracle/internal/ctx_rules.spec.sql").read_text())[
         "durable_facts"] == "co_facts"
