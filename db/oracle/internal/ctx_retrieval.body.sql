@@ -324,24 +324,31 @@ create or replace package body ctx_retrieval is
                 )
            into l_hits
            from (
-                   select cast('kb_chunk' as varchar2(32)) as memory_type, c.id, c.version,
-                          round(cast(c.distance as number), co_score_places) as distance
+                   select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
-                             select r.id, r.version,
-                                    vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine) as distance
-                               from knowledge_base_chunk r
-                              where r.tenant_id = in_tenant_id
-                                and r.embedding is not null
-                                and r.status <> 'erased'
-                                and r.deleted_at is null
-                                and r.valid_from <= in_evaluation_time
-                                and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                and (r.agent_id is null or r.agent_id = in_agent_id)
-                                and (r.user_id is null or r.user_id = in_user_id)
-                                and (r.thread_id is null or r.thread_id = in_thread_id)
-                              order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                              fetch approx first in_depth rows only
-                          ) c
+                             -- generated: nearest evidence from contract/memory_types.toml; edit the catalogue, then regenerate
+                             select cast('kb_chunk' as varchar2(32)) as memory_type, k.id, k.version, k.distance
+                               from (
+                                       select r.id, r.version,
+                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
+                                                 as distance
+                                         from knowledge_base_chunk r
+                                        where r.tenant_id = in_tenant_id
+                                          and r.embedding is not null
+                                          and r.status <> 'erased'
+                                          and r.deleted_at is null
+                                          and r.valid_from <= in_evaluation_time
+                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
+                                          and (r.agent_id is null or r.agent_id = in_agent_id)
+                                          and (r.user_id is null or r.user_id = in_user_id)
+                                          and (r.thread_id is null or r.thread_id = in_thread_id)
+                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
+                                        fetch approx first in_depth rows only
+                                    ) k
+                             -- end generated: nearest evidence
+                          ) u
+                    order by u.distance, u.memory_type, u.id, u.version
+                    fetch first in_depth rows only
                 ) n;
       elsif in_slice = co_history then
          select json_arrayagg(
@@ -354,6 +361,7 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
+                             -- generated: nearest recalled history from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('conversation' as varchar2(32)) as memory_type, c.id, c.version, c.distance
                                from (
                                        select r.id, r.version,
@@ -391,6 +399,7 @@ create or replace package body ctx_retrieval is
                                         order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
                                         fetch approx first in_depth rows only
                                     ) s
+                             -- end generated: nearest recalled history
                           ) u
                     order by u.distance, u.memory_type, u.id, u.version
                     fetch first in_depth rows only
@@ -406,6 +415,7 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
+                             -- generated: nearest durable facts from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('entity' as varchar2(32)) as memory_type, e.id, e.version, e.distance
                                from (
                                        select r.id, r.version,
@@ -443,6 +453,7 @@ create or replace package body ctx_retrieval is
                                         order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
                                         fetch approx first in_depth rows only
                                     ) w
+                             -- end generated: nearest durable facts
                           ) u
                     order by u.distance, u.memory_type, u.id, u.version
                     fetch first in_depth rows only

@@ -4,7 +4,7 @@ CTX_SOURCES: enumerated_sources (the types with `enumerated`: "scope" ones alway
 facts_enumerable says the durable facts in scope are few, which counts the same types) and claim_sources (the
 types that `cites`: the history rows whose source_refs are followed; on Oracle also the cited rows of every
 renderable type, each with the claim it makes). CTX_SELECTION.candidate_items: each candidate's `status`
-(`candidate_status`). CTX_RETRIEVAL.lexical_hits (Oracle): the text query of each searchable type, per slice.
+(`candidate_status`). CTX_RETRIEVAL.lexical_hits and nearest (Oracle): the text and vector queries of each searchable type, per slice.
 The volatile tail of conversation turns is no type's field: it stays hand-written.
 
 Each branch reads one table by an alias of its own: the type name's first letter (the hand-written text's).
@@ -16,6 +16,7 @@ import re
 
 from ctxasm_dev.contract.catalogue import TYPES_FILE, Catalogue, CatalogueError, MemoryType
 from ctxasm_dev.contract.unions import renderable
+from ctxasm_dev.contract.unions_oracle import EMBEDDING_SLOT, vector_format
 
 #: the candidate status no arm names (the CASE's ELSE)
 DEFAULT_STATUS = "evidence"
@@ -286,4 +287,40 @@ def oracle_lexical(catalogue: Catalogue, slice_name: str) -> str:
     if not branches:
         raise CatalogueError(f"{TYPES_FILE}: no searchable type fills the slice {slice_name!r}; "
                              "CTX_RETRIEVAL.lexical_hits searches it")
+    return f"\n{at}union all\n".join(branches)
+
+
+def oracle_nearest(catalogue: Catalogue, slice_name: str) -> str:
+    """CTX_RETRIEVAL.nearest's branches for one slice: the searchable embedded types of the slice, each its own
+    approximate nearest-neighbour query on its vector index, limited to the depth."""
+    at, inner = " " * 29, " " * 42
+    branches = []
+    for t in (t for t in _searchable(catalogue) if t.slice == slice_name and t.embedded):
+        a = _alias(t)
+        column = next(c for c in t.columns if c.row == EMBEDDING_SLOT)
+        distance = (f"vector_distance(r.{column.name}, to_vector(in_vector, {vector_format(column, t.name)}), "
+                    "cosine)")
+        head = (f"select cast('{t.name}' as varchar2(32)) as memory_type" if not branches else f"select '{t.name}'")
+        before, after = _ora_recall_scope(t, inner)
+        branches.append("\n".join([
+            f"{at}{head}, {a}.id, {a}.version, {a}.distance",
+            f"{at}  from (",
+            f"{at}          select r.id, r.version,",
+            f"{at}                 {distance}",
+            f"{at}                    as distance",
+            f"{at}            from {t.table} r",
+            f"{at}           where r.tenant_id = in_tenant_id",
+            *before,
+            f"{inner}and r.{column.name} is not null",
+            f"{inner}and r.status <> 'erased'",
+            f"{inner}and r.deleted_at is null",
+            f"{inner}and r.valid_from <= in_evaluation_time",
+            f"{inner}and (r.valid_until is null or r.valid_until > in_evaluation_time)",
+            *after,
+            f"{at}           order by {distance}",
+            f"{at}           fetch approx first in_depth rows only",
+            f"{at}       ) {a}"]))
+    if not branches:
+        raise CatalogueError(f"{TYPES_FILE}: no searchable embedded type fills the slice {slice_name!r}; "
+                             "CTX_RETRIEVAL.nearest searches it")
     return f"\n{at}union all\n".join(branches)

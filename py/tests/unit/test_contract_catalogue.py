@@ -364,6 +364,8 @@ def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(re
     lexical = _region(ora_retrieval, "lexical durable facts")
     assert "from note_memory r\n" in lexical and "contains(r.content, in_probe, 7) > 0" in lexical
     assert "note" not in _region(ora_retrieval, "lexical evidence")
+    nearest = _region(ora_retrieval, "nearest durable facts")
+    assert "select 'note', n.id, n.version, n.distance" in nearest and "from note_memory r\n" in nearest
     # the Oracle slice constant comes from CTX_RULES' declarations; a slice without one is named
     assert per_type.oracle_slice_constants((repo_copy / "db/oracle/internal/ctx_rules.spec.sql").read_text())[
         "durable_facts"] == "co_facts"
