@@ -145,9 +145,10 @@ def _slice_constant(constants: dict[str, str], memory_type: MemoryType) -> str:
                              f"declares no constant for the slice {memory_type.slice!r}") from None
 
 
-def _ora_scope(alias: str, indent: str, leading: str = "and ") -> list[str]:
+def _ora_scope(alias: str, indent: str) -> list[str]:
+    """The window's scope on one table, each condition a line: the tenant first, then the wider-scope NULLs."""
     a = alias
-    return [f"{indent}{leading}{a}.tenant_id = in_tenant_id",
+    return [f"{a}.tenant_id = in_tenant_id",
             f"{indent}and ({a}.user_id is null or {a}.user_id = in_user_id)",
             f"{indent}and ({a}.agent_id is null or {a}.agent_id = in_agent_id)",
             f"{indent}and ({a}.thread_id is null or {a}.thread_id = in_thread_id)"]
@@ -167,11 +168,11 @@ def oracle_enumerated(catalogue: Catalogue, rules_spec: str, how: str) -> str:
         else:
             head = [f"{at}select '{t.name}', {a}.id, {a}.version, 'scope', {constant}"]
         branch = [*head, f"{at}  from {t.table} {a}"]
+        tenant, *scope = _ora_scope(a, at + "   ")
         if how == "facts":
-            branch += [f"{at} where in_with_facts = 1", *_ora_scope(a, at + "   ")]
+            branch += [f"{at} where in_with_facts = 1", f"{at}   and {tenant}", *scope]
         else:
-            scope = _ora_scope(a, at + "   ")
-            branch += [f"{at} where {scope[0].strip()[4:]}", *scope[1:]]
+            branch += [f"{at} where {tenant}", *scope]
         lines += [f"{at}union all", *branch] if how == "facts" else [*branch, f"{at}union all"]
     return "\n".join(lines)
 
@@ -182,10 +183,10 @@ def oracle_facts_counted(catalogue: Catalogue) -> str:
     branches = []
     for i, t in enumerate(_facts(catalogue)):
         a = _alias(t)
-        scope = _ora_scope(a, at + "   ")
+        tenant, *scope = _ora_scope(a, at + "   ")
         branches.append("\n".join([f"{at}select 1" + (" as one" if i == 0 else ""),
                                    f"{at}  from {t.table} {a}",
-                                   f"{at} where {scope[0].strip()[4:]}", *scope[1:]]))
+                                   f"{at} where {tenant}", *scope]))
     return f"\n{at}union all\n".join(branches)
 
 
