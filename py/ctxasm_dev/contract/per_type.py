@@ -4,8 +4,8 @@ CTX_SOURCES: enumerated_sources (the types with `enumerated`: "scope" ones alway
 facts_enumerable says the durable facts in scope are few, which counts the same types) and claim_sources (the
 types that `cites`: the history rows whose source_refs are followed; on Oracle also the cited rows of every
 renderable type, each with the claim it makes). CTX_SELECTION.candidate_items: each candidate's `status`
-(`candidate_status`). CTX_RETRIEVAL.lexical_hits and nearest (Oracle): the text and vector queries of each searchable type, per slice.
-The volatile tail of conversation turns is no type's field: it stays hand-written.
+(`candidate_status`). CTX_RETRIEVAL.lexical_hits and nearest (Oracle): the text and vector queries of each
+searchable type, per slice. The volatile tail of conversation turns is no type's field: it stays hand-written.
 
 Each branch reads one table by an alias of its own: the type name's first letter (the hand-written text's).
 """
