@@ -100,7 +100,8 @@ def _per_type_regions(catalogue: Catalogue, rules_spec: str) -> list[tuple[str, 
             ("ora_retrieval_body", "lexical recalled history", per_type.oracle_lexical(catalogue, "recalled_history")),
             ("ora_retrieval_body", "lexical durable facts", per_type.oracle_lexical(catalogue, "durable_facts")),
             ("ora_retrieval_body", "nearest evidence", per_type.oracle_nearest(catalogue, "evidence")),
-            ("ora_retrieval_body", "nearest recalled history", per_type.oracle_nearest(catalogue, "recalled_history"))]
+            ("ora_retrieval_body", "nearest recalled history", per_type.oracle_nearest(catalogue, "recalled_history")),
+            ("ora_retrieval_body", "nearest durable facts", per_type.oracle_nearest(catalogue, "durable_facts"))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:
