@@ -157,28 +157,12 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, u.text_score
                      from (
-                             select cast('kb_chunk' as varchar2(32)) as memory_type, c.id, c.version, c.text_score
+                             -- generated: lexical evidence from contract/memory_types.toml; edit the catalogue, then regenerate
+                             select cast('kb_document' as varchar2(32)) as memory_type, k.id, k.version, k.text_score
                                from (
-                                       select r.id, r.version, score(1) as text_score
-                                         from knowledge_base_chunk r
-                                        where contains(r.content, in_probe, 1) > 0
-                                          and r.tenant_id = in_tenant_id
-                                          and r.status <> 'erased'
-                                          and r.deleted_at is null
-                                          and r.valid_from <= in_evaluation_time
-                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                          and (r.agent_id is null or r.agent_id = in_agent_id)
-                                          and (r.user_id is null or r.user_id = in_user_id)
-                                          and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(1) desc, r.id, r.version
-                                        fetch first in_depth rows only
-                                    ) c
-                             union all
-                             select 'kb_document', d.id, d.version, d.text_score
-                               from (
-                                       select r.id, r.version, score(2) as text_score
+                                       select r.id, r.version, score(3) as text_score
                                          from knowledge_base_document r
-                                        where contains(r.content, in_probe, 2) > 0
+                                        where contains(r.content, in_probe, 3) > 0
                                           and r.tenant_id = in_tenant_id
                                           and r.status <> 'erased'
                                           and r.deleted_at is null
@@ -187,9 +171,27 @@ create or replace package body ctx_retrieval is
                                           and (r.agent_id is null or r.agent_id = in_agent_id)
                                           and (r.user_id is null or r.user_id = in_user_id)
                                           and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(2) desc, r.id, r.version
+                                        order by score(3) desc, r.id, r.version
                                         fetch first in_depth rows only
-                                    ) d
+                                    ) k
+                             union all
+                             select 'kb_chunk', k.id, k.version, k.text_score
+                               from (
+                                       select r.id, r.version, score(4) as text_score
+                                         from knowledge_base_chunk r
+                                        where contains(r.content, in_probe, 4) > 0
+                                          and r.tenant_id = in_tenant_id
+                                          and r.status <> 'erased'
+                                          and r.deleted_at is null
+                                          and r.valid_from <= in_evaluation_time
+                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
+                                          and (r.agent_id is null or r.agent_id = in_agent_id)
+                                          and (r.user_id is null or r.user_id = in_user_id)
+                                          and (r.thread_id is null or r.thread_id = in_thread_id)
+                                        order by score(4) desc, r.id, r.version
+                                        fetch first in_depth rows only
+                                    ) k
+                             -- end generated: lexical evidence
                           ) u
                     order by u.text_score desc, u.memory_type, u.id, u.version
                     fetch first in_depth rows only
@@ -205,11 +207,12 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, u.text_score
                      from (
+                             -- generated: lexical recalled history from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('conversation' as varchar2(32)) as memory_type, c.id, c.version, c.text_score
                                from (
-                                       select r.id, r.version, score(3) as text_score
+                                       select r.id, r.version, score(5) as text_score
                                          from conversation_memory r
-                                        where contains(r.content, in_probe, 3) > 0
+                                        where contains(r.content, in_probe, 5) > 0
                                           and r.tenant_id = in_tenant_id
                                           and r.user_id = in_user_id
                                           and r.event_type = 'message'
@@ -218,15 +221,15 @@ create or replace package body ctx_retrieval is
                                           and r.valid_from <= in_evaluation_time
                                           and (r.valid_until is null or r.valid_until > in_evaluation_time)
                                           and (r.agent_id is null or r.agent_id = in_agent_id)
-                                        order by score(3) desc, r.id, r.version
+                                        order by score(5) desc, r.id, r.version
                                         fetch first in_depth rows only
                                     ) c
                              union all
                              select 'summary', s.id, s.version, s.text_score
                                from (
-                                       select r.id, r.version, score(4) as text_score
+                                       select r.id, r.version, score(6) as text_score
                                          from summarization_memory r
-                                        where contains(r.content, in_probe, 4) > 0
+                                        where contains(r.content, in_probe, 6) > 0
                                           and r.tenant_id = in_tenant_id
                                           and r.status <> 'erased'
                                           and r.deleted_at is null
@@ -235,9 +238,10 @@ create or replace package body ctx_retrieval is
                                           and (r.agent_id is null or r.agent_id = in_agent_id)
                                           and (r.user_id is null or r.user_id = in_user_id)
                                           and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(4) desc, r.id, r.version
+                                        order by score(6) desc, r.id, r.version
                                         fetch first in_depth rows only
                                     ) s
+                             -- end generated: lexical recalled history
                           ) u
                     order by u.text_score desc, u.memory_type, u.id, u.version
                     fetch first in_depth rows only
@@ -253,11 +257,12 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, u.text_score
                      from (
+                             -- generated: lexical durable facts from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('entity' as varchar2(32)) as memory_type, e.id, e.version, e.text_score
                                from (
-                                       select r.id, r.version, score(5) as text_score
+                                       select r.id, r.version, score(1) as text_score
                                          from entity_memory r
-                                        where contains(r.content, in_probe, 5) > 0
+                                        where contains(r.content, in_probe, 1) > 0
                                           and r.tenant_id = in_tenant_id
                                           and r.status <> 'erased'
                                           and r.deleted_at is null
@@ -266,15 +271,15 @@ create or replace package body ctx_retrieval is
                                           and (r.agent_id is null or r.agent_id = in_agent_id)
                                           and (r.user_id is null or r.user_id = in_user_id)
                                           and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(5) desc, r.id, r.version
+                                        order by score(1) desc, r.id, r.version
                                         fetch first in_depth rows only
                                     ) e
                              union all
                              select 'workflow', w.id, w.version, w.text_score
                                from (
-                                       select r.id, r.version, score(6) as text_score
+                                       select r.id, r.version, score(2) as text_score
                                          from workflow_memory r
-                                        where contains(r.content, in_probe, 6) > 0
+                                        where contains(r.content, in_probe, 2) > 0
                                           and r.tenant_id = in_tenant_id
                                           and r.status <> 'erased'
                                           and r.deleted_at is null
@@ -283,9 +288,10 @@ create or replace package body ctx_retrieval is
                                           and (r.agent_id is null or r.agent_id = in_agent_id)
                                           and (r.user_id is null or r.user_id = in_user_id)
                                           and (r.thread_id is null or r.thread_id = in_thread_id)
-                                        order by score(6) desc, r.id, r.version
+                                        order by score(2) desc, r.id, r.version
                                         fetch first in_depth rows only
                                     ) w
+                             -- end generated: lexical durable facts
                           ) u
                     order by u.text_score desc, u.memory_type, u.id, u.version
                     fetch first in_depth rows only
@@ -318,24 +324,31 @@ create or replace package body ctx_retrieval is
                 )
            into l_hits
            from (
-                   select cast('kb_chunk' as varchar2(32)) as memory_type, c.id, c.version,
-                          round(cast(c.distance as number), co_score_places) as distance
+                   select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
-                             select r.id, r.version,
-                                    vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine) as distance
-                               from knowledge_base_chunk r
-                              where r.tenant_id = in_tenant_id
-                                and r.embedding is not null
-                                and r.status <> 'erased'
-                                and r.deleted_at is null
-                                and r.valid_from <= in_evaluation_time
-                                and (r.valid_until is null or r.valid_until > in_evaluation_time)
-                                and (r.agent_id is null or r.agent_id = in_agent_id)
-                                and (r.user_id is null or r.user_id = in_user_id)
-                                and (r.thread_id is null or r.thread_id = in_thread_id)
-                              order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
-                              fetch approx first in_depth rows only
-                          ) c
+                             -- generated: nearest evidence from contract/memory_types.toml; edit the catalogue, then regenerate
+                             select cast('kb_chunk' as varchar2(32)) as memory_type, k.id, k.version, k.distance
+                               from (
+                                       select r.id, r.version,
+                                              vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
+                                                 as distance
+                                         from knowledge_base_chunk r
+                                        where r.tenant_id = in_tenant_id
+                                          and r.embedding is not null
+                                          and r.status <> 'erased'
+                                          and r.deleted_at is null
+                                          and r.valid_from <= in_evaluation_time
+                                          and (r.valid_until is null or r.valid_until > in_evaluation_time)
+                                          and (r.agent_id is null or r.agent_id = in_agent_id)
+                                          and (r.user_id is null or r.user_id = in_user_id)
+                                          and (r.thread_id is null or r.thread_id = in_thread_id)
+                                        order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
+                                        fetch approx first in_depth rows only
+                                    ) k
+                             -- end generated: nearest evidence
+                          ) u
+                    order by u.distance, u.memory_type, u.id, u.version
+                    fetch first in_depth rows only
                 ) n;
       elsif in_slice = co_history then
          select json_arrayagg(
@@ -348,6 +361,7 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
+                             -- generated: nearest recalled history from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('conversation' as varchar2(32)) as memory_type, c.id, c.version, c.distance
                                from (
                                        select r.id, r.version,
@@ -385,6 +399,7 @@ create or replace package body ctx_retrieval is
                                         order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
                                         fetch approx first in_depth rows only
                                     ) s
+                             -- end generated: nearest recalled history
                           ) u
                     order by u.distance, u.memory_type, u.id, u.version
                     fetch first in_depth rows only
@@ -400,6 +415,7 @@ create or replace package body ctx_retrieval is
            from (
                    select u.memory_type, u.id, u.version, round(cast(u.distance as number), co_score_places) as distance
                      from (
+                             -- generated: nearest durable facts from contract/memory_types.toml; edit the catalogue, then regenerate
                              select cast('entity' as varchar2(32)) as memory_type, e.id, e.version, e.distance
                                from (
                                        select r.id, r.version,
@@ -437,6 +453,7 @@ create or replace package body ctx_retrieval is
                                         order by vector_distance(r.embedding, to_vector(in_vector, 384, float32), cosine)
                                         fetch approx first in_depth rows only
                                     ) w
+                             -- end generated: nearest durable facts
                           ) u
                     order by u.distance, u.memory_type, u.id, u.version
                     fetch first in_depth rows only

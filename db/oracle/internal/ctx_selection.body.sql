@@ -797,11 +797,13 @@ create or replace package body ctx_selection is
                    'origin' value t.origin,
                    'status' value
                       case t.memory_type
+                         -- generated: candidate status from contract/memory_types.toml; edit the catalogue, then regenerate
                          when 'entity' then 'current'
                          when 'workflow' then 'current'
-                         when 'summary' then 'historical'
                          when 'conversation' then 'unverified'
+                         when 'summary' then 'historical'
                          else 'evidence'
+                         -- end generated: candidate status
                       end,
                    'required' value case when t.required = 1 then 'true' else 'false' end format json,
                    'selection_rank' value t.slice_rank,

@@ -34,6 +34,7 @@ create or replace package body ctx_sources is
         from (
                 select f.one
                   from (
+                          -- generated: facts counted from contract/memory_types.toml; edit the catalogue, then regenerate
                           select 1 as one
                             from entity_memory e
                            where e.tenant_id = in_tenant_id
@@ -47,6 +48,7 @@ create or replace package body ctx_sources is
                              and (w.user_id is null or w.user_id = in_user_id)
                              and (w.agent_id is null or w.agent_id = in_agent_id)
                              and (w.thread_id is null or w.thread_id = in_thread_id)
+                          -- end generated: facts counted
                        ) f
                  fetch first in_limit + 1 rows only
              ) counted;
@@ -74,6 +76,7 @@ create or replace package body ctx_sources is
              )
         into l_items
         from (
+                -- generated: enumerated by scope from contract/memory_types.toml; edit the catalogue, then regenerate
                 select cast('guideline' as varchar2(32)) as memory_type, g.id, g.version,
                        cast('scope' as varchar2(16)) as origin, cast(co_guidelines as varchar2(32)) as slice
                   from guideline_memory g
@@ -96,6 +99,7 @@ create or replace package body ctx_sources is
                    and (t.agent_id is null or t.agent_id = in_agent_id)
                    and (t.thread_id is null or t.thread_id = in_thread_id)
                 union all
+                -- end generated: enumerated by scope
                 select 'conversation', c.id, c.version, 'tail', co_tail
                   from (
                           select r.id, r.version
@@ -108,6 +112,7 @@ create or replace package body ctx_sources is
                            order by r.turn_index desc nulls last, r.valid_from desc, r.id desc
                            fetch first in_tail_limit rows only
                        ) c
+                -- generated: enumerated facts from contract/memory_types.toml; edit the catalogue, then regenerate
                 union all
                 select 'entity', e.id, e.version, 'scope', co_facts
                   from entity_memory e
@@ -124,6 +129,7 @@ create or replace package body ctx_sources is
                    and (w.user_id is null or w.user_id = in_user_id)
                    and (w.agent_id is null or w.agent_id = in_agent_id)
                    and (w.thread_id is null or w.thread_id = in_thread_id)
+                -- end generated: enumerated facts
              ) s;
       return coalesce(l_items, to_clob(ctx_json.co_empty_array));
    end enumerated_sources;
@@ -147,25 +153,29 @@ create or replace package body ctx_sources is
                       version     number        path '$.ref[2]'
                    )
                 ) h
-          where h.memory_type in ('summary', 'conversation')
+          -- generated: history types from contract/memory_types.toml; edit the catalogue, then regenerate
+          where h.memory_type in ('conversation', 'summary')
+          -- end generated: history types
       ),
-      -- the citations of the history rows, read from their two tables by primary key
+      -- the citations of the history rows (the types that cite), read from their tables by primary key
       citing as (
-         select json_serialize(m.source_refs returning clob) as source_refs
-           from history h
-           join summarization_memory m
-             on m.tenant_id = in_tenant_id
-            and m.id = h.id
-            and m.version = h.version
-          where h.memory_type = 'summary'
-         union all
-         select json_serialize(c.source_refs returning clob)
+         -- generated: citing rows from contract/memory_types.toml; edit the catalogue, then regenerate
+         select json_serialize(c.source_refs returning clob) as source_refs
            from history h
            join conversation_memory c
              on c.tenant_id = in_tenant_id
             and c.id = h.id
             and c.version = h.version
           where h.memory_type = 'conversation'
+         union all
+         select json_serialize(s.source_refs returning clob)
+           from history h
+           join summarization_memory s
+             on s.tenant_id = in_tenant_id
+            and s.id = h.id
+            and s.version = h.version
+          where h.memory_type = 'summary'
+         -- end generated: citing rows
       ),
       cited as (
          select distinct j.ref_type as memory_type, j.ref_id as id,
@@ -184,13 +194,9 @@ create or replace package body ctx_sources is
       ),
       -- the cited rows that exist, with the claim each makes (columns of a fact, content_json.claim of the rest)
       cited_rows as (
-         select c.memory_type, c.id, c.version, t.subject, t.predicate
-           from cited c
-           join entity_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
-          where c.memory_type = 'entity'
-         union all
-         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
-                json_value(t.content_json, '$.claim.predicate')
+         -- generated: cited rows from contract/memory_types.toml; edit the catalogue, then regenerate
+         select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject') as subject,
+                json_value(t.content_json, '$.claim.predicate') as predicate
            from cited c
            join guideline_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
           where c.memory_type = 'guideline'
@@ -206,6 +212,11 @@ create or replace package body ctx_sources is
            from cited c
            join toolbox_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
           where c.memory_type = 'toolbox'
+         union all
+         select c.memory_type, c.id, c.version, t.subject, t.predicate
+           from cited c
+           join entity_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
+          where c.memory_type = 'entity'
          union all
          select c.memory_type, c.id, c.version, json_value(t.content_json, '$.claim.subject'),
                 json_value(t.content_json, '$.claim.predicate')
@@ -236,6 +247,7 @@ create or replace package body ctx_sources is
            from cited c
            join summarization_memory t on t.tenant_id = in_tenant_id and t.id = c.id and t.version = c.version
           where c.memory_type = 'summary'
+         -- end generated: cited rows
       ),
       -- a cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
       -- slice of its own: a superseded fact retrieval did not find, an erased row)

@@ -452,9 +452,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                'type', o.memory_type,
                'slice', o.slice,
                'origin', o.origin,
+               -- generated: candidate status from contract/memory_types.toml; edit the catalogue, then regenerate
                'status', CASE o.memory_type WHEN 'entity' THEN 'current' WHEN 'workflow' THEN 'current'
-                             WHEN 'summary' THEN 'historical' WHEN 'conversation' THEN 'unverified'
+                             WHEN 'conversation' THEN 'unverified' WHEN 'summary' THEN 'historical'
                              ELSE 'evidence' END,
+               -- end generated: candidate status
                'required', o.required,
                'selection_rank', o.slice_rank,
                'role', o.role,

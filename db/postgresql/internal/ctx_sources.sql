@@ -134,6 +134,7 @@ CREATE OR REPLACE FUNCTION ctxasm.facts_enumerable(in_tenant_id varchar, in_user
 RETURNS boolean
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT count(*) <= in_limit
+      -- generated: facts counted from contract/memory_types.toml; edit the catalogue, then regenerate
       FROM (SELECT 1 FROM ctxasm.entity_memory AS e
              WHERE e.tenant_id = in_tenant_id AND (e.user_id IS NULL OR e.user_id = in_user_id)
                AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
@@ -143,6 +144,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
              WHERE w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
                AND (w.agent_id IS NULL OR w.agent_id = in_agent_id)
                AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
+      -- end generated: facts counted
              LIMIT in_limit + 1) AS counted
 $$;
 --rollback DROP FUNCTION ctxasm.facts_enumerable(varchar, varchar, varchar, varchar, integer);
@@ -162,6 +164,7 @@ CREATE OR REPLACE FUNCTION ctxasm.enumerated_sources(
 )
 RETURNS SETOF jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- generated: enumerated by scope from contract/memory_types.toml; edit the catalogue, then regenerate
     SELECT ctxasm.source_item('guideline', g.id, g.version, 'scope', 'guidelines')
       FROM ctxasm.guideline_memory AS g
      WHERE g.tenant_id = in_tenant_id AND (g.user_id IS NULL OR g.user_id = in_user_id)
@@ -177,12 +180,14 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
      WHERE t.tenant_id = in_tenant_id AND (t.user_id IS NULL OR t.user_id = in_user_id)
        AND (t.agent_id IS NULL OR t.agent_id = in_agent_id) AND (t.thread_id IS NULL OR t.thread_id = in_thread_id)
     UNION ALL
+    -- end generated: enumerated by scope
     SELECT ctxasm.source_item('conversation', c.id, c.version, 'tail', 'volatile_tail')
       FROM (SELECT c.id, c.version FROM ctxasm.conversation_memory AS c
              WHERE c.tenant_id = in_tenant_id AND c.thread_id = in_thread_id AND c.event_type = 'message'
                AND (c.user_id IS NULL OR c.user_id = in_user_id) AND (c.agent_id IS NULL OR c.agent_id = in_agent_id)
              ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC
              LIMIT in_tail_limit) AS c
+    -- generated: enumerated facts from contract/memory_types.toml; edit the catalogue, then regenerate
     UNION ALL
     SELECT ctxasm.source_item('entity', e.id, e.version, 'scope', 'durable_facts')
       FROM ctxasm.entity_memory AS e
@@ -193,6 +198,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
       FROM ctxasm.workflow_memory AS w
      WHERE in_with_facts AND w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
        AND (w.agent_id IS NULL OR w.agent_id = in_agent_id) AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
+    -- end generated: enumerated facts
 $$;
 --rollback DROP FUNCTION ctxasm.enumerated_sources(varchar, varchar, varchar, varchar, integer, boolean);
 
@@ -213,19 +219,23 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
         SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
                (s.item -> 'ref' ->> 2)::integer AS version
           FROM jsonb_array_elements(in_sources) AS s(item)
-         WHERE s.item -> 'ref' ->> 0 IN ('summary', 'conversation')
+         -- generated: history types from contract/memory_types.toml; edit the catalogue, then regenerate
+         WHERE s.item -> 'ref' ->> 0 IN ('conversation', 'summary')
+         -- end generated: history types
     ),
-    -- The citations of the history rows, read from their two tables by primary key.
+    -- The citations of the history rows (the types that cite), read from their tables by primary key.
     citing AS (
-        SELECT m.source_refs FROM history AS h
-          JOIN ctxasm.summarization_memory AS m
-            ON h.memory_type = 'summary' AND m.tenant_id = in_tenant_id AND m.id = h.id AND m.version = h.version
-         WHERE m.source_refs <> '[]'::jsonb
-        UNION ALL
+        -- generated: citing rows from contract/memory_types.toml; edit the catalogue, then regenerate
         SELECT c.source_refs FROM history AS h
           JOIN ctxasm.conversation_memory AS c
             ON h.memory_type = 'conversation' AND c.tenant_id = in_tenant_id AND c.id = h.id AND c.version = h.version
          WHERE c.source_refs <> '[]'::jsonb
+        UNION ALL
+        SELECT s.source_refs FROM history AS h
+          JOIN ctxasm.summarization_memory AS s
+            ON h.memory_type = 'summary' AND s.tenant_id = in_tenant_id AND s.id = h.id AND s.version = h.version
+         WHERE s.source_refs <> '[]'::jsonb
+        -- end generated: citing rows
     ),
     cited AS (
         SELECT DISTINCT ref.value ->> 'type' AS memory_type, ref.value ->> 'id' AS id,

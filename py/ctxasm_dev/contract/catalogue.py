@@ -14,6 +14,10 @@ TYPES_FILE = f"{CATALOGUE_DIR}/memory_types.toml"
 CONSTANTS_FILE = f"{CATALOGUE_DIR}/constants.toml"
 SELECTION_FILE = f"{CATALOGUE_DIR}/selection.toml"
 
+#: a type's `enumerated` values and its candidates' statuses (docs/contract.md, "Memory types and tables")
+ENUMERATED = ("", "scope", "facts")
+CANDIDATE_STATUSES = ("current", "historical", "unverified", "evidence")
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _CLASS = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
@@ -80,6 +84,13 @@ class MemoryType:
     searchable: bool
     embedded: bool
     columns: tuple[Column, ...]
+    #: how a live window lists the type's rows without retrieval: "scope" (every version in scope, always),
+    #: "facts" (every version in scope while the durable facts are few, CTX_SOURCES.facts_enumerable), "" (never)
+    enumerated: str = ""
+    #: the candidate's `status` in the selection document: what kind of truth the row is
+    candidate_status: str = "evidence"
+    #: recalled history whose citations (source_refs) become sources of the window (claim_sources)
+    cites: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,9 +223,18 @@ def _types(data: dict) -> tuple[tuple[Column, ...], tuple[RowSlot, ...], tuple[M
         columns = tuple(_column(c, where, slot_names) for c in _field(entry, "columns", list, where))
         _unique([c.name for c in columns], f"column of {name}", TYPES_FILE)
         _unique([c.row for c in columns if c.row], f"row slot filled by {name}", TYPES_FILE)
+        enumerated = _field(entry, "enumerated", str, where, "")
+        if enumerated not in ENUMERATED:
+            raise CatalogueError(f"{where}: enumerated must be one of {', '.join(map(repr, ENUMERATED))}, "
+                                 f"got {enumerated!r}")
+        status = _field(entry, "candidate_status", str, where, "evidence")
+        if status not in CANDIDATE_STATUSES:
+            raise CatalogueError(f"{where}: candidate_status must be one of {', '.join(CANDIDATE_STATUSES)}, "
+                                 f"got {status!r}")
         types.append(MemoryType(name, _name(entry, where, "table"), _field(entry, "slice", str, where),
                                 _field(entry, "authority", int, where), _field(entry, "searchable", bool, where),
-                                _field(entry, "embedded", bool, where), columns))
+                                _field(entry, "embedded", bool, where), columns, enumerated, status,
+                                _field(entry, "cites", bool, where, False)))
     _unique([t.name for t in types], "memory type", TYPES_FILE)
     _unique([t.table for t in types], "table", TYPES_FILE)
     return shared, slots, tuple(types)

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from ctxasm_dev.contract import constants, errors, types, unions, unions_oracle, versions
+from ctxasm_dev.contract import constants, errors, per_type, types, unions, unions_oracle, versions
 from ctxasm_dev.contract.catalogue import Catalogue, CatalogueError, load
 from ctxasm_dev.contract.targets import target
 
@@ -58,7 +58,7 @@ def _docs(text: str, catalogue: Catalogue) -> str:
 
 
 #: regions of hand-written SQL files: (target, marker name, text)
-def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
+def _sql_regions(catalogue: Catalogue, rules_spec: str) -> list[tuple[str, str, str]]:
     return [("ora_memory_body", "memory type names", types.oracle_memory_type_names(catalogue)),
             ("ora_memory_body", "table for type", types.oracle_table_for_type(catalogue)),
             ("pg_selection_helpers", "authority", types.pg_authority(catalogue)),
@@ -77,7 +77,31 @@ def _sql_regions(catalogue: Catalogue) -> list[tuple[str, str, str]]:
             ("ora_sources_body", "row tail as of", unions_oracle.row_tail(catalogue)),
             ("ora_tools_body", "expand rows", unions_oracle.expand_rows(catalogue)),
             ("ora_admin_body", "purge tables", unions_oracle.purge_deletes(catalogue)),
-            ("ora_memory_body", "inventory types", unions_oracle.inventory_types(catalogue))]
+            ("ora_memory_body", "inventory types", unions_oracle.inventory_types(catalogue)),
+            *_per_type_regions(catalogue, rules_spec)]
+
+
+def _per_type_regions(catalogue: Catalogue, rules_spec: str) -> list[tuple[str, str, str]]:
+    """What a live window reads per type (enumeration, citations, claims) and its candidates' status."""
+    return [("pg_sources", "facts counted", per_type.pg_facts_counted(catalogue)),
+            ("pg_sources", "enumerated by scope", per_type.pg_enumerated(catalogue, "scope")),
+            ("pg_sources", "enumerated facts", per_type.pg_enumerated(catalogue, "facts")),
+            ("pg_sources", "history types", per_type.pg_history_types(catalogue)),
+            ("pg_sources", "citing rows", per_type.pg_citing_rows(catalogue)),
+            ("pg_selection", "candidate status", per_type.pg_candidate_status(catalogue)),
+            ("ora_sources_body", "facts counted", per_type.oracle_facts_counted(catalogue)),
+            ("ora_sources_body", "enumerated by scope", per_type.oracle_enumerated(catalogue, rules_spec, "scope")),
+            ("ora_sources_body", "enumerated facts", per_type.oracle_enumerated(catalogue, rules_spec, "facts")),
+            ("ora_sources_body", "history types", per_type.oracle_history_types(catalogue)),
+            ("ora_sources_body", "citing rows", per_type.oracle_citing_rows(catalogue)),
+            ("ora_sources_body", "cited rows", per_type.oracle_cited_rows(catalogue)),
+            ("ora_selection_body", "candidate status", per_type.oracle_candidate_status(catalogue)),
+            ("ora_retrieval_body", "lexical evidence", per_type.oracle_lexical(catalogue, "evidence")),
+            ("ora_retrieval_body", "lexical recalled history", per_type.oracle_lexical(catalogue, "recalled_history")),
+            ("ora_retrieval_body", "lexical durable facts", per_type.oracle_lexical(catalogue, "durable_facts")),
+            ("ora_retrieval_body", "nearest evidence", per_type.oracle_nearest(catalogue, "evidence")),
+            ("ora_retrieval_body", "nearest recalled history", per_type.oracle_nearest(catalogue, "recalled_history")),
+            ("ora_retrieval_body", "nearest durable facts", per_type.oracle_nearest(catalogue, "durable_facts"))]
 
 
 def _sql_region(text: str, path: str, name: str, body: str) -> str:
@@ -106,7 +130,7 @@ def generate(repo: Path = REPO) -> dict[str, str | None]:
     files.put("ora_vpd_policies", unions_oracle.vpd_policies(catalogue, "ora_vpd_policies",
                                                             files.read("ora_vpd_policies")))
     files.put("docs_contract", _docs(files.read("docs_contract"), catalogue))
-    for key, name, body in _sql_regions(catalogue):
+    for key, name, body in _sql_regions(catalogue, files.read("ora_rules_spec")):
         files.put(key, _sql_region(files.read(key), target(key), name, body))
     unions_oracle.check_carried(catalogue, files.read("ora_selection_candidate"), target("ora_selection_candidate"))
     for constant in catalogue.constants:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxasm_dev.contract.catalogue import TYPES_FILE, Catalogue, Column, MemoryType
+from ctxasm_dev.contract.unions_oracle import TAIL_SLICE
 
 HEADER = f"generated from {TYPES_FILE}; edit the catalogue, then regenerate (python -m ctxasm_dev.contract.generate)"
 
@@ -135,10 +136,28 @@ def _engine_type(column: Column, engine_type: str, other: str) -> str:
 
 
 def docs_types(catalogue: Catalogue) -> str:
-    lines = ["| memory type | table | slice | type-specific columns |", "|---|---|---|---|"]
+    lines = ["| memory type | table | slice | a window lists it | candidate status | type-specific columns |",
+             "|---|---|---|---|---|---|"]
     for t in catalogue.types:
-        lines.append(f"| `{t.name}` | {t.table} | {t.slice or '-'} | {', '.join(_described(c) for c in t.columns)} |")
+        status = t.candidate_status if t.slice else "-"
+        lines.append(f"| `{t.name}` | {t.table} | {t.slice or '-'} | {_listed(t)} | {status} | "
+                     f"{', '.join(_described(c) for c in t.columns)} |")
     return "\n".join(lines)
+
+
+def _listed(memory_type: MemoryType) -> str:
+    """How a live window finds the type's rows (enumerated, retrieved) and whether their citations are followed."""
+    if not memory_type.slice:
+        return "-"
+    ways = {"scope": ["every version in scope"], "facts": ["every version in scope while few"], "": []}[
+        memory_type.enumerated]
+    if memory_type.name in TAIL_SLICE:
+        ways.append("the thread's latest turns (the volatile tail)")
+    if memory_type.searchable:
+        ways.append("else retrieval" if memory_type.enumerated == "facts" else "retrieval")
+    if memory_type.cites:
+        ways.append("its citations followed")
+    return "; ".join(ways) or "-"
 
 
 def docs_shared_columns(catalogue: Catalogue) -> str:

@@ -134,7 +134,7 @@ def _value(column: Column, alias: str = "t") -> str:
     return ISO_UTC.format(reference) if column.oracle.startswith("timestamp") else reference
 
 
-def _vector_format(column: Column, where: str) -> str:
+def vector_format(column: Column, where: str) -> str:
     """"384, float32" of vector(384, float32): the dimensions and format the question's vector is read in."""
     found = re.fullmatch(r"\s*vector\s*\((.*)\)\s*", column.oracle)
     if not found:
@@ -178,7 +178,7 @@ def _json_object(pairs: list[str], at: int) -> str:
 # -- select_window ------------------------------------------------------------------------------------------
 
 def _similarity(memory_type: MemoryType, column: Column) -> str:
-    vector = _vector_format(column, memory_type.name)
+    vector = vector_format(column, memory_type.name)
     return "\n".join([
         "case",
         f"   when l_scoring = 1 and l_query_vector is not null and t.{column.name} is not null",

@@ -183,6 +183,8 @@ slice = "durable_facts"
 authority = 9
 searchable = true
 embedded = true
+enumerated = "facts"
+candidate_status = "current"
 columns = [
   { name = "note_key", pg = "varchar(128)", oracle = "varchar2(128)", nullable = false, row = "key_name" },
   { name = "noted_at", pg = "timestamptz", oracle = "timestamp with time zone", nullable = true },
@@ -320,6 +322,61 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
     except Exception as error:  # no CLI or no Java on this machine: say so, never pretend
         pytest.skip(f"Liquibase CLI not runnable here: {error}")
     assert liquibase_render.main(["--repo", repo]) == 0, capsys.readouterr().out
+
+
+def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(repo_copy: Path) -> None:
+    """Enumeration, the facts count, citations, cited claims and the candidate status are generated regions on
+    both engines: a type the catalogue adds (durable facts that cite, here) is in each; a branch left
+    hand-written would miss it."""
+    from ctxasm_dev.contract import per_type
+
+    _add_note_type_and_region_column(repo_copy)
+    path = repo_copy / "contract/memory_types.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace('candidate_status = "current"\ncolumns = [\n'
+                                                             '  { name = "note_key"',
+                                                             'candidate_status = "current"\ncites = true\n'
+                                                             'columns = [\n  { name = "note_key"'), encoding="utf-8")
+    generate.write(repo_copy)
+    assert generate.stale(repo_copy) == []
+    pg_sources = (repo_copy / "db/postgresql/internal/ctx_sources.sql").read_text(encoding="utf-8")
+    pg_selection = (repo_copy / "db/postgresql/internal/ctx_selection.sql").read_text(encoding="utf-8")
+    ora_sources = (repo_copy / "db/oracle/internal/ctx_sources.body.sql").read_text(encoding="utf-8")
+    ora_selection = (repo_copy / "db/oracle/internal/ctx_selection.body.sql").read_text(encoding="utf-8")
+
+    assert "FROM ctxasm.note_memory AS n\n     WHERE in_with_facts AND n.tenant_id" in \
+        _region(pg_sources, "enumerated facts")
+    assert "note" not in _region(pg_sources, "enumerated by scope")
+    assert "SELECT 1 FROM ctxasm.note_memory AS n" in _region(pg_sources, "facts counted")
+    assert "IN ('conversation', 'summary', 'note')" in _region(pg_sources, "history types")
+    assert "JOIN ctxasm.note_memory AS n\n            ON h.memory_type = 'note'" in _region(pg_sources, "citing rows")
+    assert "WHEN 'note' THEN 'current'" in _region(pg_selection, "candidate status")
+
+    assert "select 'note', n.id, n.version, 'scope', co_facts\n                  from note_memory n\n" \
+           "                 where in_with_facts = 1" in _region(ora_sources, "enumerated facts")
+    assert "from note_memory n" in _region(ora_sources, "facts counted")
+    assert "in ('conversation', 'summary', 'note')" in _region(ora_sources, "history types")
+    assert "join note_memory n" in _region(ora_sources, "citing rows")
+    cited = _region(ora_sources, "cited rows")
+    assert "json_value(t.content_json, '$.claim.subject') as subject" in cited.split("union all")[0]
+    assert "join note_memory t on t.tenant_id = in_tenant_id" in cited.split("union all")[-1]
+    assert "when 'note' then 'current'" in _region(ora_selection, "candidate status")
+    ora_retrieval = (repo_copy / "db/oracle/internal/ctx_retrieval.body.sql").read_text(encoding="utf-8")
+    lexical = _region(ora_retrieval, "lexical durable facts")
+    assert "from note_memory r\n" in lexical and "contains(r.content, in_probe, 7) > 0" in lexical
+    assert "note" not in _region(ora_retrieval, "lexical evidence")
+    nearest = _region(ora_retrieval, "nearest durable facts")
+    assert "select 'note', n.id, n.version, n.distance" in nearest and "from note_memory r\n" in nearest
+    # the Oracle slice constant comes from CTX_RULES' declarations; a slice without one is named
+    assert per_type.oracle_slice_constants((repo_copy / "db/oracle/internal/ctx_rules.spec.sql").read_text())[
+        "durable_facts"] == "co_facts"
+
+
+def test_a_type_field_outside_its_values_is_a_catalogue_error(catalogue_copy: Path) -> None:
+    path = catalogue_copy / "contract/memory_types.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace('enumerated = "facts"\n',
+                                                             'enumerated = "always"\n', 1), encoding="utf-8")
+    with pytest.raises(catalogue.CatalogueError, match="type entity: enumerated must be one of"):
+        catalogue.load(catalogue_copy)
 
 
 @pytest.mark.parametrize("name, says", [("extra", "memory_rows (CTX_SOURCES) already has a column extra"),

@@ -28,8 +28,8 @@ PAYLOAD_LOCALS = "      l_tenant_id varchar2(4096);\n   begin"
 MANIFEST_FILTER = "and m.event_type = co_manifest_event"
 MANIFEST_SELECT = "select json_serialize(m.content_json returning clob)\n        into l_manifest"
 MANIFEST_END = "         and m.status = 'active';\n      return l_manifest;"
-CHUNK_SCORE = "select r.id, r.version, score(1) as text_score"
-CHUNK_CONTAINS = "where contains(r.content, in_probe, 1) > 0"
+CHUNK_SCORE = "select r.id, r.version, score(4) as text_score"
+CHUNK_CONTAINS = "where contains(r.content, in_probe, 4) > 0"
 CONVERSATION_FILTER = ("' indextype is ctxsys.context filter by tenant_id'\n"
                        "                          || ' parameters (''sync (on commit)'')';\nbegin\n"
                        "   execute immediate l_ddl;\nend;\n/\n"
@@ -135,14 +135,14 @@ MUTANTS = {
         [(RETRIEVAL, CHUNK_SCORE + "\n                                         from knowledge_base_chunk r\n"
                      "                                        " + CHUNK_CONTAINS,
           CHUNK_SCORE + "\n                                         from (select * from knowledge_base_chunk q "
-                        "where contains(q.content, in_probe, 1) > 0) r\n                                        "
+                        "where contains(q.content, in_probe, 4) > 0) r\n                                        "
                         "where 1 = 1")],
-        "[text-score] SCORE(1) without a CONTAINS(..., 1) in the same query block"),
+        "[text-score] SCORE(4) without a CONTAINS(..., 4) in the same query block"),
     "two CONTAINS of one block with the same label": (
-        [(RETRIEVAL, CHUNK_CONTAINS, CHUNK_CONTAINS + " and contains(r.content, 'x', 1) > 0")],
-        "[text-score] two CONTAINS of one query block use label 1"),
+        [(RETRIEVAL, CHUNK_CONTAINS, CHUNK_CONTAINS + " and contains(r.content, 'x', 4) > 0")],
+        "[text-score] two CONTAINS of one query block use label 4"),
     "CONTAINS on a column no CONTEXT index covers": (
-        [(RETRIEVAL, CHUNK_CONTAINS, "where contains(r.title, in_probe, 1) > 0")],
+        [(RETRIEVAL, CHUNK_CONTAINS, "where contains(r.title, in_probe, 4) > 0")],
         "[text-index] CONTAINS on knowledge_base_chunk.title, which no CONTEXT index covers (DRG-10599"),
     "CONTAINS on a subquery's column": (
         [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
