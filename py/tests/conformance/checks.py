@@ -32,7 +32,8 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
     assert manifest["request_tokens"] <= manifest["request_limit"], "the request must fit its budget"
 
     for slice_name, refs in expect.get("refs", {}).items():
-        assert refs_in(manifest, slice_name) == refs, f"slice {slice_name}"
+        seated = refs_in(manifest, slice_name)
+        assert seated == refs, f"slice {slice_name}: seated {seated}"
     if "fixed" in expect:
         fixed = [m["ref"] for m in sorted(manifest["memories"], key=lambda m: m["position"])
                  if m["slice"] in FIXED_SLICES]
