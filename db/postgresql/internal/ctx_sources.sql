@@ -245,11 +245,14 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
          WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
            AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
     ),
+    -- Most windows' history cites nothing: the test of no rows is decided before source_rows is called
+    -- (a filter that names no column of it), so those windows skip its call.
     cited_rows AS (
         SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, (
             SELECT coalesce(jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version),
                                                          'origin', 'cited')), '[]')
               FROM cited AS c)) AS x
+         WHERE EXISTS (SELECT FROM cited)
     )
     -- A cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
     -- slice of its own: a superseded fact retrieval did not find, an erased row).
