@@ -17,19 +17,12 @@ from ctxasm.core import render, schemas
 from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.core.tool_results import TOOL_RESULTS, FittedResult
-from ctxasm.errors import InvalidManifest, brief_message
+from ctxasm.errors import InvalidManifest
 
 
 def manifest_problems(data: Any) -> list[tuple[str, str]]:
     """(JSON path, problem) of every place `data` breaks the manifest schema, the most specific first; []."""
-    if schemas.checker(schemas.MANIFEST)(data):
-        return []
-    errors = list(schemas.validator(schemas.MANIFEST).iter_errors(data))
-    if not errors:
-        return []
-    worst = schemas.most_specific(errors)
-    ordered = [worst] + [e for e in errors if e is not worst]
-    return [(e.json_path, brief_message(e.message, e.instance)) for e in ordered]
+    return schemas.problems(schemas.MANIFEST, data)
 
 
 def validate_manifest(data: Any) -> None:

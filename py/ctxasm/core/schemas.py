@@ -19,6 +19,8 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import relevance
 
+from ctxasm.errors import brief_message
+
 MANIFEST = "manifest.schema.json"
 BUDGET = "budget.schema.json"
 SCENARIO = "scenario.schema.json"
@@ -44,6 +46,18 @@ def checker(name: str) -> Check:
     """A function that says whether a document is valid against schema file `name`, as jsonschema would."""
     validator(name)  # the schema itself is checked first
     return _Compiler(schema(name)).compile(schema(name))
+
+
+def problems(name: str, document: Any) -> list[tuple[str, str]]:
+    """(JSON path, problem) of every place `document` breaks schema file `name`, the most specific first; [] when
+    it is valid (the compiled check decides; jsonschema runs only to word a failure)."""
+    if checker(name)(document):
+        return []
+    errors = list(validator(name).iter_errors(document))
+    if not errors:
+        return []
+    worst = most_specific(errors)
+    return [(e.json_path, brief_message(e.message, e.instance)) for e in [worst, *(e for e in errors if e is not worst)]]
 
 
 def most_specific(errors: list[ValidationError]) -> ValidationError:

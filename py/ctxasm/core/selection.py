@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxasm.core import schemas
 from ctxasm.core.refs import Ref
-from ctxasm.errors import InvalidSelection, brief_message
+from ctxasm.errors import InvalidSelection
 
 #: A JSON object handed on as the engine gave it.
 JsonObject = Mapping[str, Any]
@@ -28,13 +28,7 @@ JsonObject = Mapping[str, Any]
 
 def selection_problems(document: Any) -> list[tuple[str, str]]:
     """(JSON path, problem) of every place `document` breaks the selection schema, the most specific first."""
-    if schemas.checker(schemas.SELECTION)(document):
-        return []
-    errors = list(schemas.validator(schemas.SELECTION).iter_errors(document))
-    if not errors:
-        return []
-    worst = schemas.most_specific(errors)
-    return [(e.json_path, brief_message(e.message, e.instance)) for e in [worst, *(e for e in errors if e is not worst)]]
+    return schemas.problems(schemas.SELECTION, document)
 
 
 def _ref(value: Any) -> Ref | None:
