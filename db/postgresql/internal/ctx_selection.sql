@@ -237,20 +237,16 @@ BEGIN
     WITH signals AS (
         SELECT v.*, v AS candidate,
                CASE WHEN l_scoring THEN
-                   m.matched * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
+                   m.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
                                                   / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
                CASE WHEN l_scoring AND in_embedding IS NOT NULL AND v.embedding IS NOT NULL
                     THEN 1 - (v.embedding OPERATOR(public.<=>) in_embedding) END AS similarity_raw
           FROM unnest(in_rows) AS v
-          CROSS JOIN LATERAL (SELECT CASE WHEN l_scoring THEN tsvector_to_array(v.search_text) END AS lexemes
-                               OFFSET 0) AS a
-          LEFT JOIN LATERAL (
-              SELECT coalesce(sum(t.idf), 0) AS matched
-                FROM unnest(in_term_types, in_term_lexemes, in_term_idf) AS t(kind, lexeme, idf)
-               WHERE v.slice IN ('durable_facts', 'evidence', 'recalled_history')
-                 AND t.kind = v.memory_type AND t.lexeme = ANY (a.lexemes)
-          ) AS m ON TRUE
+          CROSS JOIN LATERAL ctxasm.matched_idf(
+              CASE WHEN l_scoring AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')
+                   THEN v.search_text END,
+              v.memory_type, in_term_types, in_term_lexemes, in_term_idf) AS m
          WHERE ctxasm.competes(v)
         WINDOW by_slice AS (PARTITION BY v.slice)
     ),

@@ -122,3 +122,29 @@ def test_a_reranked_window_with_candidates_cut_by_its_limit_replays(corpus_targe
     with pgconn.connect(corpus_target, pgconn.app_login()) as connection:
         result = replay(PostgresStore(connection), "acme", window.manifest_id)
     assert result.status == "match", result.reason
+
+
+def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus_target):
+    # ctxasm.matched_idf finds a row's matches by marking the question's lexemes in its tsvector; the plain
+    # definition compares every lexeme of the row with every term. Both over every chunk, for a question with
+    # words the corpus has and words it lacks, under the weights of each searchable type.
+    question = QUERIES["q01"]["query"] + " zyzzogeton"
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant("acme")
+        rows = connection.execute(
+            """WITH terms AS (SELECT array_agg(t.memory_type) AS types, array_agg(t.lexeme) AS lexemes,
+                                     array_agg(t.idf) AS idf
+                                FROM ctxasm.question_terms('acme', %(q)s) AS t)
+               SELECT c.id, k.kind, m.matched_idf,
+                      (SELECT coalesce(sum(x.idf), 0) FROM unnest(t.types, t.lexemes, t.idf) AS x(kind, lexeme, idf)
+                        WHERE x.kind = k.kind AND x.lexeme = ANY (tsvector_to_array(c.search_text))),
+                      c.search_text::text ~ ':[0-9,]*[ABC]'
+                 FROM ctxasm.knowledge_base_chunk AS c CROSS JOIN terms AS t
+                CROSS JOIN unnest(ARRAY['kb_chunk', 'entity']) AS k(kind)
+                CROSS JOIN LATERAL ctxasm.matched_idf(c.search_text, k.kind, t.types, t.lexemes, t.idf) AS m""",
+            {"q": question}).fetchall()
+    assert len(rows) == 2 * 137
+    assert not any(weighted for *_, weighted in rows)  # the marking relies on columns without weights
+    assert [(i, kind, round(fast, 9)) for i, kind, fast, _, _ in rows] == [
+        (i, kind, round(plain, 9)) for i, kind, _, plain, _ in rows]
+    assert any(fast == 0 for _, _, fast, _, _ in rows) and any(fast > 0 for _, _, fast, _, _ in rows)
