@@ -12,7 +12,7 @@ MAX_FACT_ROWS = 1000
 RETRIEVAL_DEPTH = 50
 #: PostgreSQL: the estimated rows the lexical probe may visit
 PROBE_ROWS = 500
-#: Oracle: the Oracle Text postings the lexical probe's words may match
+#: the postings the lexical probe may read: Oracle keeps words while their Oracle Text postings stay within it (always the rarest word); PostgreSQL probes no clause whose lexemes appear in more of the tenant's rows together (every lexeme that common: no lexical probe)
 PROBE_POSTINGS = 20000
 #: Oracle: the question's distinct words the lexical probe reads at most
 PROBE_WORDS = 12

@@ -95,14 +95,24 @@ $$;
 --comment: what the lexical retriever looks up in the GIN index: single lexemes, the rarest first, while the rows
 --comment: they are estimated to match stay within in_scan_rows; when even the rarest matches more, pairs of
 --comment: the rarest lexemes (rows holding both: estimated df_a * df_b / rows), the least matched first, within
---comment: the same budget. Always at least one clause. A row matching no clause holds only lexemes common in
---comment: the tenant, whose weights are the smallest, so leaving it out bounds the work without losing the
---comment: rows that rank first. Without statistics (df NULL) every lexeme probes.
+--comment: the same budget. A row matching no clause holds only lexemes common in the tenant, whose weights are
+--comment: the smallest, so leaving it out bounds the work without losing the rows that rank first. The index
+--comment: reads a clause's whole posting lists (a bitmap, before any LIMIT), so a clause whose lexemes appear
+--comment: in more than co_probe_postings rows together is not probed: when every lexeme is that common (a word
+--comment: in tens of thousands of a tenant's rows), no clause is left, the probe is NULL and lexical retrieval
+--comment: finds nothing (its rows would be an arbitrary few thousand of those tens of thousands); the vector
+--comment: half retrieves, and scoring still weighs each candidate's lexical match. Without statistics (df NULL)
+--comment: every lexeme probes.
 DROP FUNCTION IF EXISTS ctxasm.probe_query(text[], double precision[], integer);
 CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[],
                                               in_row_count double precision, in_scan_rows integer)
 RETURNS tsquery
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- The most rows a probed clause's lexemes may appear in together: the postings the index reads for it.
+    co_probe_postings constant integer := 20000;
+BEGIN
+    RETURN (
     WITH per_lexeme AS (
         SELECT t.lexeme, max(t.df) AS df FROM unnest(in_lexemes, in_df) AS t(lexeme, df) GROUP BY t.lexeme
     ),
@@ -114,11 +124,13 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
         SELECT quote_literal(r.lexeme) AS clause, coalesce(r.df, 0) AS matches, 1 AS kind, r.position AS first,
                r.df IS NULL AS unknown
           FROM rarest AS r
+         WHERE r.df IS NULL OR r.df <= co_probe_postings
         UNION ALL
         SELECT '(' || quote_literal(a.lexeme) || ' & ' || quote_literal(b.lexeme) || ')',
                a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE
           FROM rarest AS a JOIN rarest AS b ON b.position > a.position
          WHERE a.position <= 6 AND b.position <= 6 AND a.df IS NOT NULL AND b.df IS NOT NULL
+           AND a.df + b.df <= co_probe_postings
     ),
     singles AS (
         SELECT c.clause, c.unknown,
@@ -140,7 +152,8 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
          WHERE NOT EXISTS (SELECT 1 FROM singles AS s WHERE s.unknown OR s.running <= in_scan_rows)
            AND (p.running <= in_scan_rows OR p.position = 1)
     )
-    SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c
+    SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c);
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.probe_query(text[], double precision[], double precision, integer);
 

@@ -148,3 +148,22 @@ def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus
     assert [(i, kind, round(fast, 9)) for i, kind, fast, _, _ in rows] == [
         (i, kind, round(plain, 9)) for i, kind, _, plain, _ in rows]
     assert any(fast == 0 for _, _, fast, _, _ in rows) and any(fast > 0 for _, _, fast, _, _ in rows)
+
+
+@pytest.mark.parametrize(("lexemes", "df", "probe"), [
+    # no statistics: every lexeme probes
+    (["oracl", "flashback"], [None, None], "'flashback' | 'oracl'"),
+    # rare lexemes while their rows stay within the 500 the probe may visit
+    (["oracl", "flashback", "scn"], [90000, 300, 150], "'flashback' | 'scn'"),
+    # every single too common for the rows, a pair of the rarest within the postings bound
+    (["oracl", "flashback", "scn"], [90000, 9000, 8000], "'scn' & 'flashback'"),
+    # the rarest alone when no pair is left within the bound
+    (["oracl", "flashback"], [90000, 15000], "'flashback'"),
+    # every lexeme in more rows than the index may read for a clause: no probe at all
+    (["oracl", "flashback", "queri"], [90000, 30000, 135000], None),
+])
+def test_the_probe_reads_no_clause_over_the_postings_bound(corpus_target, lexemes, df, probe):
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+        got = connection.execute("SELECT ctxasm.probe_query(%s::text[], %s::double precision[], 250000, 500)::text",
+                                 (lexemes, df)).fetchone()[0]
+    assert got == probe
