@@ -101,8 +101,9 @@ $$;
 --comment: in more than co_probe_postings rows together is not probed: when every lexeme is that common (a word
 --comment: in tens of thousands of a tenant's rows), no clause is left, the probe is NULL and lexical retrieval
 --comment: finds nothing (its rows would be an arbitrary few thousand of those tens of thousands); the vector
---comment: half retrieves, and scoring still weighs each candidate's lexical match. Without statistics (df NULL)
---comment: every lexeme probes.
+--comment: half retrieves, and scoring still weighs each candidate's lexical match. Likewise the first clause
+--comment: beyond the budget is probed only when ctxasm.retrieve can score all it matches (co_fallback_rows).
+--comment: Without statistics (df NULL) every lexeme probes.
 DROP FUNCTION IF EXISTS ctxasm.probe_query(text[], double precision[], integer);
 CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[],
                                               in_row_count double precision, in_scan_rows integer)
@@ -111,6 +112,9 @@ LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     -- The most rows a probed clause's lexemes may appear in together: the postings the index reads for it.
     co_probe_postings constant integer := 20000;
+    -- The most rows the first clause beyond in_scan_rows may be estimated to match: the rows ctxasm.retrieve
+    -- scores at most (its co_scan_cap). A clause that matches more would be cut to arbitrary rows of its matches.
+    co_fallback_rows  constant integer := 2000;
 BEGIN
     RETURN (
     WITH per_lexeme AS (
@@ -146,11 +150,11 @@ BEGIN
     chosen AS (
         SELECT s.clause FROM singles AS s
          WHERE s.unknown OR s.running <= in_scan_rows
-            OR (s.position = 1 AND NOT EXISTS (SELECT 1 FROM pairs))
+            OR (s.position = 1 AND s.running <= co_fallback_rows AND NOT EXISTS (SELECT 1 FROM pairs))
         UNION ALL
         SELECT p.clause FROM pairs AS p
          WHERE NOT EXISTS (SELECT 1 FROM singles AS s WHERE s.unknown OR s.running <= in_scan_rows)
-           AND (p.running <= in_scan_rows OR p.position = 1)
+           AND (p.running <= in_scan_rows OR (p.position = 1 AND p.running <= co_fallback_rows))
     )
     SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c);
 END;
