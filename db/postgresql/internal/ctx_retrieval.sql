@@ -43,17 +43,20 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     partitions AS (
         SELECT t.memory_type, ctxasm.tenant_partition(in_tenant_id, t.table_name) AS partition FROM searchable AS t
     ),
-    -- Each partition's statistics looked up by name (a join to the pg_stats view would read all of it).
+    -- The partitions' statistics in one read of the pg_stats view, its table names given as a list (a join to
+    -- the view per partition had the planner read the statistics of every table of the schema).
     partition_stats AS MATERIALIZED (
-        SELECT p.memory_type, greatest(c.reltuples, 1)::double precision AS row_count, st.elems, st.freqs
+        SELECT p.memory_type, greatest(c.reltuples, 1)::double precision AS row_count,
+               CASE WHEN c.reltuples > 0 THEN st.elems END AS elems,
+               CASE WHEN c.reltuples > 0 THEN st.freqs END AS freqs
           FROM partitions AS p
           LEFT JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass('ctxasm.' || quote_ident(p.partition))
-          LEFT JOIN LATERAL (
-              SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
+          LEFT JOIN (
+              SELECT s.tablename, s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
                 FROM pg_catalog.pg_stats AS s
-               WHERE s.schemaname = 'ctxasm' AND s.tablename = p.partition AND s.attname = 'search_text'
-                 AND NOT s.inherited AND c.reltuples > 0
-          ) AS st ON TRUE
+               WHERE s.schemaname = 'ctxasm' AND s.attname = 'search_text' AND NOT s.inherited
+                 AND s.tablename = ANY (ARRAY(SELECT q.partition::name FROM partitions AS q))
+          ) AS st ON st.tablename = p.partition
     ),
     estimated AS (
         SELECT p.memory_type, w.lexeme, p.row_count,
