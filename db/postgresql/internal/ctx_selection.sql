@@ -536,25 +536,26 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.recorded_sources(in_rows ctxasm.selection_candidate[], in_sources jsonb)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE AS $$
-    WITH scored_figures AS MATERIALIZED (
-        SELECT jsonb_object_agg(p.memory_type || ':' || p.id || ':' || p.version,
-                                jsonb_strip_nulls(jsonb_build_object(
-                                    'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
-                                    'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit
-                                                           THEN p.adjacent_logit END,
-                                    'thread_logit', p.thread_logit))) AS figures
+    -- The figures joined to the entries by reference (hashed), each entry's old figures removed in one pass.
+    WITH scored_figures AS (
+        SELECT DISTINCT ON (p.memory_type, p.id, p.version) p.memory_type, p.id, p.version,
+               jsonb_strip_nulls(jsonb_build_object(
+                   'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
+                   'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit THEN p.adjacent_logit END,
+                   'thread_logit', p.thread_logit)) AS figures
           FROM unnest(in_rows) AS p
          WHERE ctxasm.competes(p)
     )
     SELECT coalesce(jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
                               r.version), '[]'::jsonb)
-      FROM (SELECT (s.item - 'logit' - 'bm25' - 'similarity' - 'adjacent_logit' - 'thread_logit')
-                   || coalesce((SELECT f.figures FROM scored_figures AS f)
-                               -> (s.memory_type || ':' || s.id || ':' || s.version), '{}'::jsonb) AS item,
+      FROM (SELECT (s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit'])
+                   || coalesce(f.figures, '{}'::jsonb) AS item,
                    array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)
                        AS precedence,
                    s.item ->> 'slice' AS slice, (s.item ->> 'fused')::numeric AS fused,
                    s.memory_type, s.id, s.version
-              FROM ctxasm.merged_sources(in_sources) AS s) AS r
+              FROM ctxasm.merged_sources(in_sources) AS s
+              LEFT JOIN scored_figures AS f ON f.memory_type = s.memory_type AND f.id = s.id AND f.version = s.version
+           ) AS r
 $$;
 --rollback DROP FUNCTION ctxasm.recorded_sources(ctxasm.selection_candidate[], jsonb);

@@ -300,8 +300,11 @@ DECLARE
                                                           co_facts_enumerated);
     l_sources jsonb;
 BEGIN
-    WITH enumerated AS (
-        SELECT e AS item
+    -- Each enumerated entry with its reference as columns: the retrieved and adjacent rows are matched against
+    -- them by a hashed anti-join (comparing built JSON arrays pair by pair grew with both lists).
+    WITH enumerated AS MATERIALIZED (
+        SELECT e AS item, e -> 'ref' ->> 0 AS memory_type, e -> 'ref' ->> 1 AS id,
+               (e -> 'ref' ->> 2)::integer AS version
           FROM ctxasm.enumerated_sources(in_tenant_id, in_user_id, in_agent_id, in_thread_id,
                                          (in_limits ->> 'volatile_tail')::integer, l_facts_enumerated) AS e
     ),
@@ -342,14 +345,14 @@ BEGIN
                                          'fused', r.fused)
               FROM retrieved AS r
              -- The thread's tail is shown as turns; retrieval recalls the rest of the history.
-             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
-                                                               r.memory_type, r.id, r.version))
+             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e
+                                WHERE e.memory_type = r.memory_type AND e.id = r.id AND e.version = r.version)
             UNION ALL
             SELECT ctxasm.source_item('conversation', a.id, a.version, 'adjacent', 'recalled_history')
                    || jsonb_build_object('next_to', a.next_to)
               FROM adjacent AS a
-             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e WHERE e.item -> 'ref' = jsonb_build_array(
-                                                               'conversation', a.id, a.version))) AS s;
+             WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e
+                                WHERE e.memory_type = 'conversation' AND e.id = a.id AND e.version = a.version)) AS s;
     RETURN l_sources || coalesce((
         SELECT jsonb_agg(c) FROM ctxasm.claim_sources(in_tenant_id, in_user_id, in_agent_id, in_thread_id, l_sources)
                                   AS c), '[]'::jsonb);

@@ -10,9 +10,13 @@ Three roles, each with one job:
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import secrets
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -62,16 +66,29 @@ class Target:
 
 def role_logins(*roles: str) -> dict[str, Login]:
     """Passwords of the owner, the default application instance and `roles`: each made once, kept in the
-    private state directory (0600)."""
+    private state directory (0600). Several processes share the file (parallel test workers, a server beside the
+    CLI): a new password is added under an exclusive lock on a companion file, and the file is replaced whole, so
+    a reader never sees it half written and two writers do not drop each other's roles."""
     path = state_dir() / "roles.json"
-    stored = json.loads(path.read_text()) if path.exists() else {}
     wanted = (OWNER_ROLE, lockdown.login_role(Environment.read().app_login), *roles)
+    stored = _read_roles(path)
     if any(role not in stored for role in wanted):
-        stored.update({role: secrets.token_urlsafe(24) for role in wanted if role not in stored})
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(stored))
-        path.chmod(0o600)
+        with open(path.with_name("roles.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            stored = _read_roles(path)
+            missing = {role: secrets.token_urlsafe(24) for role in wanted if role not in stored}
+            if missing:
+                stored.update(missing)
+                fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".roles.")
+                with os.fdopen(fd, "w") as handle:  # mkstemp makes the file 0600
+                    handle.write(json.dumps(stored))
+                os.replace(temporary, path)
     return {role: Login(role, password) for role, password in stored.items()}
+
+
+def _read_roles(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def owner_login() -> Login:
