@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-b278ff35a909'::varchar
+    SELECT 'selection-dda8fdc88ebd'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -120,7 +120,7 @@ BEGIN
         co_retrieval_depth, l_types, l_lexemes, l_idf, l_df, l_row_counts));
 
     -- The rows the sources name, then the selection rules in order (contract/selection.toml).
-    l_selection := ctxasm.candidate_rows(l_tenant, l_snapshot, l_sources);
+    l_selection := ctxasm.candidate_rows(l_tenant, l_snapshot, l_sources, l_embedding);
     l_selection := ctxasm.scope_step(l_selection, in_user_id, in_agent_id, in_thread_id);
     l_selection := ctxasm.lifecycle_step(l_selection, in_evaluation_time);
     l_selection := ctxasm.dedup_step(l_selection);

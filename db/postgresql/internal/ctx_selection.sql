@@ -240,8 +240,8 @@ BEGIN
                    m.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
                                                   / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
-               CASE WHEN l_scoring AND in_embedding IS NOT NULL AND v.embedding IS NOT NULL
-                    THEN 1 - (v.embedding OPERATOR(public.<=>) in_embedding) END AS similarity_raw
+               -- ctxasm.candidate_rows compared the row's vector with the question's
+               CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw
           FROM unnest(in_rows) AS v
           CROSS JOIN LATERAL ctxasm.matched_idf(
               CASE WHEN l_scoring AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')

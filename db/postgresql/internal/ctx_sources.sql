@@ -101,19 +101,27 @@ $$;
 --changeset ctxasm:pg-internal-candidate-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SOURCES.candidate_rows: the rows a source list names (ctxasm.source_rows: live, or as of a recorded
 --comment: snapshot) as the selection's candidate rows, each with its origin and source entry; the steps' columns
---comment: are empty
-CREATE OR REPLACE FUNCTION ctxasm.candidate_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
+--comment: are empty but one: similarity holds the row's cosine similarity to in_embedding (NULL without one),
+--comment: which score_step reads, and the embedding itself is left out. A vector is the widest column of a row
+--comment: (1.5 kB), and every step copies the rows it passes on: compared here once, it travels no further (as
+--comment: Oracle's CTX_SOURCES compares it in the union branch).
+DROP FUNCTION IF EXISTS ctxasm.candidate_rows(varchar, pg_snapshot, jsonb);
+CREATE OR REPLACE FUNCTION ctxasm.candidate_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb,
+                                                 in_embedding public.vector)
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT coalesce(array_agg(ROW(
                x.origin, x.source,
-               -- the steps' columns, scope_level .. cut
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-               NULL, NULL, NULL, NULL, NULL,
-               (x.memory).*)::ctxasm.selection_candidate), '{}')
+               -- the steps' columns, scope_level .. cut: all empty but similarity
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               CASE WHEN in_embedding IS NOT NULL AND (x.memory).embedding IS NOT NULL
+                    THEN 1 - ((x.memory).embedding OPERATOR(public.<=>) in_embedding) END,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               (m.memory).*)::ctxasm.selection_candidate), '{}')
       FROM ctxasm.source_rows(in_tenant_id, in_snapshot, in_sources) AS x
+     CROSS JOIN LATERAL (SELECT jsonb_populate_record(x.memory, '{"embedding": null}') AS memory OFFSET 0) AS m
 $$;
---rollback DROP FUNCTION ctxasm.candidate_rows(varchar, pg_snapshot, jsonb);
+--rollback DROP FUNCTION ctxasm.candidate_rows(varchar, pg_snapshot, jsonb, public.vector);
 
 --changeset ctxasm:pg-internal-source-item dbms:postgresql runOnChange:true splitStatements:false
 --comment: one entry of a source list
