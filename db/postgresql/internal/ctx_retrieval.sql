@@ -100,8 +100,9 @@ $$;
 --comment: the rarest lexemes (rows holding both: estimated df_a * df_b / rows), the least matched first, within
 --comment: the same budget. A row matching no clause holds only lexemes common in the tenant, whose weights are
 --comment: the smallest, so leaving it out bounds the work without losing the rows that rank first. The index
---comment: reads a clause's whole posting lists (a bitmap, before any LIMIT), so a clause whose lexemes appear
---comment: in more than co_probe_postings rows together is not probed: when every lexeme is that common (a word
+--comment: reads a clause's whole posting lists (a bitmap, before any LIMIT), so the probe's clauses together
+--comment: read at most co_probe_postings postings, and a clause whose lexemes appear in more rows is not
+--comment: probed: when every lexeme is that common (a word
 --comment: in tens of thousands of a tenant's rows), no clause is left, the probe is NULL and lexical retrieval
 --comment: finds nothing (its rows would be an arbitrary few thousand of those tens of thousands); the vector
 --comment: half retrieves, and scoring still weighs each candidate's lexical match. Likewise the first clause
@@ -117,7 +118,7 @@ DECLARE
     co_probe_postings constant integer := 20000;
     -- The most rows the first clause beyond in_scan_rows may be estimated to match: the rows ctxasm.retrieve
     -- scores at most (its co_scan_cap). A clause that matches more would be cut to arbitrary rows of its matches.
-    co_fallback_rows  constant integer := 2000;
+    co_fallback_rows  constant integer := 1000;
 BEGIN
     RETURN (
     WITH per_lexeme AS (
@@ -129,12 +130,12 @@ BEGIN
     ),
     clauses AS (
         SELECT quote_literal(r.lexeme) AS clause, coalesce(r.df, 0) AS matches, 1 AS kind, r.position AS first,
-               r.df IS NULL AS unknown
+               r.df IS NULL AS unknown, r.df AS postings
           FROM rarest AS r
          WHERE r.df IS NULL OR r.df <= co_probe_postings
         UNION ALL
         SELECT '(' || quote_literal(a.lexeme) || ' & ' || quote_literal(b.lexeme) || ')',
-               a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE
+               a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE, a.df + b.df
           FROM rarest AS a JOIN rarest AS b ON b.position > a.position
          WHERE a.position <= 6 AND b.position <= 6 AND a.df IS NOT NULL AND b.df IS NOT NULL
            AND a.df + b.df <= co_probe_postings
@@ -145,8 +146,10 @@ BEGIN
                row_number() OVER (ORDER BY c.matches, c.first) AS position
           FROM clauses AS c WHERE c.kind = 1
     ),
+    -- A pair's postings are both its lexemes' (a lexeme of two pairs counted twice: a bound from above).
     pairs AS (
         SELECT c.clause, sum(c.matches) OVER (ORDER BY c.matches, c.clause) AS running,
+               sum(c.postings) OVER (ORDER BY c.matches, c.clause) AS postings,
                row_number() OVER (ORDER BY c.matches, c.clause) AS position
           FROM clauses AS c WHERE c.kind = 2
     ),
@@ -157,6 +160,7 @@ BEGIN
         UNION ALL
         SELECT p.clause FROM pairs AS p
          WHERE NOT EXISTS (SELECT 1 FROM singles AS s WHERE s.unknown OR s.running <= in_scan_rows)
+           AND p.postings <= co_probe_postings
            AND (p.running <= in_scan_rows OR (p.position = 1 AND p.running <= co_fallback_rows))
     )
     SELECT string_agg(c.clause, ' | ' ORDER BY c.clause)::tsquery FROM chosen AS c);
@@ -346,8 +350,9 @@ SET search_path = pg_catalog, public, pg_temp
 SET "hnsw.iterative_scan" = 'strict_order' SET "hnsw.max_scan_tuples" = 40000 SET jit = off
 AS $$
 DECLARE
-    -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing.
-    co_scan_cap constant integer := 2000;
+    -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing, or estimates
+    -- too low (each row read costs its tsvector, often TOASTed: about 10 us a row at 1e6).
+    co_scan_cap constant integer := 1000;
 BEGIN
     -- ef_search bounds how many neighbours one HNSW scan yields before it iterates: at least the depth.
     PERFORM set_config('hnsw.ef_search', greatest(40, least(in_depth, 1000))::text, true);
