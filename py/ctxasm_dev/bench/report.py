@@ -142,9 +142,9 @@ def targets(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         label = size_label(large["size"])
         if large is not small:
             growth = large["p50_ms"] / small["p50_ms"]
-            goal(f"p50 at {label} / p50 at {size_label(small['size'])}", growth, "<= 2", growth <= 2)
-        goal(f"p50 at {label} without the question embedding, ms", large["p50_ms"], "<= 150 (aim 50)",
-             large["p50_ms"] <= 150)
+            goal(f"p50 at {label} / p50 at {size_label(small['size'])}", growth, "<= 1.5", growth <= 1.5)
+        goal(f"p50 at {label} without the question embedding, ms", large["p50_ms"], "<= 60 (aim 30)",
+             large["p50_ms"] <= 60)
         if large.get("naive_over_assembler"):
             goal(f"naive / assembler p50 at {label}", large["naive_over_assembler"], ">= 50",
                  large["naive_over_assembler"] >= 50)
