@@ -102,12 +102,12 @@ $$;
 --comment: the smallest, so leaving it out bounds the work without losing the rows that rank first. The index
 --comment: reads a clause's whole posting lists (a bitmap, before any LIMIT), so the probe's clauses together
 --comment: read at most co_probe_postings postings, and a clause whose lexemes appear in more rows is not
---comment: probed: when every lexeme is that common (a word
---comment: in tens of thousands of a tenant's rows), no clause is left, the probe is NULL and lexical retrieval
---comment: finds nothing (its rows would be an arbitrary few thousand of those tens of thousands); the vector
---comment: half retrieves, and scoring still weighs each candidate's lexical match. Likewise the first clause
---comment: beyond the budget is probed only when ctxasm.retrieve can score all it matches (co_fallback_rows).
---comment: Without statistics (df NULL) every lexeme probes.
+--comment: probed: when every lexeme is that common (a word in tens of thousands of a tenant's rows), no clause
+--comment: is left, the probe is NULL and lexical retrieval finds nothing (its rows would be an arbitrary few
+--comment: thousand of those tens of thousands); the vector half retrieves, and scoring still weighs each
+--comment: candidate's lexical match. Likewise the first clause beyond the budget is probed only when
+--comment: ctxasm.retrieve can score all it matches (co_fallback_rows). Without statistics (df NULL) every
+--comment: lexeme probes.
 DROP FUNCTION IF EXISTS ctxasm.probe_query(text[], double precision[], integer);
 CREATE OR REPLACE FUNCTION ctxasm.probe_query(in_lexemes text[], in_df double precision[],
                                               in_row_count double precision, in_scan_rows integer)
