@@ -160,9 +160,9 @@ def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus
     # the rarest alone when no pair is left within the bound, if retrieval can score all it matches
     (["oracl", "flashback"], [90000, 900], "'flashback'"),
     (["oracl", "flashback"], [90000, 1500], None),
+    (["oracl", "flashback"], [90000, 15000], None),
     # pairs while the postings they read together stay within the bound: two of three pairs fit the rows
     (["alpha", "beta", "gamma"], [6000, 7000, 8000], "'alpha' & 'beta'"),
-    (["oracl", "flashback"], [90000, 15000], None),
     # every lexeme in more rows than the index may read for a clause: no probe at all
     (["oracl", "flashback", "queri"], [90000, 30000, 135000], None),
 ])
