@@ -6,16 +6,30 @@
 -- excludes one says why in its own column (lifecycle_reason, duplicate_of, key_rank, beaten_by, cut), and the
 -- later steps only weigh the rows still in competition (ctxasm.competes). So the manifest's excluded list is
 -- read from the last array, and each step reads as its rule.
--- A step writes its columns into the rows with jsonb_populate_record (the row with those fields replaced):
--- one expression per step instead of a row constructor that lists all fifty-four fields.
+-- A step sets its columns in PL/pgSQL: on each row in turn (FOREACH, a row variable), or, where the rule needs
+-- the other rows (a window over a slice, a key, a text), from one query that gives each row's position (WITH
+-- ORDINALITY) and value, written with l_rows[i].column := value into the array kept expanded. Rebuilding every
+-- row per step instead (jsonb_populate_record, then array_agg) cost two to three times as much, a cost that
+-- grows with the candidates a large budget keeps (docs/assembly.md, "Speed").
+
+--changeset ctxasm:pg-selection-competes-columns dbms:postgresql runOnChange:true splitStatements:false
+--comment: ctxasm.competes on a row's columns, for the steps' queries over unnest(...) WITH ORDINALITY (whose
+--comment: rows are columns, not a selection_candidate)
+CREATE OR REPLACE FUNCTION ctxasm.competes(in_slice varchar, in_lifecycle_reason varchar, in_duplicate_of jsonb,
+                                           in_beaten_by jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(in_slice NOT IN ('guidelines', 'persona', 'tools') AND in_lifecycle_reason IS NULL
+                    AND in_duplicate_of IS NULL AND in_beaten_by IS NULL, FALSE)
+$$;
+--rollback DROP FUNCTION ctxasm.competes(varchar, varchar, jsonb, jsonb);
 
 --changeset ctxasm:pg-selection-competes dbms:postgresql runOnChange:true splitStatements:false
 --comment: whether a row still competes for a dynamic slice: in effect, not a duplicate, not beaten (the fixed
 --comment: slices are chosen by key, not by score)
 CREATE OR REPLACE FUNCTION ctxasm.competes(in_row ctxasm.selection_candidate) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(in_row.slice NOT IN ('guidelines', 'persona', 'tools') AND in_row.lifecycle_reason IS NULL
-                    AND in_row.duplicate_of IS NULL AND in_row.beaten_by IS NULL, FALSE)
+    SELECT ctxasm.competes(in_row.slice, in_row.lifecycle_reason, in_row.duplicate_of, in_row.beaten_by)
 $$;
 --rollback DROP FUNCTION ctxasm.competes(ctxasm.selection_candidate);
 
@@ -32,28 +46,35 @@ CREATE OR REPLACE FUNCTION ctxasm.scope_step(
     in_thread_id varchar
 )
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(jsonb_populate_record(x, jsonb_build_object(
-               'scope_level', ctxasm.scope_level(x.user_id, x.agent_id, x.thread_id),
-               'authority', ctxasm.authority(x.memory_type),
-               -- The thread's tail (conversation turns only) has its own slice; every other row competes for
-               -- its type's.
-               'slice', CASE WHEN x.origin = 'tail' THEN 'volatile_tail' ELSE CASE x.memory_type
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_row  ctxasm.selection_candidate;
+    l_rows ctxasm.selection_candidate[] := '{}';
+BEGIN
+    FOREACH l_row IN ARRAY coalesce(in_rows, '{}') LOOP
+        CONTINUE WHEN NOT coalesce(
+            (l_row.user_id IS NULL OR l_row.user_id = in_user_id)
+            AND (l_row.agent_id IS NULL OR l_row.agent_id = in_agent_id)
+            AND (l_row.thread_id IS NULL OR l_row.thread_id = in_thread_id
+                 OR (l_row.memory_type = 'conversation' AND l_row.user_id = in_user_id))
+            AND (l_row.memory_type <> 'conversation' OR l_row.event_type = 'message')
+            AND l_row.memory_type NOT IN ('compression', 'source_ref')
+            AND NOT (l_row.memory_type = 'guideline' AND l_row.key_name = 'context_budget'), FALSE);
+        l_row.scope_level := ctxasm.scope_level(l_row.user_id, l_row.agent_id, l_row.thread_id);
+        l_row.authority := ctxasm.authority(l_row.memory_type);
+        -- The thread's tail (conversation turns only) has its own slice; every other row competes for its type's.
+        l_row.slice := CASE WHEN l_row.origin = 'tail' THEN 'volatile_tail' ELSE CASE l_row.memory_type
                    -- generated: slice of type from contract/memory_types.toml; edit the catalogue, then regenerate
                    WHEN 'guideline' THEN 'guidelines' WHEN 'persona' THEN 'persona' WHEN 'toolbox' THEN 'tools'
                    WHEN 'entity' THEN 'durable_facts' WHEN 'workflow' THEN 'durable_facts'
                    WHEN 'kb_document' THEN 'evidence' WHEN 'kb_chunk' THEN 'evidence'
                    WHEN 'conversation' THEN 'recalled_history' WHEN 'summary' THEN 'recalled_history'
                    -- end generated: slice of type
-               END END))), '{}')
-      FROM unnest(in_rows) AS x
-     WHERE (x.user_id IS NULL OR x.user_id = in_user_id)
-       AND (x.agent_id IS NULL OR x.agent_id = in_agent_id)
-       AND (x.thread_id IS NULL OR x.thread_id = in_thread_id
-            OR (x.memory_type = 'conversation' AND x.user_id = in_user_id))
-       AND (x.memory_type <> 'conversation' OR x.event_type = 'message')
-       AND x.memory_type NOT IN ('compression', 'source_ref')
-       AND NOT (x.memory_type = 'guideline' AND x.key_name = 'context_budget')
+               END END;
+        l_rows := l_rows || l_row;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.scope_step(ctxasm.selection_candidate[], varchar, varchar, varchar);
 
@@ -63,17 +84,24 @@ $$;
 --comment: source, not a candidate.
 CREATE OR REPLACE FUNCTION ctxasm.lifecycle_step(in_rows ctxasm.selection_candidate[], in_evaluation_time timestamptz)
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(jsonb_populate_record(s, jsonb_build_object(
-               'lifecycle_reason',
-               CASE WHEN s.status = 'erased' THEN 'erased'
-                    WHEN s.deleted_at IS NOT NULL THEN 'deleted'
-                    WHEN s.valid_from > in_evaluation_time THEN 'not_yet_effective'
-                    WHEN s.valid_until IS NOT NULL AND s.valid_until <= in_evaluation_time THEN
-                        CASE WHEN s.status = 'superseded' THEN 'superseded' ELSE 'expired' END
-               END,
-               'claim_key', ctxasm.claim_key(s.subject, s.predicate, s.content_json)))), '{}')
-      FROM unnest(in_rows) AS s
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_row  ctxasm.selection_candidate;
+    l_rows ctxasm.selection_candidate[] := '{}';
+BEGIN
+    FOREACH l_row IN ARRAY coalesce(in_rows, '{}') LOOP
+        l_row.lifecycle_reason := CASE
+            WHEN l_row.status = 'erased' THEN 'erased'
+            WHEN l_row.deleted_at IS NOT NULL THEN 'deleted'
+            WHEN l_row.valid_from > in_evaluation_time THEN 'not_yet_effective'
+            WHEN l_row.valid_until IS NOT NULL AND l_row.valid_until <= in_evaluation_time THEN
+                CASE WHEN l_row.status = 'superseded' THEN 'superseded' ELSE 'expired' END
+        END;
+        l_row.claim_key := ctxasm.claim_key(l_row.subject, l_row.predicate, l_row.content_json);
+        l_rows := l_rows || l_row;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.lifecycle_step(ctxasm.selection_candidate[], timestamptz);
 
@@ -82,24 +110,31 @@ $$;
 --comment: identities agree; the others name the copy kept (duplicate_of)
 CREATE OR REPLACE FUNCTION ctxasm.dedup_step(in_rows ctxasm.selection_candidate[])
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(d.candidate, jsonb_build_object(
-                       'duplicate_of',
-                       CASE WHEN (d.memory_type, d.id, d.version)
-                                 <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
-                                 AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
-                            THEN d.keeper END)) AS candidate
-              FROM (SELECT y AS candidate, y.memory_type, y.id, y.version, y.claim_key,
-                           first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text AS keeper,
-                           first_value(y.claim_key) OVER same_text AS keeper_claim
-                      FROM unnest(in_rows) AS y
-                     WHERE ctxasm.competes(y)
-                    WINDOW same_text AS (PARTITION BY y.text_key
-                                         ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC, y.table_name,
-                                                  y.id)) AS d
-            UNION ALL
-            SELECT y FROM unnest(in_rows) AS y WHERE NOT ctxasm.competes(y)) AS x
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_rows ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
+    l_at   bigint;
+    l_kept jsonb;
+BEGIN
+    FOR l_at, l_kept IN
+        SELECT d.at,
+               CASE WHEN (d.memory_type, d.id, d.version)
+                         <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
+                         AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
+                    THEN d.keeper END
+          FROM (SELECT y.ordinality AS at, y.memory_type, y.id, y.version, y.claim_key,
+                       first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text AS keeper,
+                       first_value(y.claim_key) OVER same_text AS keeper_claim
+                  FROM unnest(in_rows) WITH ORDINALITY AS y
+                 WHERE ctxasm.competes(y.slice, y.lifecycle_reason, y.duplicate_of, y.beaten_by)
+                WINDOW same_text AS (PARTITION BY y.text_key
+                                     ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC, y.table_name,
+                                              y.id)) AS d
+    LOOP
+        l_rows[l_at].duplicate_of := l_kept;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.dedup_step(ctxasm.selection_candidate[]);
 
@@ -109,28 +144,36 @@ $$;
 --comment: the winner: beaten_by)
 CREATE OR REPLACE FUNCTION ctxasm.conflict_step(in_rows ctxasm.selection_candidate[])
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(f, jsonb_build_object('key_rank', row_number() OVER (
-                       PARTITION BY f.memory_type, f.key_name
-                       ORDER BY f.scope_level DESC, f.valid_from DESC, f.id))) AS candidate
-              FROM unnest(in_rows) AS f
-             WHERE f.slice IN ('guidelines', 'persona', 'tools') AND f.lifecycle_reason IS NULL
-            UNION ALL
-            SELECT jsonb_populate_record(d, jsonb_build_object(
-                       'beaten_by',
-                       CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
-                            THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order
-                       END))
-              FROM unnest(in_rows) AS d
-             WHERE ctxasm.competes(d)
-            WINDOW claim_order AS (PARTITION BY d.claim_key
-                                   ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id)
-            UNION ALL
-            SELECT o FROM unnest(in_rows) AS o
-             WHERE NOT ctxasm.competes(o)
-               AND NOT coalesce(o.slice IN ('guidelines', 'persona', 'tools') AND o.lifecycle_reason IS NULL, FALSE))
-           AS x
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_rows ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
+    l_at   bigint;
+    l_rank bigint;
+    l_winner jsonb;
+BEGIN
+    -- The fixed slices' rows in effect: ranked within their key.
+    FOR l_at, l_rank IN
+        SELECT f.ordinality, row_number() OVER (PARTITION BY f.memory_type, f.key_name
+                                                ORDER BY f.scope_level DESC, f.valid_from DESC, f.id)
+          FROM unnest(in_rows) WITH ORDINALITY AS f
+         WHERE f.slice IN ('guidelines', 'persona', 'tools') AND f.lifecycle_reason IS NULL
+    LOOP
+        l_rows[l_at].key_rank := l_rank;
+    END LOOP;
+    -- The competing rows: a claim's losers name its winner.
+    FOR l_at, l_winner IN
+        SELECT d.ordinality,
+               CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
+                    THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order END
+          FROM unnest(in_rows) WITH ORDINALITY AS d
+         WHERE ctxasm.competes(d.slice, d.lifecycle_reason, d.duplicate_of, d.beaten_by)
+        WINDOW claim_order AS (PARTITION BY d.claim_key
+                               ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id)
+    LOOP
+        l_rows[l_at].beaten_by := l_winner;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.conflict_step(ctxasm.selection_candidate[]);
 
@@ -154,18 +197,26 @@ $$;
 --comment: (in_require), those winners are required: the limit never cuts them.
 CREATE OR REPLACE FUNCTION ctxasm.required_step(in_rows ctxasm.selection_candidate[], in_require boolean)
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    WITH survivors AS MATERIALIZED (
-        SELECT s.* FROM unnest(in_rows) AS s WHERE ctxasm.competes(s)
-    ),
-    notes AS (
-        SELECT s.memory_type, s.id, s.version,
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_rows     ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
+    l_at       bigint;
+    l_notes    jsonb;
+    l_required boolean;
+    l_refs     jsonb;
+BEGIN
+    FOR l_at, l_notes IN
+        WITH survivors AS MATERIALIZED (
+            SELECT s.* FROM unnest(in_rows) WITH ORDINALITY AS s
+             WHERE ctxasm.competes(s.slice, s.lifecycle_reason, s.duplicate_of, s.beaten_by)
+        )
+        SELECT s.ordinality,
                jsonb_agg(jsonb_build_object(
                    'source', jsonb_build_array(src.memory_type, src.id, src.version),
                    'current', CASE WHEN cur.id IS NOT NULL
                                    THEN jsonb_build_array(cur.memory_type, cur.id, cur.version) END,
                    'current_content', cur.content)
-                   ORDER BY src.memory_type, src.id, src.version) AS notes
+                   ORDER BY src.memory_type, src.id, src.version)
           FROM survivors AS s
           CROSS JOIN LATERAL jsonb_array_elements(s.source_refs) AS ref(value)
           JOIN unnest(in_rows) AS src
@@ -180,27 +231,21 @@ LANGUAGE sql IMMUTABLE AS $$
                ORDER BY w.authority, w.scope_level DESC, w.valid_from DESC, w.table_name, w.id
                LIMIT 1) AS cur ON TRUE
          WHERE s.memory_type IN ('summary', 'conversation')
-         GROUP BY s.memory_type, s.id, s.version
-    ),
-    annotated AS MATERIALIZED (
-        SELECT CASE WHEN n.notes IS NULL THEN r
-                    ELSE jsonb_populate_record(r, jsonb_build_object('annotations', n.notes)) END AS candidate
-          FROM unnest(in_rows) AS r
-          LEFT JOIN notes AS n
-            ON n.memory_type = r.memory_type AND n.id = r.id AND n.version = r.version AND ctxasm.competes(r)
-    ),
-    required AS (
-        SELECT ctxasm.required_refs(array_agg(a.candidate), in_require) AS refs FROM annotated AS a
-    )
-    SELECT coalesce(array_agg(CASE WHEN ctxasm.competes(a.candidate)
-                                   THEN jsonb_populate_record(a.candidate, jsonb_build_object(
-                                            'required', EXISTS (
-                                                SELECT 1 FROM jsonb_array_elements(q.refs) AS e(ref)
-                                                 WHERE e.ref = jsonb_build_array((a.candidate).memory_type,
-                                                                                 (a.candidate).id,
-                                                                                 (a.candidate).version))))
-                                   ELSE a.candidate END), '{}')
-      FROM annotated AS a CROSS JOIN required AS q
+         GROUP BY s.ordinality
+    LOOP
+        l_rows[l_at].annotations := l_notes;
+    END LOOP;
+    l_refs := ctxasm.required_refs(l_rows, in_require);
+    FOR l_at, l_required IN
+        SELECT r.ordinality, EXISTS (SELECT 1 FROM jsonb_array_elements(l_refs) AS e(ref)
+                                      WHERE e.ref = jsonb_build_array(r.memory_type, r.id, r.version))
+          FROM unnest(in_rows) WITH ORDINALITY AS r
+         WHERE ctxasm.competes(r.slice, r.lifecycle_reason, r.duplicate_of, r.beaten_by)
+    LOOP
+        l_rows[l_at].required := l_required;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.required_step(ctxasm.selection_candidate[], boolean);
 
@@ -231,23 +276,26 @@ DECLARE
     co_thread_weight   constant numeric := 0.3;
     l_scoring   boolean := in_scores IS NULL AND NOT in_replay;
     l_recency_days numeric := (in_budget -> 'content_json' ->> 'recency_days')::numeric;
+    l_rows  ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
+    l_row   ctxasm.selection_candidate;
+    l_score record;
 BEGIN
-    RETURN (
+    FOR l_score IN
     -- Each row's lexemes are read once; the slice figures are window aggregates.
     WITH signals AS (
-        SELECT v.*, v AS candidate,
+        SELECT v.*,
                CASE WHEN l_scoring THEN
                    m.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
                                                   / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
                -- ctxasm.candidate_rows compared the row's vector with the question's
                CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw
-          FROM unnest(in_rows) AS v
+          FROM unnest(in_rows) WITH ORDINALITY AS v
           CROSS JOIN LATERAL ctxasm.matched_idf(
               CASE WHEN l_scoring AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')
                    THEN v.search_text END,
               v.memory_type, in_term_types, in_term_lexemes, in_term_idf) AS m
-         WHERE ctxasm.competes(v)
+         WHERE ctxasm.competes(v.slice, v.lifecycle_reason, v.duplicate_of, v.beaten_by)
         WINDOW by_slice AS (PARTITION BY v.slice)
     ),
     -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
@@ -302,19 +350,25 @@ BEGIN
                + coalesce(round(co_thread_weight * a.scored_thread, 6), 0) AS total_logit
           FROM adjacency AS a
     )
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(s.candidate, jsonb_build_object(
-                       'own_logit', s.scored_logit, 'bm25', s.scored_bm25, 'similarity', s.scored_similarity,
-                       'adjacent_logit', s.scored_adjacent, 'thread_logit', s.scored_thread,
-                       'logit', s.total_logit,
-                       'rerank', CASE WHEN s.total_logit IS NULL THEN 0
-                                      ELSE round(1 / (1 + exp(-s.total_logit)), 6) END,
-                       'confidence_score', round(coalesce(s.confidence, 0.5), 6),
-                       'recency', round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - s.valid_from)
-                                                         / 86400.0 / l_recency_days), 6))) AS candidate
-              FROM scored AS s
-            UNION ALL
-            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x);
+    SELECT s.ordinality AS at, s.scored_logit, s.scored_bm25, s.scored_similarity, s.scored_adjacent,
+           s.scored_thread, s.total_logit, s.confidence, s.valid_from
+      FROM scored AS s
+    LOOP
+        l_row := l_rows[l_score.at];
+        l_row.own_logit := l_score.scored_logit;
+        l_row.bm25 := l_score.scored_bm25;
+        l_row.similarity := l_score.scored_similarity;
+        l_row.adjacent_logit := l_score.scored_adjacent;
+        l_row.thread_logit := l_score.scored_thread;
+        l_row.logit := l_score.total_logit;
+        l_row.rerank := CASE WHEN l_score.total_logit IS NULL THEN 0
+                             ELSE round(1 / (1 + exp(-l_score.total_logit)), 6) END;
+        l_row.confidence_score := round(coalesce(l_score.confidence, 0.5), 6);
+        l_row.recency := round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - l_score.valid_from)
+                                              / 86400.0 / l_recency_days), 6);
+        l_rows[l_score.at] := l_row;
+    END LOOP;
+    RETURN l_rows;
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean, public.vector, varchar[], text[], double precision[]);
@@ -334,17 +388,18 @@ RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     co_tie_share constant numeric := 0.005;
+    l_recency_weight numeric := CASE WHEN in_present THEN 1 ELSE co_tie_share END * in_w_recency;
+    l_row  ctxasm.selection_candidate;
+    l_rows ctxasm.selection_candidate[] := '{}';
 BEGIN
-    RETURN (
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(p, jsonb_build_object(
-                       'priority', round(in_w_rerank * p.rerank + co_tie_share * in_w_confidence * p.confidence_score
-                                         + CASE WHEN in_present THEN 1 ELSE co_tie_share END * in_w_recency
-                                           * p.recency, 6))) AS candidate
-              FROM unnest(in_rows) AS p
-             WHERE ctxasm.competes(p)
-            UNION ALL
-            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x);
+    FOREACH l_row IN ARRAY coalesce(in_rows, '{}') LOOP
+        IF ctxasm.competes(l_row) THEN
+            l_row.priority := round(in_w_rerank * l_row.rerank + co_tie_share * in_w_confidence * l_row.confidence_score
+                                    + l_recency_weight * l_row.recency, 6);
+        END IF;
+        l_rows := l_rows || l_row;
+    END LOOP;
+    RETURN l_rows;
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.priority_step(ctxasm.selection_candidate[], numeric, numeric, numeric, boolean);
@@ -354,17 +409,25 @@ $$;
 --comment: the thread's tail keeps the latest turns
 CREATE OR REPLACE FUNCTION ctxasm.tie_break_step(in_rows ctxasm.selection_candidate[])
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(p, jsonb_build_object('slice_rank', row_number() OVER (
-                       PARTITION BY p.slice
-                       ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
-                                CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
-                                p.valid_from DESC, p.table_name, p.id, p.version))) AS candidate
-              FROM unnest(in_rows) AS p
-             WHERE ctxasm.competes(p)
-            UNION ALL
-            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_rows ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
+    l_at   bigint;
+    l_rank bigint;
+BEGIN
+    FOR l_at, l_rank IN
+        SELECT p.ordinality, row_number() OVER (
+                   PARTITION BY p.slice
+                   ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
+                            CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
+                            p.valid_from DESC, p.table_name, p.id, p.version)
+          FROM unnest(in_rows) WITH ORDINALITY AS p
+         WHERE ctxasm.competes(p.slice, p.lifecycle_reason, p.duplicate_of, p.beaten_by)
+    LOOP
+        l_rows[l_at].slice_rank := l_rank;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.tie_break_step(ctxasm.selection_candidate[]);
 
@@ -373,14 +436,19 @@ $$;
 --comment: kept
 CREATE OR REPLACE FUNCTION ctxasm.limit_step(in_rows ctxasm.selection_candidate[], in_limits jsonb)
 RETURNS ctxasm.selection_candidate[]
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(array_agg(x.candidate), '{}')
-      FROM (SELECT jsonb_populate_record(o, jsonb_build_object(
-                       'cut', o.slice_rank > (in_limits ->> o.slice)::integer AND NOT o.required)) AS candidate
-              FROM unnest(in_rows) AS o
-             WHERE ctxasm.competes(o)
-            UNION ALL
-            SELECT o FROM unnest(in_rows) AS o WHERE NOT ctxasm.competes(o)) AS x
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    l_row  ctxasm.selection_candidate;
+    l_rows ctxasm.selection_candidate[] := '{}';
+BEGIN
+    FOREACH l_row IN ARRAY coalesce(in_rows, '{}') LOOP
+        IF ctxasm.competes(l_row) THEN
+            l_row.cut := l_row.slice_rank > (in_limits ->> l_row.slice)::integer AND NOT l_row.required;
+        END IF;
+        l_rows := l_rows || l_row;
+    END LOOP;
+    RETURN l_rows;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.limit_step(ctxasm.selection_candidate[], jsonb);
 
