@@ -20,14 +20,31 @@ from ctxasm.core.tool_results import TOOL_RESULTS, FittedResult
 from ctxasm.errors import InvalidManifest
 
 
-def manifest_problems(data: Any) -> list[tuple[str, str]]:
-    """(JSON path, problem) of every place `data` breaks the manifest schema, the most specific first; []."""
-    return schemas.problems(schemas.MANIFEST, data)
+def manifest_problems(data: Any, checked_sources: Sequence[Mapping[str, Any]] = ()) -> list[tuple[str, str]]:
+    """(JSON path, problem) of every place `data` breaks the manifest schema, the most specific first; [].
+
+    `checked_sources`: the retrieval sources of the selection document the manifest was composed from, which
+    Selection.parse checked against the same definition (`source`, word for word in both schemas). When the
+    manifest's retrieval items are those very objects, in order, they are not walked again: at a large budget
+    they are most of the manifest."""
+    return schemas.problems(schemas.MANIFEST, _without_checked_sources(data, checked_sources))
 
 
-def validate_manifest(data: Any) -> None:
-    """Raise InvalidManifest naming the JSON path of the bad field when `data` is not a manifest."""
-    problems = manifest_problems(data)
+def _without_checked_sources(data: Any, checked: Sequence[Mapping[str, Any]]) -> Any:
+    retrieval = data.get("retrieval") if isinstance(data, dict) and checked else None
+    if not isinstance(retrieval, dict):
+        return data
+    items = retrieval.get("items")
+    if (not isinstance(items, list) or len(items) != len(checked)
+            or any(item is not source for item, source in zip(items, checked))):
+        return data
+    return {**data, "retrieval": {**retrieval, "items": []}}
+
+
+def validate_manifest(data: Any, checked_sources: Sequence[Mapping[str, Any]] = ()) -> None:
+    """Raise InvalidManifest naming the JSON path of the bad field when `data` is not a manifest (see
+    manifest_problems for `checked_sources`)."""
+    problems = manifest_problems(data, checked_sources)
     if problems:
         path, problem = problems[0]
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""

@@ -5,10 +5,16 @@ holds it, records go out as JSON, and a record's content brings its o200k_base t
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from ctxasm.errors import InvalidField
+
+#: A run of digits orjson may not read exactly: it turns an integer beyond 64 bits into a float.
+_LONG_DIGITS = re.compile(rb"\d{19}")
 
 
 def _json_default(value: Any) -> str:
@@ -19,6 +25,16 @@ def _json_default(value: Any) -> str:
 
 def to_json(record: Any) -> str:
     return json.dumps(record, default=_json_default, ensure_ascii=False)
+
+
+def from_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """A JSON document from the database as Python values, the same values json.loads gives: orjson (a
+    selection document of a large budget is a few hundred kB, which json.loads reads in about three times the
+    time), except when the text holds a run of 19 or more digits, which json.loads reads exactly."""
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    if _LONG_DIGITS.search(raw):
+        return json.loads(raw)
+    return orjson.loads(raw)
 
 
 def unstorable_text(value: Any, path: str) -> str | None:

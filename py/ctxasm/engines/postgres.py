@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.core.selection import Selection
-from ctxasm.engines.checks import prepared, to_json
+from ctxasm.engines.checks import from_json, prepared, to_json
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import DatabaseUnavailable, from_sqlstate
 
@@ -43,9 +43,12 @@ class PostgresStore(StoreClaims):
     commits_each_tenant = False
 
     def __init__(self, connection: Any, claims: ClaimSource | None = None):
+        from psycopg.types.json import set_json_loads
+
         self.connection = connection
         self.round_trips = 0
         self._claims = claims
+        set_json_loads(from_json, connection)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

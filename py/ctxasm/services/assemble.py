@@ -140,7 +140,7 @@ def _select_and_compose(store: MemoryStore, spec: WindowSpec, at: datetime | Non
             selection = rerank(store, spec.tenant_id, scope, selection, reranker)
         window: Window = compose(selection, spec)
         window = compress_during_assembly(store, spec, selection, window, summarizer)
-        validate_manifest(window.manifest)
+        validate_manifest(window.manifest, checked_sources=selection.retrieval.items)
         manifest_id = store.record_manifest(window.manifest)
     except BaseException:
         store.rollback()  # a failed manifest write too: the connection goes back clean for the next call

@@ -59,6 +59,23 @@ def test_a_composed_window_validates_and_reads_through_its_accessors():
     assert [m["position"] for m in manifest.memories] == list(range(1, len(manifest.memories) + 1))
 
 
+def test_only_the_very_sources_a_selection_checked_are_not_walked_again():
+    manifest = composed()
+    good = {"ref": ["kb_chunk", "c1", 1], "origin": "retrieval", "slice": "evidence"}
+    bad = {"ref": ["kb_chunk", "c1"], "origin": "retrieval", "slice": "evidence"}
+    manifest["retrieval"]["items"] = [good, bad]
+    # Not the selection's objects (an equal copy, a list of other length, another order): walked, bad refused.
+    for checked in ((), (good, copy.deepcopy(bad)), (good,), (bad, good)):
+        with pytest.raises(InvalidManifest, match=r"retrieval\.items\[1\]"):
+            validate_manifest(manifest, checked_sources=checked)
+    # The very objects the selection's check passed: not walked again (this one could not have passed it).
+    validate_manifest(manifest, checked_sources=(good, bad))
+    # What is not a retrieval source is checked as before.
+    manifest["request_hash"] = "not hex"
+    with pytest.raises(InvalidManifest, match="request_hash"):
+        validate_manifest(manifest, checked_sources=(good, bad))
+
+
 def test_a_tool_round_extends_the_manifest_only_through_its_type():
     first = composed()
     item = ToolItem(ref=("kb_chunk", "c9", 1), type="kb_chunk", status="evidence", text="more")
