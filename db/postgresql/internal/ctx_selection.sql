@@ -281,9 +281,11 @@ DECLARE
     l_score record;
 BEGIN
     FOR l_score IN
-    -- Each row's lexemes are read once; the slice figures are window aggregates.
+    -- Each row's lexemes are read once; the slice figures are window aggregates. Only the columns the figures
+    -- need go on: each window below sorts the rows it reads, and a row's text and tsvector would be copied too.
     WITH signals AS (
-        SELECT v.*,
+        SELECT v.ordinality, v.slice, v.memory_type, v.id, v.version, v.source, v.thread_id, v.turn_index,
+               v.key_name, v.confidence, v.valid_from,
                CASE WHEN l_scoring THEN
                    m.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
                                                   / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
