@@ -37,7 +37,9 @@ class PostgresStore(StoreClaims):
     """ctx_* schemas over a psycopg connection. The tenant lasts for the current transaction.
 
     `claims` gives the claim sent to set_tenant for a tenant: a ClaimSigner on the trusted side, a FixedClaim
-    in a process launched for one tenant; by default the process's launch configuration (ctxasm.claims)."""
+    in a process launched for one tenant; by default the process's launch configuration (ctxasm.claims).
+    The connection's json and jsonb results are read with ctxasm.engines.checks.from_json from then on (the
+    values json.loads gives, faster)."""
 
     engine = "postgresql"
     commits_each_tenant = False
