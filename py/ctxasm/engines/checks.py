@@ -23,7 +23,25 @@ def _json_default(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
+#: What orjson leaves to to_json's fallback instead of writing it its own way: a datetime (json.dumps's default
+#: writes isoformat) and a dataclass (json.dumps refuses one).
+_ORJSON_PASSTHROUGH = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+
+
 def to_json(record: Any) -> str:
+    """`record` as JSON text: the text json.dumps writes, or one that reads back as the same value.
+
+    orjson writes a manifest of a large budget (a few hundred kB) in a tenth of json.dumps's time, but it writes
+    NaN and infinity as null, where json.dumps writes a token the database refuses. Its text is used only when
+    reading it back gives `record` exactly (one comparison in C; with the write, under half json.dumps's time);
+    anything else (a non-finite float, a tuple, a datetime, a key that is not a string, an integer beyond 64
+    bits, a lone surrogate) goes through json.dumps, as before."""
+    try:
+        raw = orjson.dumps(record, option=_ORJSON_PASSTHROUGH)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        raw = None
+    if raw is not None and orjson.loads(raw) == record:
+        return raw.decode("utf-8")
     return json.dumps(record, default=_json_default, ensure_ascii=False)
 
 
