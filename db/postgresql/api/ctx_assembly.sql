@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-b1c233e06107'::varchar
+    SELECT 'selection-dd00c9300665'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -165,17 +165,21 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.manifest_refs(in_manifest jsonb)
 RETURNS TABLE (ref jsonb, relation varchar, ord bigint)
 LANGUAGE sql IMMUTABLE AS $$
+    -- The memories are read out of the manifest once (a large budget's manifest is a few hundred kB).
+    WITH memories AS MATERIALIZED (
+        SELECT e.m, e.o FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+    )
     SELECT d.ref, d.relation, row_number() OVER (ORDER BY d.part, d.ord)
       FROM (
           SELECT m -> 'ref' AS ref, 'rendered'::varchar AS relation, 1 AS part, o AS ord
-            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+            FROM memories
           UNION ALL
           SELECT m -> 'summary_ref', 'compression', 2, o
-            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o)
+            FROM memories
            WHERE jsonb_typeof(m -> 'summary_ref') = 'array'
           UNION ALL
           SELECT a -> 'source', 'annotation_source', 3, o * 1000 + p
-            FROM jsonb_array_elements(in_manifest -> 'memories') WITH ORDINALITY AS e(m, o),
+            FROM memories,
                  jsonb_array_elements(coalesce(m -> 'annotation_refs', '[]'::jsonb)) WITH ORDINALITY AS n(a, p)
           UNION ALL
           SELECT x -> 'ref', 'excluded', 4, o
@@ -198,6 +202,9 @@ DECLARE
     l_scope  jsonb := in_manifest -> 'scope';
     l_field  text;
     l_bad    record;
+    -- the manifest's references and their relations, in manifest order (ctxasm.manifest_refs, read once)
+    l_refs      jsonb[];
+    l_relations varchar[];
     -- the widths of conversation_memory's user_id, agent_id and thread_id, and of context_source_ref's
     -- source_type and source_id
     co_scope_length CONSTANT integer := 64;
@@ -243,6 +250,8 @@ BEGIN
             in_manifest);
     -- Every row the window depended on, so retention and erasure can follow the sources: all checked first
     -- (the first bad one in manifest order is named), then written in one statement.
+    SELECT array_agg(r.ref ORDER BY r.ord), array_agg(r.relation ORDER BY r.ord) INTO l_refs, l_relations
+      FROM ctxasm.manifest_refs(in_manifest) AS r;
     SELECT b.ref, b.relation, b.problem INTO l_bad
       FROM (SELECT r.ref, r.relation, r.ord,
                    CASE WHEN jsonb_typeof(r.ref) IS DISTINCT FROM 'array' THEN 'shape'
@@ -251,7 +260,7 @@ BEGIN
                              OR coalesce(r.ref ->> 2, '') !~ '^[0-9]{1,9}$' THEN 'shape'
                         WHEN length(r.ref ->> 0) > co_type_length THEN 'source_type'
                         WHEN length(r.ref ->> 1) > co_id_length THEN 'source_id' END AS problem
-              FROM ctxasm.manifest_refs(in_manifest) AS r) AS b
+              FROM unnest(l_refs, l_relations) WITH ORDINALITY AS r(ref, relation, ord)) AS b
      WHERE b.problem IS NOT NULL
      ORDER BY b.ord
      LIMIT 1;
@@ -271,7 +280,7 @@ BEGIN
            l_scope ->> 'thread_id', 'manifest', l_id, 1,
            r.ref ->> 0, r.ref ->> 1, (r.ref ->> 2)::integer, r.relation,
            format('manifest %s %s %s:%s@%s', l_id, r.relation, r.ref ->> 0, r.ref ->> 1, r.ref ->> 2)
-      FROM ctxasm.manifest_refs(in_manifest) AS r;
+      FROM unnest(l_refs, l_relations) WITH ORDINALITY AS r(ref, relation, ord);
     RETURN l_id;
 END;
 $$;
