@@ -1,0 +1,204 @@
+"""A JSON Schema compiled to Python source: one function that says whether a document is valid, as jsonschema
+(Draft 2020-12) would, and nothing more (ctxasm.core.schemas runs jsonschema to word a failure).
+
+The check of a selection document or a manifest walks every entry of a large budget's window, and a Python call
+per keyword per node was most of its cost. Here a node's keywords become one boolean expression (type, bounds,
+lengths, enum, const, pattern, the combinators, a `$ref` as a call), and a node that must loop (an object's
+properties, an array's items) becomes one function, whose properties are read by key. The compiler knows the
+keywords our schemas use and refuses a schema with any other, so it cannot pass what it does not check. Strings
+and numbers of the schema enter the source through repr(); the schemas are the package's own files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+Check = Callable[[Any], bool]
+
+#: Keywords that annotate and never fail.
+_ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "title", "description", "$comment", "examples", "default"})
+
+#: The keywords a node's expression checks in place.
+_INLINE = frozenset({"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                     "minLength", "maxLength", "minItems", "maxItems", "minProperties", "pattern", "required",
+                     "uniqueItems", "if", "then", "else", "anyOf", "allOf", "oneOf", "$ref"})
+#: The keywords that loop over an object's members or an array's items: the node becomes a function.
+_OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames", "dependentRequired"})
+_ARRAY_LOOPS = frozenset({"prefixItems", "items"})
+_KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_LOOPS
+
+_NUMBER = "(isinstance({v}, (int, float)) and not isinstance({v}, bool))"
+#: JSON Schema's integer is any number with no fraction: 5000.0 is one.
+_TYPES = {
+    "object": "isinstance({v}, dict)",
+    "array": "isinstance({v}, list)",
+    "string": "isinstance({v}, str)",
+    "boolean": "isinstance({v}, bool)",
+    "null": "{v} is None",
+    "number": _NUMBER,
+    "integer": ("((isinstance({v}, int) and not isinstance({v}, bool)) "
+                "or (isinstance({v}, float) and {v}.is_integer()))"),
+}
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+#: (the type a length applies to, the comparison)
+_LENGTHS = {"minLength": ("str", ">="), "maxLength": ("str", "<="), "minItems": ("list", ">="),
+            "maxItems": ("list", "<="), "minProperties": ("dict", ">=")}
+_KIND_OF_CLASS = {"str": "string", "list": "array", "dict": "object"}
+
+_UNIQUE = Draft202012Validator({"uniqueItems": True})  # equality as JSON Schema defines it (1 == 1.0, not True)
+
+
+def compile_check(root: Mapping[str, Any]) -> Check:
+    """A function that says whether a document is valid against `root` (its `$ref`s point into its `$defs`)."""
+    return _Generator(root).build()
+
+
+class _Generator:
+    def __init__(self, root: Mapping[str, Any]):
+        self.root = root
+        self.functions: list[str] = []
+        self.namespace: dict[str, Any] = {"_unique": _UNIQUE.is_valid, "_absent": object()}
+        self.refs: dict[str, str] = {}
+        self.count = 0
+
+    def build(self) -> Check:
+        entry = self.function(self.root)
+        source = "\n\n".join(self.functions)
+        exec(compile(source, "<compiled JSON Schema>", "exec"), self.namespace)
+        check: Check = self.namespace[entry]
+        return check
+
+    def name(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def constant(self, value: Any) -> str:
+        name = self.name("k")
+        self.namespace[name] = value
+        return name
+
+    def ref(self, target: str) -> str:
+        """The function checking `$defs` entry `target`, generated once (a definition may refer to itself)."""
+        if not target.startswith("#/$defs/"):
+            raise ValueError(f"only local $defs references are compiled, got {target!r}")
+        key = target[len("#/$defs/"):]
+        if key not in self.refs:
+            self.refs[key] = self.name("d")
+            self.function(self.root["$defs"][key], self.refs[key])
+        return self.refs[key]
+
+    def function(self, node: Any, name: str | None = None) -> str:
+        """Generate `def name(v)` checking `node`; its name."""
+        name = name or self.name("f")
+        body = [f"    if not ({self.expression(node, 'v', loops=False)}):", "        return False"]
+        if isinstance(node, dict):
+            if _OBJECT_LOOPS & node.keys():
+                body += self.object_loops(node)
+            if _ARRAY_LOOPS & node.keys():
+                body += self.array_loops(node)
+        self.functions.append("\n".join([f"def {name}(v):", *body, "    return True"]))
+        return name
+
+    def expression(self, node: Any, v: str, loops: bool = True) -> str:
+        """A boolean expression over the variable `v` checking `node`; its looping keywords through a function
+        call, or not at all when `loops` is False (the caller generates them)."""
+        if node is True:
+            return "True"
+        if node is False:
+            return "False"
+        unknown = set(node) - _ANNOTATIONS - _KNOWN
+        if "patternProperties" in node or unknown:
+            raise ValueError("schema keyword(s) the compiled check does not know: "
+                             f"{', '.join(sorted(unknown or {'patternProperties'}))}")
+        if loops and (_OBJECT_LOOPS | _ARRAY_LOOPS) & node.keys():
+            return f"{self.function(node)}({v})"
+        kinds = node.get("type")
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        clauses = []
+        if kinds is not None:
+            clauses.append(" or ".join(_TYPES[kind].format(v=v) for kind in kinds))
+        numeric_only = kinds is not None and set(kinds) <= {"number", "integer"}
+        for keyword, operator in _BOUNDS.items():
+            if keyword in node:
+                test = f"{v} {operator} {node[keyword]!r}"
+                clauses.append(test if numeric_only else f"not {_NUMBER.format(v=v)} or {test}")
+        for keyword, (cls, operator) in _LENGTHS.items():
+            if keyword in node:
+                test = f"len({v}) {operator} {node[keyword]!r}"
+                only = kinds is not None and set(kinds) == {_KIND_OF_CLASS[cls]}
+                clauses.append(test if only else f"not isinstance({v}, {cls}) or {test}")
+        if "enum" in node:
+            clauses.append(f"isinstance({v}, str) and {v} in {self.constant(_strings(node['enum'], 'enum'))}")
+        if "const" in node:
+            (wanted,) = _strings([node["const"]], "const")
+            clauses.append(f"isinstance({v}, str) and {v} == {wanted!r}")
+        if "pattern" in node:
+            clauses.append(f"not isinstance({v}, str) or {self.constant(re.compile(node['pattern']))}.search({v}) "
+                           "is not None")
+        if "required" in node:
+            present = " and ".join(f"{key!r} in {v}" for key in node["required"]) or "True"
+            clauses.append(f"not isinstance({v}, dict) or ({present})")
+        if node.get("uniqueItems"):
+            clauses.append(f"not isinstance({v}, list) or _unique({v})")
+        if "$ref" in node:
+            clauses.append(f"{self.ref(node['$ref'])}({v})")
+        if "anyOf" in node:
+            clauses.append(" or ".join(f"({self.expression(sub, v)})" for sub in node["anyOf"]))
+        if "allOf" in node:
+            clauses.append(" and ".join(f"({self.expression(sub, v)})" for sub in node["allOf"]))
+        if "oneOf" in node:
+            count = " + ".join(f"(1 if ({self.expression(sub, v)}) else 0)" for sub in node["oneOf"])
+            clauses.append(f"{count} == 1")
+        if "if" in node:
+            clauses.append(f"({self.expression(node.get('then', True), v)}) if ({self.expression(node['if'], v)}) "
+                           f"else ({self.expression(node.get('else', True), v)})")
+        return " and ".join(f"({clause})" for clause in clauses) or "True"
+
+    def object_loops(self, node: Mapping[str, Any]) -> list[str]:
+        lines = ["    if isinstance(v, dict):"]
+        properties = node.get("properties", {})
+        for key, sub in properties.items():
+            test = self.expression(sub, "x")
+            if test != "True":
+                lines += [f"        x = v.get({key!r}, _absent)",
+                          f"        if x is not _absent and not ({test}):", "            return False"]
+        if "additionalProperties" in node:
+            known = self.constant(frozenset(properties))
+            other = self.expression(node["additionalProperties"], "x")
+            if other == "False":
+                lines += [f"        if not {known}.issuperset(v):", "            return False"]
+            elif other != "True":
+                lines += ["        for key, x in v.items():",
+                          f"            if key not in {known} and not ({other}):", "                return False"]
+        if "propertyNames" in node:
+            lines += ["        for x in v:", f"            if not ({self.expression(node['propertyNames'], 'x')}):",
+                      "                return False"]
+        for key, needed in node.get("dependentRequired", {}).items():
+            present = " and ".join(f"{n!r} in v" for n in needed) or "True"
+            lines += [f"        if {key!r} in v and not ({present}):", "            return False"]
+        return lines
+
+    def array_loops(self, node: Mapping[str, Any]) -> list[str]:
+        lines = ["    if isinstance(v, list):"]
+        prefix = node.get("prefixItems", ())
+        for at, sub in enumerate(prefix):
+            lines += [f"        if len(v) > {at}:", f"            x = v[{at}]",
+                      f"            if not ({self.expression(sub, 'x')}):", "                return False"]
+        if "items" in node:
+            rest = self.expression(node["items"], "x")
+            if rest == "False":
+                lines += [f"        if len(v) > {len(prefix)}:", "            return False"]
+            elif rest != "True":
+                lines += [f"        for x in {f'v[{len(prefix)}:]' if prefix else 'v'}:",
+                          f"            if not ({rest}):", "                return False"]
+        return lines
+
+
+def _strings(values: list[Any], keyword: str) -> frozenset[str]:
+    if not all(isinstance(value, str) for value in values):
+        raise ValueError(f"the compiled check knows string {keyword} values only, got {values!r}")
+    return frozenset(values)

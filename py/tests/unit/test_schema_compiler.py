@@ -1,0 +1,97 @@
+"""The compiled check gives jsonschema's verdict on every keyword it knows, and refuses a schema it cannot check."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from ctxasm.core.schema_compiler import compile_check
+
+#: Every keyword the compiler knows, in the combinations our schemas use them (and some they do not).
+SCHEMA = {
+    "$defs": {
+        "ref": {"type": "array", "prefixItems": [{"type": "string", "minLength": 1, "maxLength": 3},
+                                                 {"type": "integer", "minimum": 0, "maximum": 9}],
+                "minItems": 2, "items": False},
+        "tree": {"type": ["object", "null"], "properties": {"child": {"$ref": "#/$defs/tree"},
+                                                           "n": {"type": "number", "exclusiveMinimum": 0}}},
+    },
+    "type": "object",
+    "required": ["kind"],
+    "additionalProperties": {"type": ["string", "number"]},
+    "propertyNames": {"maxLength": 6},
+    "dependentRequired": {"a": ["b"]},
+    "minProperties": 1,
+    "properties": {
+        "kind": {"enum": ["x", "y"]},
+        "c": {"const": "fixed"},
+        "p": {"type": "string", "pattern": "^[a-z]+$"},
+        "ref": {"$ref": "#/$defs/ref"},
+        "tree": {"$ref": "#/$defs/tree"},
+        "u": {"type": "array", "uniqueItems": True, "maxItems": 3, "items": {"type": ["integer", "boolean"]}},
+        "any": {"anyOf": [{"type": "null"}, {"type": "integer", "exclusiveMaximum": 5}]},
+        "one": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 2}]},
+        "all": {"allOf": [{"minLength": 2}, {"maxLength": 4}]},
+        "cond": {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}},
+        "a": True,
+        "b": {},
+        "never": False,
+        "loose": {"minimum": 1, "minLength": 1, "minItems": 1},
+    },
+}
+
+_SCALAR = st.none() | st.booleans() | st.integers(-3, 12) | st.sampled_from([0.5, 2.0, 5.0, -1.5]) \
+    | st.sampled_from(["", "x", "y", "ab", "abcd", "abcde", "A1", "fixed"])
+_VALUE = st.recursive(_SCALAR, lambda inner: st.lists(inner, max_size=4)
+                      | st.dictionaries(st.sampled_from(["child", "n", "x"]), inner, max_size=3), max_leaves=8)
+_TREE = st.recursive(st.none() | st.fixed_dictionaries({}, optional={"n": st.sampled_from([1, 0, -1.5, "n"])}),
+                     lambda inner: st.fixed_dictionaries({}, optional={"child": inner, "n": st.sampled_from([2, 0])}),
+                     max_leaves=4)
+#: Values near each property's edge, valid and not, so that both verdicts are common.
+_PROPERTIES = {
+    "c": st.sampled_from(["fixed", "x", 1]),
+    "p": st.sampled_from(["ab", "A1", "", None]),
+    "ref": st.lists(st.sampled_from(["ab", "", "abcd", 3, 10, -1, True]), max_size=4),
+    "tree": _TREE,
+    "u": st.lists(st.sampled_from([1, 2, True, False, 1.0, "s"]), max_size=4),
+    "extra": _SCALAR,
+}
+_DOCUMENT = st.fixed_dictionaries({"kind": st.sampled_from(["x", "y", "z"])}, optional={
+    **{key: _VALUE for key in ("any", "one", "all", "cond", "a", "b", "loose")}, **_PROPERTIES}) | _VALUE
+
+
+CHECK, VALIDATOR = compile_check(SCHEMA), Draft202012Validator(SCHEMA)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_DOCUMENT)
+def test_the_compiled_check_gives_jsonschemas_verdict(document):
+    assert CHECK(document) == VALIDATOR.is_valid(document)
+
+
+def test_valid_and_invalid_documents_both_occur():
+    check = compile_check(SCHEMA)
+    assert check({"kind": "x", "ref": ["ab", 3], "tree": {"child": {"n": 1}}, "u": [1, True], "one": 1,
+                  "cond": 4, "extra": "s"})
+    assert not check({"kind": "x", "a": 1})  # a needs b
+    assert not check({"kind": "x", "ref": ["ab", 3, 4]})  # no items beyond the prefix
+    assert not check({"kind": "x", "one": 3})  # an integer of at least 2 is both
+    assert not check({"kind": "x", "never": None})
+    assert not check({"kind": "x", "toolongkey": "s"})  # a name longer than propertyNames allows
+
+
+@pytest.mark.parametrize("schema, keyword", [
+    ({"type": "object", "patternProperties": {"^x": {"type": "string"}}}, "patternProperties"),
+    ({"unevaluatedProperties": False}, "unevaluatedProperties"),
+    ({"properties": {"x": {"contains": {"type": "string"}}}}, "contains"),
+])
+def test_a_keyword_it_does_not_know_is_refused(schema, keyword):
+    with pytest.raises(ValueError, match=keyword):
+        compile_check(schema)
+
+
+def test_only_local_definitions_are_followed():
+    with pytest.raises(ValueError, match="only local"):
+        compile_check({"$ref": "https://example.com/schema.json"})
