@@ -201,8 +201,9 @@ def ensure_tenant(target: Any, size: int) -> dict[str, Any] | None:
             store.purge_tenant(plan.tenant_id)
             store.commit()
         log(f"{plan.tenant_id}: generating {size} rows ({plan.users} users) in {target.database}")
-        built = generate.build_tenant(connection, plan, log,
-                                      lambda: pgconn.connect(target, pgconn.owner_login()))
+        # The index builds are watched as the admin: the lockdown revokes the progress view's function from
+        # PUBLIC, owner included (it would show other sessions' work).
+        built = generate.build_tenant(connection, plan, log, lambda: pgconn.connect(target, target.admin))
         store.register_tenant(plan.tenant_id, f"benchmark tenant, {size} rows {complete}")
         store.commit()
     log(f"{plan.tenant_id}: {built.total} rows, {built.history_rows} history rows, in {built.seconds:.0f} s")

@@ -87,7 +87,7 @@ def drop(connection: Any, indexes: list[VectorIndex]) -> None:
     connection.commit()
 
 
-def rebuild(connection: Any, owner_connect: Callable[[], Any], indexes: list[VectorIndex],
+def rebuild(connection: Any, watcher_connect: Callable[[], Any], indexes: list[VectorIndex],
             log: Callable[[str], None]) -> float:
     """Build the dropped indexes again, as they were; returns the seconds taken. The tuples the server
     reports building (pg_stat_progress_create_index) drive a progress line."""
@@ -95,7 +95,7 @@ def rebuild(connection: Any, owner_connect: Callable[[], Any], indexes: list[Vec
     connection.execute("SET maintenance_work_mem = '2GB'")
     for index in indexes:
         log(f"building {index.name} on {index.table}")
-        with _build_progress(owner_connect, connection.info.backend_pid, f"building {index.name}"):
+        with _build_progress(watcher_connect, connection.info.backend_pid, f"building {index.name}"):
             connection.execute(index.definition)
             if index.parent is not None:
                 connection.execute(f"ALTER INDEX {index.parent} ATTACH PARTITION {index.name}")
@@ -106,7 +106,7 @@ def rebuild(connection: Any, owner_connect: Callable[[], Any], indexes: list[Vec
 
 
 @contextmanager
-def _build_progress(owner_connect: Callable[[], Any], pid: int, label: str) -> Iterator[None]:
+def _build_progress(watcher_connect: Callable[[], Any], pid: int, label: str) -> Iterator[None]:
     """A progress line for the block, fed by polling the server's index-build progress of backend `pid`
     from a second connection. Only a display: if the polling fails, the build goes on without it."""
     stop = threading.Event()
@@ -115,7 +115,7 @@ def _build_progress(owner_connect: Callable[[], Any], pid: int, label: str) -> I
         import psycopg
 
         try:
-            with progress(label) as bar, owner_connect() as watcher:
+            with progress(label) as bar, watcher_connect() as watcher:
                 watcher.autocommit = True
                 while not stop.wait(1.0):
                     row = watcher.execute("SELECT tuples_done, tuples_total "

@@ -277,9 +277,10 @@ def _rows(plan_: TenantPlan, kind: str, count: int, sources: _Sources) -> Iterat
 
 
 def build_tenant(connection: Any, plan_: TenantPlan, log: Callable[[str], None],
-                 owner_connect: Callable[[], Any]) -> BuildReport:
+                 watcher_connect: Callable[[], Any]) -> BuildReport:
     """Register the tenant, write its fixed rows through the write API, then bulk-load the rest.
-    `owner_connect` opens a second owner connection (it watches index builds)."""
+    `watcher_connect` opens a second connection, one that may read pg_stat_progress_create_index (it watches
+    index builds)."""
     report = BuildReport(plan_.tenant_id)
     started = time.perf_counter()
     store = PostgresStore(connection)
@@ -322,7 +323,7 @@ def build_tenant(connection: Any, plan_: TenantPlan, log: Callable[[str], None],
             log(f"{plan_.tenant_id}: {kind} {report.rows.get(kind, 0)} rows, "
                 f"{time.perf_counter() - started:.0f} s")
     if indexes:
-        report.index_seconds = catalog.rebuild(connection, owner_connect, indexes, log)
+        report.index_seconds = catalog.rebuild(connection, watcher_connect, indexes, log)
         log(f"{plan_.tenant_id}: {len(indexes)} vector index(es) built in {report.index_seconds:.0f} s")
     with connection.transaction():
         store.set_tenant(plan_.tenant_id)
