@@ -111,9 +111,8 @@ class _Generator:
         if node is False:
             return "False"
         unknown = set(node) - _ANNOTATIONS - _KNOWN
-        if "patternProperties" in node or unknown:
-            raise ValueError("schema keyword(s) the compiled check does not know: "
-                             f"{', '.join(sorted(unknown or {'patternProperties'}))}")
+        if unknown:
+            raise ValueError(f"schema keyword(s) the compiled check does not know: {', '.join(sorted(unknown))}")
         if loops and (_OBJECT_LOOPS | _ARRAY_LOOPS) & node.keys():
             return f"{self.function(node)}({v})"
         kinds = node.get("type")
