@@ -11,10 +11,10 @@ import pytest
 
 from ctxasm.core import schemas
 from ctxasm.core.budget import budget_problems
-from ctxasm.core.schema_compiler import compile_check
 from ctxasm.core.compose import compose
 from ctxasm.core.manifest import Manifest, manifest_problems, tool_result_entry, validate_manifest
 from ctxasm.core.refs import Ref
+from ctxasm.core.schema_compiler import compile_check
 from ctxasm.core.tool_results import FittedResult, ToolItem
 from ctxasm.errors import InvalidManifest
 
