@@ -5,7 +5,6 @@ holds it, records go out as JSON, and a record's content brings its o200k_base t
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 
@@ -13,8 +12,12 @@ import orjson
 
 from ctxasm.errors import InvalidField
 
-#: A run of digits orjson may not read exactly: it turns an integer beyond 64 bits into a float.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+#: A run of digits orjson may not read exactly (it turns an integer beyond 64 bits into a float) is found by
+#: mapping every ASCII digit to one marker byte and looking for 19 markers in a row: two passes at memory speed.
+#: A regular expression for the same run took about 15 times as long, 2.6 ms on a 280 kB selection document,
+#: longer than orjson takes to read it. The marker byte itself is mapped away, so only digits make markers.
+_DIGIT_MARKS = bytes.maketrans(b"0123456789\x01", b"\x01" * 10 + b"\x00")
+_LONG_DIGITS = b"\x01" * 19
 
 
 def _json_default(value: Any) -> str:
@@ -50,7 +53,7 @@ def from_json(data: bytes | bytearray | memoryview | str) -> Any:
     selection document of a large budget is a few hundred kB, which json.loads reads in about three times the
     time), except when the text holds a run of 19 or more digits, which json.loads reads exactly."""
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    if _LONG_DIGITS.search(raw):
+    if _LONG_DIGITS in raw.translate(_DIGIT_MARKS):
         return json.loads(raw)
     return orjson.loads(raw)
 
