@@ -97,15 +97,18 @@ def set_up_app_roles(admin: psycopg.Connection, logins: dict[str, str | None]) -
         admin.execute(sql.SQL("GRANT {} TO {} WITH INHERIT TRUE, SET FALSE").format(
             sql.Identifier(GROUP_ROLE), sql.Identifier(role)))
         # What an instance set on itself with ALTER ROLE ... SET goes; the deployment's limits are its defaults.
-        admin.execute(sql.SQL("ALTER ROLE {} RESET ALL").format(sql.Identifier(role)))
-        for name, value in limits.items():
-            admin.execute(sql.SQL("ALTER ROLE {} SET {} = {}").format(
-                sql.Identifier(role), sql.Identifier(name), sql.Literal(value)))
-        try:
-            with admin.transaction():
-                admin.execute(sql.SQL("ALTER ROLE {} SET temp_file_limit = {}").format(
-                    sql.Identifier(role), sql.Literal(TEMP_FILE_LIMIT)))
-        except psycopg.errors.InsufficientPrivilege:
-            notes.append(f"{role}: temp_file_limit not set (needs a superuser admin): its sorts may spill without "
-                         "a limit")
+        # Reset and set in one transaction: a session of the role opened in between (another process of the
+        # application, while a deployment runs again) would start without the limits and be refused.
+        with admin.transaction():
+            admin.execute(sql.SQL("ALTER ROLE {} RESET ALL").format(sql.Identifier(role)))
+            for name, value in limits.items():
+                admin.execute(sql.SQL("ALTER ROLE {} SET {} = {}").format(
+                    sql.Identifier(role), sql.Identifier(name), sql.Literal(value)))
+            try:
+                with admin.transaction():
+                    admin.execute(sql.SQL("ALTER ROLE {} SET temp_file_limit = {}").format(
+                        sql.Identifier(role), sql.Literal(TEMP_FILE_LIMIT)))
+            except psycopg.errors.InsufficientPrivilege:
+                notes.append(f"{role}: temp_file_limit not set (needs a superuser admin): its sorts may spill "
+                             "without a limit")
     return notes

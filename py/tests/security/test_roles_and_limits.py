@@ -12,8 +12,11 @@ readable by the service user only."""
 
 from __future__ import annotations
 
+import collections
 import json
 import stat
+import threading
+import time
 
 import psycopg
 import pytest
@@ -147,6 +150,42 @@ def test_a_login_has_a_connection_limit(demo_target, monkeypatch):
     finally:
         with admin_session(demo_target) as admin:
             admin.execute(f"DROP ROLE {role}")
+
+
+def test_a_deployment_run_again_never_leaves_a_login_without_its_limits(demo_target):
+    """A deployment resets each login's settings and sets the limits again; a session the login opens meanwhile
+    (another process of the application, still serving) must start with the limits, or every contract routine
+    refuses it (session_limits_lifted)."""
+    role = lockdown.login_role("redeployed")
+    login = pgconn.Login(role, "redeployed-instance-password")
+    with admin_session(demo_target) as admin:
+        lockdown.set_up_app_roles(admin, {role: login.password})
+    done = threading.Event()
+    redeployments = []
+
+    def redeploy():
+        with admin_session(demo_target) as admin:
+            while not done.is_set():
+                lockdown.set_up_app_roles(admin, {role: login.password})
+                redeployments.append(1)
+
+    worker = threading.Thread(target=redeploy)
+    worker.start()
+    seen = collections.Counter()
+    try:
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            with pgconn.connect(demo_target, login) as session:
+                seen[session.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0]] += 1
+    finally:
+        done.set()
+        worker.join()
+        with admin_session(demo_target) as admin:
+            admin.execute(f"DROP ROLE {role}")
+    assert len(redeployments) > 10, "the deployment ran again while sessions opened"
+    with app_session(demo_target) as app:
+        expected = app.execute("SHOW idle_in_transaction_session_timeout").fetchone()[0]
+    assert set(seen) == {expected}, f"sessions opened during redeployment saw {dict(seen)}"
 
 
 def test_the_embedded_server_keeps_its_log_private_and_ends_idle_transactions(demo_target):
