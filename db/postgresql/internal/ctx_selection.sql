@@ -535,8 +535,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                              'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
                              'similarity', o.similarity,
                              'adjacent_logit', CASE WHEN o.adjacent_logit >= o.own_logit THEN o.adjacent_logit END,
-                             'thread_logit', o.thread_logit))
-                         || jsonb_strip_nulls(jsonb_build_object(
+                             'thread_logit', o.thread_logit,
                              'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
                              'fused', o.source -> 'fused')),
                'tiers', jsonb_build_object(
@@ -618,7 +617,10 @@ LANGUAGE sql IMMUTABLE AS $$
     )
     SELECT coalesce(jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
                               r.version), '[]'::jsonb)
-      FROM (SELECT (s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit'])
+      -- A live entry has none of the figures (only a recorded one, on replay, has), so it is not rebuilt.
+      FROM (SELECT CASE WHEN s.item ?| ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
+                        THEN s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
+                        ELSE s.item END
                    || coalesce(f.figures, '{}'::jsonb) AS item,
                    array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)
                        AS precedence,
