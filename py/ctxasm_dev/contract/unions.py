@@ -289,6 +289,13 @@ def pg_source_rows(catalogue: Catalogue) -> str:
     return "\n".join(lines + row)
 
 
+def pg_candidate_row_columns(catalogue: Catalogue) -> str:
+    """ctxasm.candidate_rows' row columns: the source row's, read one by one, with the embedding left out."""
+    names = ["NULL" if name == "embedding" else f"(x.memory).{name}" for name in pg_row_names(catalogue)]
+    names[-1] += ")::ctxasm.selection_candidate), '{}')"
+    return "\n".join(_packed(names, " " * 15, " " * 15))
+
+
 def searchable_by_slice(catalogue: Catalogue) -> dict[str, tuple[MemoryType, ...]]:
     """The searchable types of each slice, the slices in catalogue order; within a slice the embedded types come
     first (the rows both retrievers read: a knowledge-base document's vectors are its chunks'), then catalogue
