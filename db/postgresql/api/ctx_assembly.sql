@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-0e2bc7f95fa9'::varchar
+    SELECT 'selection-33b2f916d9b7'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 

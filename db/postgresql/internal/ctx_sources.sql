@@ -15,11 +15,11 @@ LANGUAGE sql IMMUTABLE ROWS 300 AS $$
     -- A reference listed once (almost all) is its entry as it is; only a merged entry is rebuilt, and only the
     -- retrieval entry it takes figures from has its origin and slice removed (not every retrieval entry).
     SELECT s.memory_type, s.id, s.version, (array_agg(s.origin ORDER BY s.precedence))[1],
-           CASE WHEN count(*) = 1 THEN (array_agg(s.item))[1]
-                ELSE (array_agg(s.item ORDER BY s.precedence))[1]
-                     || coalesce((array_agg(s.item) FILTER (WHERE s.origin = 'retrieval'))[1] - 'origin' - 'slice',
+           (array_agg(s.item ORDER BY s.precedence))[1]
+           || CASE WHEN count(*) > 1
+                   THEN coalesce((array_agg(s.item) FILTER (WHERE s.origin = 'retrieval'))[1] - 'origin' - 'slice',
                                  '{}')
-           END
+                   ELSE '{}' END
       FROM (SELECT e.item -> 'ref' ->> 0 AS memory_type, e.item -> 'ref' ->> 1 AS id,
                    (e.item -> 'ref' ->> 2)::integer AS version, e.item ->> 'origin' AS origin, e.item,
                    array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], e.item ->> 'origin')
