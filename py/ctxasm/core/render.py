@@ -11,18 +11,20 @@ before it in the record, never inside it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape, quoteattr as _quoteattr
 
 from ctxasm.core.refs import Ref
 
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-c9bece77884e"
+RENDERER_VERSION = "renderer-5929f1507b13"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -31,6 +33,10 @@ MEMORY_INSTRUCTIONS_KEY = "memory_instructions"
 #: A guideline keyed `memory_instructions.<tool handler>` is a sentence about one tool: it is rendered only when
 #: a tool with that handler is in the window (no "call expand" for an agent without expand).
 TOOL_INSTRUCTION_PREFIX = MEMORY_INSTRUCTIONS_KEY + "."
+
+#: An attribute value quoted for a record's start tag. A window's records repeat the same few types, statuses,
+#: tiers and ids, so each distinct value is quoted once.
+quoteattr = functools.lru_cache(maxsize=4096)(_quoteattr)
 
 ANNOTATION_TEXT = "This memory used an earlier fact. Current canonical fact: "
 WITHDRAWN_TEXT = "This memory used an earlier fact that is no longer in effect."
@@ -177,8 +183,10 @@ def build_request(*, model: str, developer: str, tools: Sequence[Mapping[str, An
 
 
 def json_text(text: str) -> str:
-    """`text` as it appears inside a JSON string of the serialized request (no quotes): what it costs there."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    """`text` as it appears inside a JSON string of the serialized request (no quotes): what it costs there.
+    The encoder json.dumps(text, ensure_ascii=False) uses for a string, called directly: a window prices
+    hundreds of lines."""
+    return encode_basestring(text)[1:-1]
 
 
 def serialize(request: Mapping[str, Any]) -> str:

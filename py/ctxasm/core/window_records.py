@@ -162,9 +162,11 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str]) -> dict[str
                           ref=row, token_counts={"full": count_tokens(message)}))
             continue
         tiers = record_tiers(row, ids)
-        # The full tier is always tried: priced now; the others only when the fitter reaches them (priced).
-        costs = {"full": priced(tiers["full"] or "")}  # a record always has its full tier
-        costs.update(stored_costs(row, tiers))
+        # The full tier is always tried: priced now (from the stored count where it applies, so a long text is
+        # not encoded at all); the others only when the fitter reaches them (priced).
+        costs = stored_costs(row, tiers)
+        if "full" not in costs:
+            costs["full"] = priced(tiers["full"] or "")  # a record always has its full tier
         groups: tuple[tuple[str, int], ...] = ()
         if is_grouped(row):
             date = turn_date(row)

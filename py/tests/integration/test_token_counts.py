@@ -132,6 +132,25 @@ def test_windows_are_identical_with_and_without_stored_counts(corpus_target, mon
     assert used or join_min_chars > 0, "some candidate costs must come from the stored counts"
 
 
+def test_a_record_priced_from_its_stored_count_is_not_encoded_whole(corpus_target, monkeypatch):
+    """Where the stored count applies to a record's full tier, the fitter joins it and never encodes the whole
+    record line (encoding it anyway spent the time the stored count exists to save)."""
+    monkeypatch.setattr(window_records, "JOIN_MIN_CHARS", 0)
+    monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
+    selection = select(corpus_target)
+    ids = window_records.window_ids(selection)
+    encoded: list[str] = []
+    real_priced = window_records.priced
+    monkeypatch.setattr(window_records, "priced", lambda piece: encoded.append(piece) or real_priced(piece))
+    by_slice = window_records.fitting_candidates(selection, ids)
+    joined = [c for name in window_records.RECORD_SLICES for c in by_slice[name]
+              if "full" in window_records.stored_costs(window_records.row_of(c), c.tiers)]
+    assert joined, "some full tiers must be priced from their stored counts"
+    assert not {c.tiers["full"] for c in joined} & set(encoded)
+    for candidate in joined:
+        assert candidate.token_counts["full"] == count_tokens(render.json_text(candidate.tiers["full"] + "\n"))
+
+
 def test_joined_estimate_is_exact_on_the_demo_records(corpus_target, monkeypatch):
     monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
     checked = 0
