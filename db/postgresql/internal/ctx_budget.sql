@@ -34,7 +34,9 @@ CREATE OR REPLACE FUNCTION ctxasm.budget_in_effect(
     in_snapshot        pg_snapshot
 )
 RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+-- Planned for each call, for the tenant's own partitions (see ctx_sources.sql: a generic plan would lock every
+-- tenant's guideline partition).
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     l_budget    record;
     l_candidate record;

@@ -502,6 +502,47 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.fixed_items(ctxasm.selection_candidate[]);
 
+--changeset ctxasm:pg-selection-persisted-compressions dbms:postgresql runOnChange:true splitStatements:false
+--comment: the persisted compression of each row version named (in_types, in_ids, in_versions side by side): the
+--comment: newest active one, live or as of a snapshot, by index. Its own statement, planned for each call for
+--comment: the tenant's own partitions (a generic plan would lock every tenant's: see ctx_sources.sql), apart from
+--comment: candidate_items, whose array of rows would be a constant of that plan.
+CREATE OR REPLACE FUNCTION ctxasm.persisted_compressions(
+    in_tenant_id varchar,
+    in_snapshot  pg_snapshot,
+    in_types     varchar[],
+    in_ids       varchar[],
+    in_versions  integer[]
+)
+RETURNS TABLE (memory_type varchar, id varchar, version integer, content text, compression_id varchar,
+               compression_version integer, content_tokens integer, source_hash bpchar,
+               generating_model varchar, prompt_version varchar)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+    SELECT s.memory_type, s.id, s.version, c.content, c.id, c.version, c.content_tokens, c.source_hash,
+           c.generating_model, c.prompt_version
+      FROM unnest(in_types, in_ids, in_versions) AS s(memory_type, id, version)
+      CROSS JOIN LATERAL (
+          SELECT c.content, c.id, c.version, c.content_tokens, c.source_hash, c.generating_model, c.prompt_version
+            FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                         k.deleted_at, k.generating_model, k.prompt_version
+                    FROM ctxasm.context_compression AS k
+                   WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
+                     AND k.source_version = s.version
+                     AND (in_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, in_snapshot))
+                  UNION ALL
+                  SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
+                         k.deleted_at, k.generating_model, k.prompt_version
+                    FROM ctxasm.context_compression_history AS k
+                   WHERE (SELECT in_snapshot) IS NOT NULL AND k.tenant_id = in_tenant_id
+                     AND k.source_type = s.memory_type AND k.source_id = s.id AND k.source_version = s.version
+                     AND pg_visible_in_snapshot(k.created_xid, (SELECT in_snapshot))
+                     AND NOT pg_visible_in_snapshot(k.retired_xid, (SELECT in_snapshot))) AS c
+           WHERE c.status = 'active' AND c.deleted_at IS NULL
+           ORDER BY c.valid_from DESC, c.id
+           LIMIT 1) AS c
+$$;
+--rollback DROP FUNCTION ctxasm.persisted_compressions(varchar, pg_snapshot, varchar[], varchar[], integer[]);
+
 --changeset ctxasm:pg-selection-candidate-items dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's candidates: the competing rows the limit kept, by slice and rank, each with its tiers
 --comment: (the summary tier from the row's persisted compression, refused when it no longer matches the row's
@@ -513,6 +554,13 @@ CREATE OR REPLACE FUNCTION ctxasm.candidate_items(
 )
 RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    WITH persisted AS MATERIALIZED (
+        SELECT p.* FROM ctxasm.persisted_compressions(
+                   in_tenant_id, in_snapshot,
+                   ARRAY(SELECT r.memory_type FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut),
+                   ARRAY(SELECT r.id FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut),
+                   ARRAY(SELECT r.version FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut)) AS p
+    )
     SELECT coalesce(jsonb_agg(jsonb_build_object(
                'ref', jsonb_build_array(o.memory_type, o.id, o.version),
                'type', o.memory_type,
@@ -560,27 +608,13 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                'annotations', coalesce(o.annotations, '[]'::jsonb))
                ORDER BY o.slice, o.slice_rank), '[]'::jsonb)
       FROM unnest(in_rows) AS o
-      -- The row's persisted compression, by index, live or as of the snapshot.
-      LEFT JOIN LATERAL (
-          SELECT c.content, c.id, c.version, c.content_tokens, c.generating_model, c.prompt_version,
-                 c.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') AS fresh
-            FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                         k.deleted_at, k.generating_model, k.prompt_version
-                    FROM ctxasm.context_compression AS k
-                   WHERE k.tenant_id = in_tenant_id AND k.source_type = o.memory_type AND k.source_id = o.id
-                     AND k.source_version = o.version
-                     AND (in_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, in_snapshot))
-                  UNION ALL
-                  SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                         k.deleted_at, k.generating_model, k.prompt_version
-                    FROM ctxasm.context_compression_history AS k
-                   WHERE (SELECT in_snapshot) IS NOT NULL AND k.tenant_id = in_tenant_id
-                     AND k.source_type = o.memory_type AND k.source_id = o.id AND k.source_version = o.version
-                     AND pg_visible_in_snapshot(k.created_xid, (SELECT in_snapshot))
-                     AND NOT pg_visible_in_snapshot(k.retired_xid, (SELECT in_snapshot))) AS c
-           WHERE c.status = 'active' AND c.deleted_at IS NULL
-           ORDER BY c.valid_from DESC, c.id
-           LIMIT 1) AS cm ON TRUE
+      -- The row's persisted compression (ctxasm.persisted_compressions), and whether it is of the row's text.
+      LEFT JOIN persisted AS p ON p.memory_type = o.memory_type AND p.id = o.id AND p.version = o.version
+      CROSS JOIN LATERAL (
+          SELECT p.content, p.compression_id AS id, p.compression_version AS version, p.content_tokens,
+                 p.generating_model, p.prompt_version,
+                 CASE WHEN p.source_hash IS NOT NULL
+                      THEN p.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') END AS fresh) AS cm
      WHERE ctxasm.competes(o) AND NOT o.cut
 $$;
 --rollback DROP FUNCTION ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot);

@@ -4,6 +4,15 @@
 -- key, in the tenant's partitions. Live assembly makes the list (enumerated fixed slices, the thread's tail,
 -- retrieval, the sources and claims of history); replay gets the list the manifest recorded and reads the same
 -- rows as of the recorded snapshot.
+--
+-- Every statement here that reads a tenant-partitioned table with the tenant as a parameter is planned for each
+-- call, for that tenant's partitions (made for the call, or plan_cache_mode = force_custom_plan). PostgreSQL's
+-- plan cache otherwise turns a statement it ran five times in a session into a generic plan, and a generic plan
+-- over a partitioned table opens and locks every tenant's partition, pruning only when it runs: with a few
+-- tenants the cache prefers it, and an assembly then held about twenty relations per registered tenant (with 200
+-- tenants such a plan of the rows a source list names took 60 ms instead of 7). The steps that only work on the
+-- selection's own rows keep their cached plans: planning those again for every call, their arrays of rows as
+-- constants, cost more than the statements themselves.
 
 --changeset ctxasm:pg-internal-merged-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: a source list with one entry per row version: the first origin by precedence (the thread's tail,
@@ -35,71 +44,93 @@ $$;
 DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
 --rollback SELECT 1;
 
+--changeset ctxasm:pg-internal-live-source-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the live rows of a list of row versions (in_types, in_ids, in_versions side by side; at = position),
+--comment: each read by primary key on its type's view, in the tenant's partitions; with a snapshot, only a row
+--comment: visible in it. One statement made for the types the list holds and planned for this call, with the
+--comment: tenant known: planned once for every type and kept, it would be a generic plan that locks every
+--comment: tenant's partitions, and planned again for every type it cost several milliseconds a window.
+CREATE OR REPLACE FUNCTION ctxasm.live_source_rows(in_tenant_id varchar, in_snapshot pg_snapshot,
+                                                   in_types varchar[], in_ids varchar[], in_versions integer[])
+RETURNS TABLE (at integer, memory ctxasm.memory_row)
+LANGUAGE plpgsql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
+DECLARE
+    -- generated: source row types from contract/memory_types.toml; edit the catalogue, then regenerate
+    co_types constant varchar[] := ARRAY['guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
+        'kb_chunk', 'conversation', 'summary']::varchar[];
+    -- end generated: source row types
+    l_branches text[];
+BEGIN
+    SELECT array_agg(format(
+               'SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f JOIN ctxasm.%I AS r '
+               'ON f.memory_type = %L AND r.tenant_id = $1 AND r.id = f.id AND r.version = f.version%s',
+               'memory_row_' || t.memory_type, t.memory_type,
+               CASE WHEN in_snapshot IS NOT NULL THEN ' AND pg_visible_in_snapshot(r.created_xid, $5)' ELSE '' END)
+               ORDER BY t.ord)
+      INTO l_branches
+      FROM unnest(co_types) WITH ORDINALITY AS t(memory_type, ord)
+     WHERE t.memory_type = ANY (in_types);
+    IF l_branches IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'WITH refs AS MATERIALIZED (SELECT f.memory_type, f.id, f.version, f.at::integer AS at '
+        '                             FROM unnest($2, $3, $4) WITH ORDINALITY AS f(memory_type, id, version, at)) '
+        '%s', array_to_string(l_branches, ' UNION ALL '))
+        USING in_tenant_id, in_types, in_ids, in_versions, in_snapshot;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.live_source_rows(varchar, pg_snapshot, varchar[], varchar[], integer[]);
+
+--changeset ctxasm:pg-internal-history-source-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the retired versions of a list of row versions (as live_source_rows) that were visible in a recorded
+--comment: snapshot and retired after it: what the history kept, read for a replay, in the tenant's partitions
+--comment: (planned for each call, as live_source_rows)
+CREATE OR REPLACE FUNCTION ctxasm.history_source_rows(in_tenant_id varchar, in_snapshot pg_snapshot,
+                                                      in_types varchar[], in_ids varchar[], in_versions integer[])
+RETURNS TABLE (at integer, memory ctxasm.memory_row)
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+    -- generated: history source row from contract/memory_types.toml; edit the catalogue, then regenerate
+    SELECT f.at, ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,
+           h.status, h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs,
+           h.confidence, h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type, h.extra,
+           h.created_xid, h.content_tokens, h.embedding, h.search_text, h.text_key,
+           h.pointer_text)::ctxasm.memory_row
+    -- end generated: history source row
+      FROM unnest(in_types, in_ids, in_versions) WITH ORDINALITY AS f(memory_type, id, version, at)
+      JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version
+     WHERE h.tenant_id = in_tenant_id
+       AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
+       AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)
+$$;
+--rollback DROP FUNCTION ctxasm.history_source_rows(varchar, pg_snapshot, varchar[], varchar[], integer[]);
+
 --changeset ctxasm:pg-internal-source-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the rows a source list names, each with its origin and source entry (one per row version: see
 --comment: merged_sources), now (NULL snapshot: the live tables) or exactly as they were visible in a recorded
 --comment: snapshot (the live row if it was visible then, else the retired version the history kept). Every
---comment: read names the tenant and goes by primary key.
+--comment: read names the tenant and goes by primary key (live_source_rows, history_source_rows).
 CREATE OR REPLACE FUNCTION ctxasm.source_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb)
 RETURNS TABLE (memory ctxasm.memory_row, origin varchar, source jsonb)
 LANGUAGE sql STABLE ROWS 300 SET search_path = pg_catalog, public, pg_temp AS $$
     WITH refs AS MATERIALIZED (
-        SELECT m.* FROM ctxasm.merged_sources(in_sources) AS m
+        SELECT m.*, (row_number() OVER ())::integer AS at FROM ctxasm.merged_sources(in_sources) AS m
+    ),
+    listed AS MATERIALIZED (
+        SELECT array_agg(f.memory_type ORDER BY f.at) AS types, array_agg(f.id ORDER BY f.at) AS ids,
+               array_agg(f.version ORDER BY f.at) AS versions
+          FROM refs AS f
     )
-    -- One branch per type, each on its own type's view (ctxasm.memory_row_<type>, not the union with a type
-    -- filter, which would lock every tenant's partitions), so each reference probes its table's primary key.
-    -- generated: source rows from contract/memory_types.toml; edit the catalogue, then regenerate
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_guideline AS r
-        ON f.memory_type = 'guideline' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
+    SELECT s.memory, f.origin, f.item
+      FROM listed AS l
+     CROSS JOIN LATERAL ctxasm.live_source_rows(in_tenant_id, in_snapshot, l.types, l.ids, l.versions) AS s
+      JOIN refs AS f ON f.at = s.at
     UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_persona AS r
-        ON f.memory_type = 'persona' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_toolbox AS r
-        ON f.memory_type = 'toolbox' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_entity AS r
-        ON f.memory_type = 'entity' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_workflow AS r
-        ON f.memory_type = 'workflow' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_document AS r
-        ON f.memory_type = 'kb_document' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_kb_chunk AS r
-        ON f.memory_type = 'kb_chunk' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_conversation AS r
-        ON f.memory_type = 'conversation' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f JOIN ctxasm.memory_row_summary AS r
-        ON f.memory_type = 'summary' AND r.tenant_id = in_tenant_id AND r.id = f.id
-       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-    UNION ALL
-    SELECT ROW(h.memory_type, h.table_name, h.tenant_id, h.id, h.version, h.user_id, h.agent_id, h.thread_id,
-               h.status, h.valid_from, h.valid_until, h.deleted_at, h.content, h.content_json, h.source_refs,
-               h.confidence, h.key_name, h.subject, h.predicate, h.title, h.turn_index, h.role, h.event_type,
-               h.extra, h.created_xid, h.content_tokens, h.embedding, h.search_text, h.text_key,
-               h.pointer_text)::ctxasm.memory_row,
-    -- end generated: source rows
-           f.origin, f.item
-      FROM refs AS f
-      JOIN ctxasm.memory_row_history AS h ON h.memory_type = f.memory_type AND h.id = f.id AND h.version = f.version
-     -- The history is read for a snapshot only. The snapshot is read through a subquery: a NULL one (live)
-     -- would fold these tests to a constant false, which takes the tenant predicate with it, and the planner
-     -- would then open every tenant's history partition (it prunes them by tenant_id).
-     WHERE (SELECT in_snapshot) IS NOT NULL AND h.tenant_id = in_tenant_id
-       AND pg_visible_in_snapshot(h.created_xid, (SELECT in_snapshot))
-       AND NOT pg_visible_in_snapshot(h.retired_xid, (SELECT in_snapshot))
+    SELECT s.memory, f.origin, f.item
+      FROM listed AS l
+     CROSS JOIN LATERAL ctxasm.history_source_rows(in_tenant_id, in_snapshot, l.types, l.ids, l.versions) AS s
+      JOIN refs AS f ON f.at = s.at
+     WHERE in_snapshot IS NOT NULL
 $$;
 --rollback DROP FUNCTION ctxasm.source_rows(varchar, pg_snapshot, jsonb);
 
@@ -154,7 +185,7 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.facts_enumerable(in_tenant_id varchar, in_user_id varchar, in_agent_id varchar,
                                                    in_thread_id varchar, in_limit integer)
 RETURNS boolean
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
     SELECT count(*) <= in_limit
       -- generated: facts counted from contract/memory_types.toml; edit the catalogue, then regenerate
       FROM (SELECT 1 FROM ctxasm.entity_memory AS e
@@ -185,7 +216,7 @@ CREATE OR REPLACE FUNCTION ctxasm.enumerated_sources(
     in_with_facts boolean
 )
 RETURNS SETOF jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
     -- generated: enumerated by scope from contract/memory_types.toml; edit the catalogue, then regenerate
     SELECT ctxasm.source_item('guideline', g.id, g.version, 'scope', 'guidelines')
       FROM ctxasm.guideline_memory AS g
@@ -236,7 +267,7 @@ CREATE OR REPLACE FUNCTION ctxasm.claim_sources(
     in_sources   jsonb
 )
 RETURNS SETOF jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
+LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache_mode = force_custom_plan AS $$
     WITH history AS (
         SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
                (s.item -> 'ref' ->> 2)::integer AS version

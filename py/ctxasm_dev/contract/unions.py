@@ -271,22 +271,19 @@ def pg_memory_row(catalogue: Catalogue) -> str:
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
 
 
-def pg_source_rows(catalogue: Catalogue) -> str:
-    """ctxasm.source_rows' branches: one per type on its own view, then the history's row built column by column."""
-    lines = []
-    for t in renderable(catalogue):
-        lines += [
-            "    SELECT ROW(r.*)::ctxasm.memory_row, f.origin, f.item FROM refs AS f "
-            f"JOIN ctxasm.memory_row_{t.name} AS r",
-            f"        ON f.memory_type = '{t.name}' AND r.tenant_id = in_tenant_id AND r.id = f.id",
-            "       AND r.version = f.version AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, "
-            "in_snapshot))",
-            "    UNION ALL",
-        ]
+def pg_source_row_types(catalogue: Catalogue) -> str:
+    """ctxasm.live_source_rows' types: every type whose rows are memory rows (each has its view
+    ctxasm.memory_row_<type>), in catalogue order."""
+    names = [f"'{t.name}'" for t in renderable(catalogue)]
+    names[-1] += "]::varchar[];"
+    return "\n".join(_packed(names, "    co_types constant varchar[] := ARRAY[", " " * 8))
+
+
+def pg_history_source_row(catalogue: Catalogue) -> str:
+    """ctxasm.history_source_rows' row: the history's row built column by column."""
     names = [f"h.{name}" for name in pg_row_names(catalogue)]
-    names[-1] += ")::ctxasm.memory_row,"
-    row = _packed(names, "    SELECT ROW(", " " * 15)
-    return "\n".join(lines + row)
+    names[-1] += ")::ctxasm.memory_row"
+    return "\n".join(_packed(names, "    SELECT f.at, ROW(", " " * 11))
 
 
 def pg_candidate_row_columns(catalogue: Catalogue) -> str:

@@ -130,16 +130,26 @@ def test_a_small_tenant_keeps_its_full_k_beside_a_crowding_neighbour(clean_db):
     assert not any("neighbour" in str(e) for e in window_beside["memories"] + window_beside["excluded"])
 
 
+#: Selections a session makes before the one whose locks are read: past the five custom plans after which
+#: PostgreSQL's plan cache may switch a statement to a generic plan, which would hold every tenant's partitions.
+_SELECTIONS_BEFORE = 7
+
+
 def _relation_locks_of_one_selection(target, question: list[float]) -> int:
     """Relation locks one selection for the small tenant holds at its end (they last until the transaction
-    ends): every table, partition and index the statements opened."""
+    ends): every table, partition and index the statements opened, in a session that has made selections
+    before (as a pooled connection has)."""
     from ctxasm.engines.store import WindowScope
 
+    scope = WindowScope("jane", None, "t1", "comparison", parse_time(AT), QUESTION,
+                        query_embedding=embedding.vector_literal(question))
     with pgconn.connect(target, pgconn.app_login()) as connection:
         store = PostgresStore(connection)
+        for _ in range(_SELECTIONS_BEFORE):
+            store.select_window("small", scope)
+            connection.rollback()
         store.set_tenant("small")
-        store.select_window("small", WindowScope("jane", None, "t1", "comparison", parse_time(AT), QUESTION,
-                                                 query_embedding=embedding.vector_literal(question)))
+        store.select_window("small", scope)
         # pg_locks is the admin's to read (the application role may not see other sessions' locks).
         with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
             held = admin.execute("SELECT count(*) FROM pg_locks WHERE pid = %s AND locktype = 'relation'",

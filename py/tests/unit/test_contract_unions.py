@@ -68,7 +68,7 @@ columns = [
     assert "SELECT * FROM ctxasm.memory_row_note;" in rows
     assert "FROM ctxasm.note_memory_history;" in rows
     sources = (catalogue_copy / TARGETS["pg_sources"]).read_text(encoding="utf-8")
-    assert "JOIN ctxasm.memory_row_note AS r" in sources
+    assert "'summary', 'note']::varchar[];" in sources  # live_source_rows reads the new type's view too
     registry = (catalogue_copy / TARGETS["pg_memory_type_registry"]).read_text(encoding="utf-8")
     assert "('note', 'note_memory', 12)" in registry
     schema = json.loads((catalogue_copy / TARGETS["py_scenario_schema"]).read_text(encoding="utf-8"))
