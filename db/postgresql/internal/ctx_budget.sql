@@ -57,8 +57,8 @@ BEGIN
             SELECT h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.valid_from, h.valid_until, h.deleted_at,
                    h.content_json, h.guideline_key
               FROM ctxasm.guideline_memory_history AS h
-             -- The snapshot through a subquery: NULL (live) must not fold the tenant predicate away, or every
-             -- tenant's history partition is opened (see ctxasm.source_rows).
+             -- The snapshot through a subquery: a NULL one (live) would fold these tests to a constant false,
+             -- which takes the tenant predicate with it, and every tenant's history partition would be opened.
              WHERE (SELECT in_snapshot) IS NOT NULL AND h.tenant_id = in_tenant_id
                AND pg_visible_in_snapshot(h.created_xid, (SELECT in_snapshot))
                AND NOT pg_visible_in_snapshot(h.retired_xid, (SELECT in_snapshot))) AS g
