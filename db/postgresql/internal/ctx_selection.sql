@@ -554,12 +554,14 @@ CREATE OR REPLACE FUNCTION ctxasm.candidate_items(
 )
 RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    WITH persisted AS MATERIALIZED (
-        SELECT p.* FROM ctxasm.persisted_compressions(
-                   in_tenant_id, in_snapshot,
-                   ARRAY(SELECT r.memory_type FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut),
-                   ARRAY(SELECT r.id FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut),
-                   ARRAY(SELECT r.version FROM unnest(in_rows) AS r WHERE ctxasm.competes(r) AND NOT r.cut)) AS p
+    WITH kept AS (
+        SELECT array_agg(r.memory_type) AS types, array_agg(r.id) AS ids, array_agg(r.version) AS versions
+          FROM unnest(in_rows) AS r
+         WHERE ctxasm.competes(r) AND NOT r.cut
+    ),
+    persisted AS MATERIALIZED (
+        SELECT p.* FROM kept AS k
+         CROSS JOIN LATERAL ctxasm.persisted_compressions(in_tenant_id, in_snapshot, k.types, k.ids, k.versions) AS p
     )
     SELECT coalesce(jsonb_agg(jsonb_build_object(
                'ref', jsonb_build_array(o.memory_type, o.id, o.version),
