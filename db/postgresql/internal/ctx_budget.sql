@@ -23,7 +23,9 @@ $$;
 
 --changeset ctxasm:pg-budget-in-effect dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_BUDGET.budget_in_effect: the narrowest context_budget guideline in effect for the scope at the
---comment: evaluation time, live or as of a snapshot, checked; returns {"ref": [...], "content_json": {...}}
+--comment: evaluation time, live or as of a snapshot, checked; returns {"ref": [...], "content_json": {...}}.
+--comment: Planned for each call, for the tenant's own partitions (a generic plan would lock every tenant's
+--comment: guideline partition: see ctx_sources.sql).
 CREATE OR REPLACE FUNCTION ctxasm.budget_in_effect(
     in_tenant_id       varchar,
     in_user_id         varchar,
@@ -34,8 +36,6 @@ CREATE OR REPLACE FUNCTION ctxasm.budget_in_effect(
     in_snapshot        pg_snapshot
 )
 RETURNS jsonb
--- Planned for each call, for the tenant's own partitions (see ctx_sources.sql: a generic plan would lock every
--- tenant's guideline partition).
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
     l_budget    record;
