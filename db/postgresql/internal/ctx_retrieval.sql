@@ -58,13 +58,22 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                  AND s.tablename = ANY (ARRAY(SELECT q.partition::name FROM partitions AS q))
           ) AS st ON st.tablename = p.partition
     ),
+    -- The question's lexemes among each partition's listed ones, by one hashed join of the lists: looking each
+    -- lexeme up by array_position compared it with every listed lexeme in turn (a thousand or so a partition),
+    -- which cost more than reading the statistics.
+    listed AS (
+        SELECT p.memory_type, e.lexeme, min(e.at) AS at
+          FROM partition_stats AS p
+         CROSS JOIN LATERAL unnest(p.elems) WITH ORDINALITY AS e(lexeme, at)
+         WHERE e.lexeme IN (SELECT w.lexeme FROM words AS w)
+         GROUP BY p.memory_type, e.lexeme
+    ),
     estimated AS (
         SELECT p.memory_type, w.lexeme, p.row_count,
                CASE WHEN p.elems IS NULL THEN NULL
-                    ELSE p.row_count * coalesce(
-                        p.freqs[array_position(p.elems, w.lexeme)],
-                        p.freqs[cardinality(p.elems) + 1] / 2) END AS df
+                    ELSE p.row_count * coalesce(p.freqs[l.at], p.freqs[cardinality(p.elems) + 1] / 2) END AS df
           FROM partition_stats AS p CROSS JOIN words AS w
+          LEFT JOIN listed AS l ON l.memory_type = p.memory_type AND l.lexeme = w.lexeme
     )
     SELECT e.memory_type, e.lexeme,
            CASE WHEN e.df IS NULL THEN 1.0
