@@ -32,6 +32,22 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.hybrid_logit(double precision, double precision, double precision);
 
+--changeset ctxasm:pg-sel-rounded-sigmoid dbms:postgresql runOnChange:true splitStatements:false
+--comment: 1 / (1 + e^-logit) rounded to 6 decimals (a candidate's rerank), always the figure numeric
+--comment: arithmetic gives: computed in double precision, whose error (about 1e-15) cannot move a value across
+--comment: a rounding boundary unless it lies within 1e-10 of one; only then, and for logits beyond +-40 (where
+--comment: e^-logit would overflow a double), in numeric. A numeric exp costs about 7 us, a tenth of a
+--comment: millisecond every 15 candidates.
+CREATE OR REPLACE FUNCTION ctxasm.rounded_sigmoid(in_logit numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN abs(in_logit) > 40
+                     OR abs(1e6 / (1 + exp(-in_logit::double precision))
+                            - floor(1e6 / (1 + exp(-in_logit::double precision))) - 0.5) < 1e-4
+                THEN round(1 / (1 + exp(-in_logit)), 6)
+                ELSE round((1 / (1 + exp(-in_logit::double precision)))::numeric, 6) END
+$$;
+--rollback DROP FUNCTION ctxasm.rounded_sigmoid(numeric);
+
 --changeset ctxasm:pg-sel-claim-key dbms:postgresql runOnChange:true splitStatements:false
 --comment: claim identity: subject, predicate and conditions; entity rows carry it in columns, derived rows
 --comment: may declare one in content_json.claim; NULL when a row makes no claim

@@ -116,20 +116,25 @@ DECLARE
     l_at   bigint;
     l_kept jsonb;
 BEGIN
+    -- Only the rows whose mark changes are written back: rewriting an element rebuilds the whole row, and most
+    -- rows duplicate nothing.
     FOR l_at, l_kept IN
-        SELECT d.at,
-               CASE WHEN (d.memory_type, d.id, d.version)
-                         <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
-                         AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
-                    THEN d.keeper END
-          FROM (SELECT y.ordinality AS at, y.memory_type, y.id, y.version, y.claim_key,
-                       first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text AS keeper,
-                       first_value(y.claim_key) OVER same_text AS keeper_claim
-                  FROM unnest(in_rows) WITH ORDINALITY AS y
-                 WHERE ctxasm.competes(y.slice, y.lifecycle_reason, y.duplicate_of, y.beaten_by)
-                WINDOW same_text AS (PARTITION BY y.text_key
-                                     ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC, y.table_name,
-                                              y.id)) AS d
+        SELECT k.at, k.kept
+          FROM (SELECT d.at, d.duplicate_of,
+                       CASE WHEN (d.memory_type, d.id, d.version)
+                                 <> (d.keeper ->> 0, d.keeper ->> 1, (d.keeper ->> 2)::integer)
+                                 AND (d.claim_key IS NULL OR d.keeper_claim IS NULL OR d.claim_key = d.keeper_claim)
+                            THEN d.keeper END AS kept
+                  FROM (SELECT y.ordinality AS at, y.memory_type, y.id, y.version, y.claim_key, y.duplicate_of,
+                               first_value(jsonb_build_array(y.memory_type, y.id, y.version)) OVER same_text
+                                   AS keeper,
+                               first_value(y.claim_key) OVER same_text AS keeper_claim
+                          FROM unnest(in_rows) WITH ORDINALITY AS y
+                         WHERE ctxasm.competes(y.slice, y.lifecycle_reason, y.duplicate_of, y.beaten_by)
+                        WINDOW same_text AS (PARTITION BY y.text_key
+                                             ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC,
+                                                      y.table_name, y.id)) AS d) AS k
+         WHERE k.kept IS DISTINCT FROM k.duplicate_of
     LOOP
         l_rows[l_at].duplicate_of := l_kept;
     END LOOP;
@@ -160,15 +165,20 @@ BEGIN
     LOOP
         l_rows[l_at].key_rank := l_rank;
     END LOOP;
-    -- The competing rows: a claim's losers name its winner.
+    -- The competing rows: a claim's losers name its winner (written back only where that changes the row, as
+    -- in dedup_step).
     FOR l_at, l_winner IN
-        SELECT d.ordinality,
-               CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
-                    THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order END
-          FROM unnest(in_rows) WITH ORDINALITY AS d
-         WHERE ctxasm.competes(d.slice, d.lifecycle_reason, d.duplicate_of, d.beaten_by)
-        WINDOW claim_order AS (PARTITION BY d.claim_key
-                               ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name, d.id)
+        SELECT w.ordinality, w.winner
+          FROM (SELECT d.ordinality, d.beaten_by,
+                       CASE WHEN d.claim_key IS NOT NULL AND row_number() OVER claim_order > 1
+                            THEN first_value(jsonb_build_array(d.memory_type, d.id, d.version)) OVER claim_order
+                       END AS winner
+                  FROM unnest(in_rows) WITH ORDINALITY AS d
+                 WHERE ctxasm.competes(d.slice, d.lifecycle_reason, d.duplicate_of, d.beaten_by)
+                WINDOW claim_order AS (PARTITION BY d.claim_key
+                                       ORDER BY d.authority, d.scope_level DESC, d.valid_from DESC, d.table_name,
+                                                d.id)) AS w
+         WHERE w.winner IS DISTINCT FROM w.beaten_by
     LOOP
         l_rows[l_at].beaten_by := l_winner;
     END LOOP;
@@ -364,7 +374,7 @@ BEGIN
         l_row.thread_logit := l_score.scored_thread;
         l_row.logit := l_score.total_logit;
         l_row.rerank := CASE WHEN l_score.total_logit IS NULL THEN 0
-                             ELSE round(1 / (1 + exp(-l_score.total_logit)), 6) END;
+                             ELSE ctxasm.rounded_sigmoid(l_score.total_logit) END;
         l_row.confidence_score := round(coalesce(l_score.confidence, 0.5), 6);
         l_row.recency := round(greatest(0, 1 - extract(epoch FROM in_evaluation_time - l_score.valid_from)
                                               / 86400.0 / l_recency_days), 6);
