@@ -189,3 +189,16 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 REVOKE ALL ON FUNCTION ctxasm.claim_scope(varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctxasm.claim_scope(varchar);
+
+--changeset ctxasm:pg-internal-claim-setting dbms:postgresql runOnChange:true splitStatements:false
+--comment: the user or agent ('user' or 'agent') the session's claim names, as set, not verified here: for the
+--comment: row level security policies only, which compare the row's tenant with the verified session_tenant()
+--comment: in the same predicate. A claim altered after set_tenant fails that verification, and the predicate
+--comment: is false whatever this returns; a claim that passes it is the one set. claim_scope verified the
+--comment: signature again for each of the four references of a policy: a table read verified it five times.
+CREATE OR REPLACE FUNCTION ctxasm.claim_setting(in_part varchar) RETURNS varchar
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT nullif(current_setting('ctxasm.claim_' || in_part, TRUE), '')
+$$;
+REVOKE ALL ON FUNCTION ctxasm.claim_setting(varchar) FROM PUBLIC;
+--rollback DROP FUNCTION ctxasm.claim_setting(varchar);

@@ -195,7 +195,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                    THEN 'r.user_id = $3 AND r.event_type = ''message'''
                    ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END
       FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
-     CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.kind)) AS name) AS p
+     -- OFFSET 0 keeps the name a subquery's output: pulled up, it was computed again for the test below (a keyed
+     -- hash each time).
+     CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.kind)) AS name
+                          OFFSET 0) AS p
      WHERE to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL
      ORDER BY t.ord
 $$;

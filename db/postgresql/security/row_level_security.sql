@@ -23,7 +23,8 @@ $$;
 
 --changeset ctxasm:pg-sec-0011-rls-claim-scope dbms:postgresql runOnChange:true splitStatements:false
 --comment: the verified claim decides the tenant, and when it names a user or agent, rows scoped to another user
---comment: or agent are invisible too (rows with no user or agent are the tenant's and stay visible)
+--comment: or agent are invisible too (rows with no user or agent are the tenant's and stay visible); the user
+--comment: and agent are read as set (ctxasm.claim_setting): the tenant test beside them verifies the claim
 DO $$
 DECLARE
     l_table text;
@@ -34,15 +35,15 @@ BEGIN
         EXECUTE format(
             'ALTER POLICY %I ON ctxasm.%I USING (%s) WITH CHECK (%s)', l_table || '_tenant', l_table,
             'tenant_id = (SELECT ctxasm.session_tenant())'
-            || ' AND (user_id IS NULL OR (SELECT ctxasm.claim_scope(''user'')) IS NULL'
-            || ' OR user_id = (SELECT ctxasm.claim_scope(''user'')))'
-            || ' AND (agent_id IS NULL OR (SELECT ctxasm.claim_scope(''agent'')) IS NULL'
-            || ' OR agent_id = (SELECT ctxasm.claim_scope(''agent'')))',
+            || ' AND (user_id IS NULL OR (SELECT ctxasm.claim_setting(''user'')) IS NULL'
+            || ' OR user_id = (SELECT ctxasm.claim_setting(''user'')))'
+            || ' AND (agent_id IS NULL OR (SELECT ctxasm.claim_setting(''agent'')) IS NULL'
+            || ' OR agent_id = (SELECT ctxasm.claim_setting(''agent'')))',
             'tenant_id = (SELECT ctxasm.session_tenant())'
-            || ' AND (user_id IS NULL OR (SELECT ctxasm.claim_scope(''user'')) IS NULL'
-            || ' OR user_id = (SELECT ctxasm.claim_scope(''user'')))'
-            || ' AND (agent_id IS NULL OR (SELECT ctxasm.claim_scope(''agent'')) IS NULL'
-            || ' OR agent_id = (SELECT ctxasm.claim_scope(''agent'')))');
+            || ' AND (user_id IS NULL OR (SELECT ctxasm.claim_setting(''user'')) IS NULL'
+            || ' OR user_id = (SELECT ctxasm.claim_setting(''user'')))'
+            || ' AND (agent_id IS NULL OR (SELECT ctxasm.claim_setting(''agent'')) IS NULL'
+            || ' OR agent_id = (SELECT ctxasm.claim_setting(''agent'')))');
     END LOOP;
 END;
 $$;

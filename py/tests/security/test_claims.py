@@ -141,6 +141,46 @@ def test_a_claim_for_one_user_does_not_see_another_users_rows(demo_target):
             assert ("turn_bob_private" in ids) is expected
 
 
+def test_a_claim_altered_after_set_tenant_shows_no_row(demo_target):
+    """The row level security policies read the claim's user and agent as set and verify the signature once,
+    through the tenant test beside them. Read straight from the table (the owner is subject to the policies too,
+    FORCE ROW LEVEL SECURITY), a claim widened or switched by hand after set_tenant must show no row at all; the
+    API refuses it before any read."""
+    target = demo_target
+    from ctxasm.engines.postgres import PostgresStore
+
+    with pgconn.connect(target, pgconn.owner_login()) as owner:
+        store = PostgresStore(owner)
+        store.set_tenant("acme")
+        store.put_memory("conversation", {"id": "turn_bob_hidden", "user_id": "bob", "agent_id": "research-assistant",
+                                          "role": "user", "turn_index": 1, "content": "bob's hidden turn"})
+        store.commit()
+
+        def visible(who: str, setting: str | None = None, value: str = "") -> tuple[int, int]:
+            owner.execute("SELECT ctx_session.set_tenant(%s)", (who,))
+            if setting:
+                owner.execute("SELECT set_config(%s, %s, true)", (setting, value))
+            counts = owner.execute(
+                "SELECT count(*) FILTER (WHERE id = 'turn_bob_hidden'), count(*) FROM ctxasm.conversation_memory"
+            ).fetchone()
+            owner.rollback()
+            return counts
+
+        jane = claim("acme", "jane", "research-assistant")
+        assert visible(claim("acme"))[0] == 1, "a tenant-wide claim sees bob's turn"
+        honest_bob, honest_all = visible(jane)
+        assert honest_bob == 0 and honest_all > 0, "jane's claim sees the tenant's rows but not bob's"
+        for setting, value in (("ctxasm.claim_user", ""), ("ctxasm.claim_user", "bob"), ("ctxasm.claim_agent", "")):
+            assert visible(jane, setting, value) == (0, 0), f"{setting} = {value!r} after set_tenant"
+    with app_session(target) as app:
+        app.execute("SELECT ctx_session.set_tenant(%s)", (jane,))
+        snapshot = app.execute("SELECT ctx_memory.capture_snapshot()").fetchone()[0]
+        app.execute("SELECT set_config('ctxasm.claim_user', 'bob', true)")
+        with pytest.raises(Exception, match="tenant_not_set"):
+            app.execute("SELECT count(*) FROM ctx_memory.rows_as_of('conversation', %s)", (snapshot,))
+        app.rollback()
+
+
 def test_the_session_signature_is_an_hmac_under_the_session_key(demo_target):
     target = demo_target
     with admin_session(target) as admin:
