@@ -14,7 +14,8 @@ create or replace package body ctx_sources is
    -- a cited version, as source_refs write it (text); anything else cites nothing
    co_version_pattern constant varchar2(30) := ctx_json.co_version_pattern;
    co_evidence        constant varchar2(32) := ctx_rules.co_evidence;
-   -- retrieval: rows each retriever ranks at least (the slice's limit when larger), twice that kept after fusion
+   -- retrieval: rows each retriever ranks at least (the slice's limit when larger); after fusion, twice the
+   -- slice's limit is kept, at least co_retrieval_depth
    co_retrieval_depth  constant pls_integer := 50;
    co_fused_factor     constant pls_integer := 2;
    -- durable facts are enumerated while the scope holds at most this many row versions of them
@@ -898,6 +899,7 @@ create or replace package body ctx_sources is
       l_with_facts     pls_integer;
       l_slices         ctx_json.t_text_tab := ctx_json.t_text_tab(co_evidence, co_history, co_facts);
       l_slice          varchar2(32);
+      l_limit          pls_integer;
       l_depth          pls_integer;
       l_enumerated     clob;
       l_lexical        clob;
@@ -923,11 +925,9 @@ create or replace package body ctx_sources is
       l_sources := l_enumerated;
       for i in 1 .. l_slices.count loop
          l_slice := l_slices(i);
-         l_depth := greatest(
-            co_retrieval_depth,
-            case l_slice when co_evidence then l_limit_evidence when co_history then l_limit_history
-                         else l_limit_facts end
-         );
+         l_limit := case l_slice when co_evidence then l_limit_evidence when co_history then l_limit_history
+                                 else l_limit_facts end;
+         l_depth := greatest(co_retrieval_depth, l_limit);
          -- Enumerated facts are not retrieved, but their text scores come from the same lexical query.
          l_lexical := ctx_retrieval.lexical_hits(
             in_tenant_id       => in_tenant_id,
@@ -956,7 +956,7 @@ create or replace package body ctx_sources is
                                 in_vector          => in_query_vector,
                                 in_depth           => l_depth
                              ),
-               in_limit   => co_fused_factor * l_depth,
+               in_limit   => greatest(co_retrieval_depth, co_fused_factor * l_limit),
                in_exclude => l_enumerated
             );
             l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);

@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-538033bf52ad'::varchar
+    SELECT 'selection-b62c5b0764dc'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
