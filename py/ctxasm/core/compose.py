@@ -22,7 +22,7 @@ from ctxasm.core.selection import FixedRow, Selection, refs_json
 from ctxasm.core.tokens import ENCODING_NAME, count_tokens
 from ctxasm.core.window_fit import Framing, RequestOverBudget, fit_window
 from ctxasm.core.window_manifest import excluded_entries, memory_entries, slice_report
-from ctxasm.core.window_records import fitting_candidates, window_ids
+from ctxasm.core.window_records import LinePrices, fitting_candidates, window_ids
 from ctxasm.errors import InvalidBudget, InvalidSelection
 
 __all__ = ["DEFAULT_MODEL", "RequestOverBudget", "Window", "WindowSpec", "code_hash", "compose", "window_ids"]
@@ -96,7 +96,9 @@ def compose(selection: Selection, spec: WindowSpec) -> Window:
     ids = window_ids(selection)
     limit = budget.usable_context - budget.output_reserve - budget.tool_reserve
     framing = Framing(spec.model, developer, tool_defs, spec.question, budget.output_reserve)
-    states, built = fit_window(fitting_candidates(selection, ids), budget, allocation, framing, limit, ids)
+    prices = LinePrices()
+    states, built = fit_window(fitting_candidates(selection, ids, prices), budget, allocation, framing, limit, ids,
+                               prices)
 
     manifest = Manifest({
         "mode": selection.engine,

@@ -116,6 +116,46 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 
 
+#: The JSON escape of a line break: the memory context's lines and the developer message's end in it.
+ESCAPED_BREAK = "\\n"
+
+
+def splits_after(letter: str, following: str) -> bool:
+    """Whether the o200k_base pre-tokenizer always splits between `letter` and `following` (two characters),
+    whatever text surrounds them: true after a lower-case ASCII letter that an ASCII character other than a
+    lower-case letter or an apostrophe follows. Only the pattern's two word alternatives take such a letter, and
+    they go on only with letters, marks or an apostrophe suffix ('s, 't, ...): the pre-token that holds the
+    letter ends with it, no match tried before it reads past the character after it (the pattern never looks
+    back, and looks ahead only after whitespace), and what follows is split as if it began there. BPE works
+    within a pre-token, so the counts of the two sides add up (tests/unit/test_tokens.py checks it on random
+    text)."""
+    return "a" <= letter <= "z" and following < "\x80" and not "a" <= following <= "z" and following != "'"
+
+
+def count_split(text: str, known: dict[str, int]) -> int:
+    """count_tokens(text), summed over its pieces, each distinct piece encoded once and kept in `known`. The
+    pieces end at escaped line breaks where the pre-tokenizer always splits (splits_after: the break's `n`, then
+    what starts the next line): a request is counted again after seats change, and most of its lines were
+    counted before."""
+    parts = text.split(ESCAPED_BREAK)
+    total = 0
+    piece = parts[0]
+    for part in parts[1:]:
+        piece += ESCAPED_BREAK
+        if part and not splits_after("n", part[0]):
+            piece += part
+            continue
+        tokens = known.get(piece)
+        if tokens is None:
+            tokens = known[piece] = count_tokens(piece)
+        total += tokens
+        piece = part
+    tokens = known.get(piece)
+    if tokens is None:
+        tokens = known[piece] = count_tokens(piece)
+    return total + tokens
+
+
 #: Texts shorter than this are simply counted: joining the stored count would save nothing.
 JOIN_MIN_CHARS = 512
 #: How far into a text we look for its first and last pre-token (a longer edge pre-token: counted whole).

@@ -16,7 +16,6 @@ from typing import Any
 
 from ctxasm.core import budget as budgets, render
 from ctxasm.core.fitting import SLICE_BUDGET, Candidate, Counter, Excluded, Seated, SliceFit, fit_slice
-from ctxasm.core.tokens import count_tokens
 from ctxasm.core.window_records import RECORD_SLICES, LinePrices, priced, record_lines, row_of, tail_turn
 from ctxasm.errors import CtxasmError
 
@@ -111,8 +110,8 @@ class RequestBuild:
     """The request built from the seats, counted exactly; seats given back while it counts over the limit."""
 
     def __init__(self, framing: Framing, states: dict[str, SliceState], limit: int, ids: Mapping[str, str],
-                 count: Counter = priced):
-        self.framing, self.states, self.limit, self.ids, self.count = framing, states, limit, ids, count
+                 prices: LinePrices):
+        self.framing, self.states, self.limit, self.ids, self.prices = framing, states, limit, ids, prices
         #: seats given back, each with how far over its limit the request was when it went
         self.trimmed: list[tuple[Seated, int]] = []
         self.rebuild()
@@ -127,7 +126,8 @@ class RequestBuild:
                                             tools=self.framing.tool_defs, tail=tail, user=user,
                                             max_output_tokens=self.framing.max_output_tokens)
         self.record_seats = [seat for seat, _ in lines if seat is not None]
-        self.counted = count_tokens(render.serialize(self.request))
+        self.serialized = render.serialize(self.request)
+        self.counted = self.prices.request_tokens(self.serialized)
 
     def give_back_until_it_fits(self) -> None:
         while self.counted > self.limit:
@@ -138,17 +138,18 @@ class RequestBuild:
                 state = self.states[seat.candidate.slice]
                 state.seated = [s for s in state.seated if s is not seat]
             for name in {seat.candidate.slice for seat in given}:
-                _reprice(self.states[name], self.count)
+                _reprice(self.states[name], self.prices)
             self.trimmed += [(seat, self.counted - self.limit) for seat in given]
             self.rebuild()
 
 
 def fit_window(by_slice: Mapping[str, list[Candidate]], budget: budgets.Budget, allocation: budgets.Allocation,
-               framing: Framing, limit: int, ids: Mapping[str, str]) -> tuple[dict[str, SliceState], RequestBuild]:
+               framing: Framing, limit: int, ids: Mapping[str, str],
+               prices: LinePrices | None = None) -> tuple[dict[str, SliceState], RequestBuild]:
     """Every pass: the slices in overflow_order, the request within its limit, then reclaim until no left-out
     candidate fits what the request leaves (each round seats at least one more or gives one back for good, so
-    it ends)."""
-    prices = LinePrices()
+    it ends). `prices`: the LinePrices the candidates were priced with (a fresh one when None)."""
+    prices = prices or LinePrices()
     states = fit_candidates(by_slice, budget, allocation, prices)
     built = RequestBuild(framing, states, limit, ids, prices)
     built.give_back_until_it_fits()

@@ -5,14 +5,13 @@ fitting passes have seated candidates. Pure.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import cast
 
 from ctxasm.core import budget as budgets, render
-from ctxasm.core.fitting import Candidate, Seated
+from ctxasm.core.fitting import Candidate, Counter, Seated
 from ctxasm.core.selection import CandidateRow, Selection
-from ctxasm.core.tokens import JOIN_MIN_CHARS, count_joined, count_tokens
+from ctxasm.core.tokens import JOIN_MIN_CHARS, count_joined, count_split, count_tokens
 
 #: Memory records appear in the user message in this order (most stable first); the tail is rendered as turns.
 RECORD_SLICES = ("durable_facts", "evidence", "recalled_history")
@@ -50,12 +49,6 @@ def _annotations(row: CandidateRow, ids: Mapping[str, str]) -> tuple[render.Anno
                  for note in row.annotations)
 
 
-@functools.lru_cache(maxsize=4096)
-def _shared_line_price(piece: str) -> int:
-    """priced() of a line many candidates share (a year, a date heading): counted once."""
-    return priced(piece)
-
-
 def priced(piece: str) -> int:
     """What one line of the memory context costs in the serialized request: the line as JSON escapes it,
     with the line break that follows it. Lines start with '<', a digit or a capital letter (a date heading,
@@ -67,16 +60,24 @@ def priced(piece: str) -> int:
 class LinePrices:
     """priced() of one window's lines, each counted once: the fitting passes (overflow, reclaim, repricing
     after a give-back) try a record's summary and pointer lines again and again, and the lines hold the
-    window's own ids, so the memo lives as long as the window's fitting."""
+    window's own ids, so the memo lives as long as the window's fitting. The lines are counted as the request
+    carries them (tokens.count_split), so counting the request (`request_tokens`) encodes only what no line
+    holds: the developer message, the thread's turns, the question, the tools, and the records priced from
+    their stored counts (window_records.stored_costs)."""
 
     def __init__(self) -> None:
         self._known: dict[str, int] = {}
+        self._pieces: dict[str, int] = {}
 
     def __call__(self, piece: str) -> int:
         tokens = self._known.get(piece)
         if tokens is None:
-            tokens = self._known[piece] = priced(piece)
+            tokens = self._known[piece] = count_split(render.json_text(piece + "\n"), self._pieces)
         return tokens
+
+    def request_tokens(self, serialized: str) -> int:
+        """count_tokens of the serialized request, each line and message encoded once per window."""
+        return count_split(serialized, self._pieces)
 
 
 def is_grouped(row: CandidateRow) -> bool:
@@ -148,11 +149,12 @@ def stored_costs(row: CandidateRow, rendered: Mapping[str, str | None]) -> dict[
     return costs
 
 
-def fitting_candidates(selection: Selection, ids: Mapping[str, str]) -> dict[str, list[Candidate]]:
+def fitting_candidates(selection: Selection, ids: Mapping[str, str],
+                       prices: Counter = priced) -> dict[str, list[Candidate]]:
     """The selection's candidates as the fitter sees them, per dynamic slice in selection order: each tier's
-    text and what it costs, the groups it shares with others."""
+    text and what it costs (`prices`: the window's LinePrices), the groups it shares with others."""
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
-    section_cost = priced(render.TURN_SECTION_OPEN) + priced(render.TURN_SECTION_CLOSE)
+    section_cost = prices(render.TURN_SECTION_OPEN) + prices(render.TURN_SECTION_CLOSE)
     for row in selection.candidates:
         if row.slice == "volatile_tail":  # native messages: whole or not at all
             role, content = tail_turn(row, ids)
@@ -166,13 +168,13 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str]) -> dict[str
         # not encoded at all); the others only when the fitter reaches them (priced).
         costs = stored_costs(row, tiers)
         if "full" not in costs:
-            costs["full"] = priced(tiers["full"] or "")  # a record always has its full tier
+            costs["full"] = prices(tiers["full"] or "")  # a record always has its full tier
         groups: tuple[tuple[str, int], ...] = ()
         if is_grouped(row):
             date = turn_date(row)
             groups = ((_TURN_SECTION, section_cost),
-                      (_year_key(row), _shared_line_price(render.turn_year(date)) if date else 0),
-                      (_group_key(row), _shared_line_price(render.turn_heading(date))))
+                      (_year_key(row), prices(render.turn_year(date)) if date else 0),
+                      (_group_key(row), prices(render.turn_heading(date))))
         by_slice[row.slice].append(
             Candidate(key=row.ref.key, slice=row.slice, tiers=tiers, required=row.required, ref=row,
                       token_counts=costs, groups=groups))

@@ -158,3 +158,57 @@ def test_a_changed_tiktoken_hash_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(tokens, "O200K_SHA256", "0" * 64)
     with pytest.raises(tokens.TokenizerDataInvalid, match="tiktoken now expects"):
         tokens.load_encoding()
+
+
+#: Characters that test where the pre-tokenizer splits: letters of every case and script, marks, apostrophes and
+#: the contraction suffixes, digits, whitespace of every kind, punctuation, JSON escapes and record framing.
+_SPLIT_ALPHABET = (list("abcnxyz ABCMNZ0123456789'\"\\<>/&;:.,!?-_#@()[]{}\t\r\n  ")
+                   + list("éñüßİıǅʰ中文日本語ا한😀🎉\u0301\u0308\u00a0\u2028\u3000٣")
+                   + ["'s", "'ll", "'T", "\\n", "\\\\n", "n'", "</memory>\\n", '<memory id=\\"M1\\">'])
+
+
+def _random_texts(count: int, seed: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_SPLIT_ALPHABET) for _ in range(rng.randint(1, 40))) for _ in range(count)]
+
+
+def test_counts_add_up_where_the_pretokenizer_always_splits() -> None:
+    """Cut a text at any of the spots splits_after names and the pieces' counts add up to the whole's."""
+    import random
+
+    rng = random.Random(5)
+    cuts = 0
+    for text in _random_texts(20_000, seed=3):
+        spots = [i for i in range(1, len(text)) if tokens.splits_after(text[i - 1], text[i])]
+        if not spots:
+            continue
+        chosen = sorted(rng.sample(spots, rng.randint(1, len(spots))))
+        pieces = [text[a:b] for a, b in zip([0, *chosen], [*chosen, len(text)])]
+        assert sum(map(tokens.count_tokens, pieces)) == tokens.count_tokens(text), (text, chosen)
+        cuts += len(chosen)
+    assert cuts > 10_000
+
+
+def test_counts_do_not_add_up_at_other_spots() -> None:
+    """The check above has teeth: after a lower-case letter followed by anything else, some cuts miscount."""
+    wrong = 0
+    for text in _random_texts(2_000, seed=4):
+        for i in range(1, len(text)):
+            if "a" <= text[i - 1] <= "z" and not tokens.splits_after(text[i - 1], text[i]):
+                wrong += tokens.count_tokens(text[:i]) + tokens.count_tokens(text[i:]) != tokens.count_tokens(text)
+    assert wrong > 100
+
+
+def test_count_split_is_count_tokens_and_remembers_pieces() -> None:
+    known: dict[str, int] = {}
+    for text in _random_texts(3_000, seed=6) + SAMPLES + ['{"content":"<a>x</a>\\n<b>y</b>\\n\\nWhy?"}']:
+        assert tokens.count_split(text, known) == tokens.count_tokens(text), text
+    line = "<memory id=\\\"M1\\\">text</memory>\\n"
+    request = f'{{"content":"<memory_context>\\n{line}{line}</memory_context>"}}'
+    known = {}
+    assert tokens.count_split(request, known) == tokens.count_tokens(request)
+    assert known[line] == tokens.count_tokens(line)
+    known[line] = 1000  # a remembered piece is not encoded again
+    assert tokens.count_split(request, known) == tokens.count_tokens(request) - 2 * tokens.count_tokens(line) + 2000
