@@ -13,6 +13,7 @@ import base64
 import functools
 import gzip
 import hashlib
+import re
 import threading
 import types
 from collections.abc import Callable
@@ -158,19 +159,10 @@ def count_split(text: str, known: dict[str, int]) -> int:
 
 #: Texts shorter than this are simply counted: joining the stored count would save nothing.
 JOIN_MIN_CHARS = 512
-#: How far into a text we look for its first and last pre-token (a longer edge pre-token: counted whole).
-_EDGE_CHARS = 48
-_pretokenizer: Any = None
-
-
-def _pretokens(text: str) -> list[str]:
-    """o200k_base's pre-tokenizer (the regex that splits text before BPE), from the encoding itself."""
-    global _pretokenizer
-    if _pretokenizer is None:
-        import regex  # tiktoken's own dependency
-
-        _pretokenizer = regex.compile(encoding()._pat_str)
-    return _pretokenizer.findall(text)
+#: splits_after as patterns over a text and over the text reversed: a match's first character and the next one
+#: straddle a spot where the pre-tokenizer always splits.
+_SPLIT_SPOT = re.compile(r"[a-z][\x00-&(-`{-\x7f]")
+_SPLIT_SPOT_REVERSED = re.compile(r"[\x00-&(-`{-\x7f][a-z]")
 
 
 def count_joined(prefix: str, text: str, suffix: str, text_tokens: int | None) -> int:
@@ -178,21 +170,23 @@ def count_joined(prefix: str, text: str, suffix: str, text_tokens: int | None) -
     of encoding `text` again; with no stored count, or a short text, the whole string is counted.
 
     Counts are not additive where parts meet: the pre-tokenizer may join a wrapper's '>' to the first word,
-    or a final '.' to '</'. So the first and last pre-token of `text` are counted together with their
-    neighbours and the stored count supplies the middle. That is exact while the split inside `text` does not
-    depend on its neighbours (checked on the demo data and on hostile texts: tests/integration/test_token_counts.py).
+    or a final '.' to '</'. So `text` is cut at its first and its last spot where the pre-tokenizer always
+    splits (splits_after): the head before the first is counted with the prefix, the tail after the last with
+    the suffix, and the stored count less head and tail supplies the middle. Exact whenever `text_tokens` is
+    (the counts add up at those spots in the text alone as in the record); a text without such a spot is
+    counted whole.
     """
     if text_tokens is None or len(text) < JOIN_MIN_CHARS:
         return count_tokens(prefix + text + suffix)
-    head_parts, tail_parts = _pretokens(text[:_EDGE_CHARS]), _pretokens(text[-_EDGE_CHARS:])
-    if len(head_parts) < 2 or len(tail_parts) < 2:
+    first, last = _SPLIT_SPOT.search(text), _SPLIT_SPOT_REVERSED.search(text[::-1])
+    if first is None or last is None:
         return count_tokens(prefix + text + suffix)
-    head, tail = head_parts[0], tail_parts[-1]
-    return (count_tokens(prefix + head) - _pretoken_count(head) + text_tokens
-            + count_tokens(tail + suffix) - _pretoken_count(tail))
+    head, tail = text[:first.start() + 1], text[len(text) - 1 - last.start():]
+    return (count_tokens(prefix + head) - _edge_count(head) + text_tokens
+            + count_tokens(tail + suffix) - _edge_count(tail))
 
 
 @functools.lru_cache(maxsize=65536)
-def _pretoken_count(pretoken: str) -> int:
-    """One pre-token's count; words repeat across texts, so these are cached."""
-    return count_tokens(pretoken)
+def _edge_count(edge: str) -> int:
+    """The count of a text's head or tail (count_joined): mostly one word, and words repeat across texts."""
+    return count_tokens(edge)

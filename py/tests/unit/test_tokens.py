@@ -212,3 +212,17 @@ def test_count_split_is_count_tokens_and_remembers_pieces() -> None:
     assert known[line] == tokens.count_tokens(line)
     known[line] = 1000  # a remembered piece is not encoded again
     assert tokens.count_split(request, known) == tokens.count_tokens(request) - 2 * tokens.count_tokens(line) + 2000
+
+
+def test_joined_count_is_exact_given_the_texts_own_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever wraps a text and whatever the text holds, the joined count is the count of the whole."""
+    import random
+
+    monkeypatch.setattr(tokens, "JOIN_MIN_CHARS", 0)
+    rng = random.Random(7)
+    wrappers = ['<memory id=\\"M12\\" type=\\"entity\\" status=\\"current\\">', "M7 user: ", "", "x", "'", " ", "\\n",
+                "</memory>\\n", "&amp;", "日本"]
+    for text in _random_texts(5_000, seed=8):
+        prefix, suffix = rng.choice(wrappers), rng.choice(wrappers)
+        joined = tokens.count_joined(prefix, text, suffix, tokens.count_tokens(text))
+        assert joined == tokens.count_tokens(prefix + text + suffix), (prefix, text, suffix)
