@@ -69,7 +69,7 @@ class Candidate:
     groups: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
-        unknown = set(self.tiers) - set(TIERS)
+        unknown = [tier for tier in self.tiers if tier not in TIERS]
         if unknown:
             raise ValueError(f"candidate {self.key!r}: unknown tiers {sorted(unknown)} (known: {', '.join(TIERS)})")
         if self.tiers.get("full") is None:
@@ -80,16 +80,19 @@ class Candidate:
         for group, cost in self.groups:
             if isinstance(cost, bool) or not isinstance(cost, int) or cost < 0:
                 raise ValueError(f"candidate {self.key!r}: bad cost {cost!r} of group {group!r}")
+        # Worked out once: the fitting passes ask for every candidate in every pass.
+        object.__setattr__(self, "_available", ("full",) if self.required else
+                           tuple(tier for tier in TIERS if self.tiers.get(tier) is not None))
 
     def opening(self, open_groups: frozenset[str] | set[str]) -> int:
         """What seating this candidate costs beyond its own line: the groups it would be the first under."""
+        if not self.groups:
+            return 0
         return sum(cost for group, cost in self.groups if group not in open_groups)
 
     def available_tiers(self) -> tuple[str, ...]:
         """The tiers this candidate may be seated at, best first."""
-        if self.required:
-            return ("full",)
-        return tuple(tier for tier in TIERS if self.tiers.get(tier) is not None)
+        return self._available  # type: ignore[attr-defined]  # set in __post_init__
 
     def cost(self, tier: str, count: Counter) -> int:
         cached = self.token_counts.get(tier)
@@ -164,7 +167,7 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
         cost = 0
         degraded_by = None
         for tier in candidate.available_tiers():
-            if not candidate.required and counts[tier] >= limits.get(tier, len(ordered) + counts[tier]):
+            if limits and not candidate.required and tier in limits and counts[tier] >= limits[tier]:
                 degraded_by = degraded_by or TIER_LIMIT
                 continue
             cost = candidate.cost(tier, count) + opening
@@ -172,7 +175,8 @@ def fit_slice(candidates: Iterable[Candidate], allowance: int, count: Counter = 
                 seated.append(Seated(candidate, tier, cost, len(seated), degraded_by))
                 counts[tier] += 1
                 left -= cost
-                groups.update(group for group, _ in candidate.groups)
+                if candidate.groups:
+                    groups.update(group for group, _ in candidate.groups)
                 break
             degraded_by = degraded_by or SLICE_BUDGET
         else:

@@ -138,10 +138,14 @@ def count_split(text: str, known: dict[str, int]) -> int:
     pieces end at escaped line breaks where the pre-tokenizer always splits (splits_after: the break's `n`, then
     what starts the next line): a request is counted again after seats change, and most of its lines were
     counted before."""
-    parts = text.split(ESCAPED_BREAK)
+    if text.find(ESCAPED_BREAK) in (-1, len(text) - len(ESCAPED_BREAK)):  # one piece: a line, mostly
+        parts: list[str] = []
+        piece = text
+    else:
+        parts = text.split(ESCAPED_BREAK)
+        piece = parts.pop(0)
     total = 0
-    piece = parts[0]
-    for part in parts[1:]:
+    for part in parts:
         piece += ESCAPED_BREAK
         if part and not splits_after("n", part[0]):
             piece += part
