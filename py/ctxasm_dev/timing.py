@@ -119,7 +119,7 @@ def instrument_assembly() -> None:
             (PostgresStore, "record_manifest", "manifest_write"),
             (OracleStore, "select_window", "database_selection"),
             (OracleStore, "record_manifest", "manifest_write"),
-        ] + [(module, "count_tokens", "token_counting") for module in (tokens, window_records, window_fit, window_manifest, fitting, tool_results)]
+        ] + [(module, "count_tokens", "token_counting") for module in (tokens, window_records, window_manifest, fitting, tool_results)]
         for owner, attribute, name in wraps:
             setattr(owner, attribute, timed(name, getattr(owner, attribute)))
         _instrumented = True
