@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-b62c5b0764dc'::varchar
+    SELECT 'selection-8444f5cd994b'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 

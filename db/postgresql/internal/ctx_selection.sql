@@ -527,7 +527,26 @@ CREATE OR REPLACE FUNCTION ctxasm.persisted_compressions(
 RETURNS TABLE (memory_type varchar, id varchar, version integer, content text, compression_id varchar,
                compression_version integer, content_tokens integer, source_hash bpchar,
                generating_model varchar, prompt_version varchar)
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+BEGIN
+    -- A live window reads the live table alone: the statement with the history's branch is planned only for a
+    -- replay (planned, even a branch its filter skips cost as much as the live read).
+    IF in_snapshot IS NULL THEN
+        RETURN QUERY
+        SELECT s.memory_type, s.id, s.version, c.content, c.id, c.version, c.content_tokens, c.source_hash,
+               c.generating_model, c.prompt_version
+          FROM unnest(in_types, in_ids, in_versions) AS s(memory_type, id, version)
+          CROSS JOIN LATERAL (
+              SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.generating_model,
+                     k.prompt_version
+                FROM ctxasm.context_compression AS k
+               WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
+                 AND k.source_version = s.version AND k.status = 'active' AND k.deleted_at IS NULL
+               ORDER BY k.valid_from DESC, k.id
+               LIMIT 1) AS c;
+        RETURN;
+    END IF;
+    RETURN QUERY
     SELECT s.memory_type, s.id, s.version, c.content, c.id, c.version, c.content_tokens, c.source_hash,
            c.generating_model, c.prompt_version
       FROM unnest(in_types, in_ids, in_versions) AS s(memory_type, id, version)
@@ -537,19 +556,18 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = 
                          k.deleted_at, k.generating_model, k.prompt_version
                     FROM ctxasm.context_compression AS k
                    WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
-                     AND k.source_version = s.version
-                     AND (in_snapshot IS NULL OR pg_visible_in_snapshot(k.created_xid, in_snapshot))
+                     AND k.source_version = s.version AND pg_visible_in_snapshot(k.created_xid, in_snapshot)
                   UNION ALL
                   SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
                          k.deleted_at, k.generating_model, k.prompt_version
                     FROM ctxasm.context_compression_history AS k
-                   WHERE (SELECT in_snapshot) IS NOT NULL AND k.tenant_id = in_tenant_id
-                     AND k.source_type = s.memory_type AND k.source_id = s.id AND k.source_version = s.version
-                     AND pg_visible_in_snapshot(k.created_xid, (SELECT in_snapshot))
-                     AND NOT pg_visible_in_snapshot(k.retired_xid, (SELECT in_snapshot))) AS c
+                   WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
+                     AND k.source_version = s.version AND pg_visible_in_snapshot(k.created_xid, in_snapshot)
+                     AND NOT pg_visible_in_snapshot(k.retired_xid, in_snapshot)) AS c
            WHERE c.status = 'active' AND c.deleted_at IS NULL
            ORDER BY c.valid_from DESC, c.id
-           LIMIT 1) AS c
+           LIMIT 1) AS c;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.persisted_compressions(varchar, pg_snapshot, varchar[], varchar[], integer[]);
 

@@ -267,7 +267,13 @@ CREATE OR REPLACE FUNCTION ctxasm.claim_sources(
     in_sources   jsonb
 )
 RETURNS SETOF jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+DECLARE
+    l_cited jsonb;
+BEGIN
+    -- The citations first, in a statement of their own: most windows' history cites nothing, and those windows
+    -- then end here, without planning the reads of cited rows and claims (planning that statement cost more
+    -- than running it).
     WITH history AS (
         SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
                (s.item -> 'ref' ->> 2)::integer AS version
@@ -297,15 +303,16 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache
           CROSS JOIN LATERAL jsonb_array_elements(x.source_refs) AS ref(value)
          WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
            AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
-    ),
-    -- Most windows' history cites nothing: the test of no rows is decided before source_rows is called
-    -- (a filter that names no column of it), so those windows skip its call.
-    cited_rows AS (
-        SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, (
-            SELECT coalesce(jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version),
-                                                         'origin', 'cited')), '[]')
-              FROM cited AS c)) AS x
-         WHERE EXISTS (SELECT FROM cited)
+    )
+    SELECT jsonb_agg(jsonb_build_object('ref', jsonb_build_array(c.memory_type, c.id, c.version), 'origin', 'cited'))
+      INTO l_cited
+      FROM cited AS c;
+    IF l_cited IS NULL THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    WITH cited_rows AS (
+        SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, l_cited) AS x
     )
     -- A cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
     -- slice of its own: a superseded fact retrieval did not find, an erased row).
@@ -317,7 +324,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache
         ON e.tenant_id = in_tenant_id AND e.subject = coalesce(r.subject, r.content_json -> 'claim' ->> 'subject')
        AND e.predicate = coalesce(r.predicate, r.content_json -> 'claim' ->> 'predicate')
      WHERE (e.user_id IS NULL OR e.user_id = in_user_id) AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
-       AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active'
+       AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active';
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.claim_sources(varchar, varchar, varchar, varchar, jsonb);
 
