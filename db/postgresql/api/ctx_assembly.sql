@@ -10,15 +10,16 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-8444f5cd994b'::varchar
+    SELECT 'selection-1c7530b6828f'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
 --changeset ctxasm:pg-ctx-assembly-select-window dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_ASSEMBLY.select_window: one evaluation time, one snapshot (a STABLE function reads with the
 --comment: snapshot of the calling statement), a bounded list of sources, the selection rules in order, one
---comment: JSON document back. The work is done by CTX_BUDGET (the budget and the candidate limits), CTX_SOURCES
---comment: (the source list) and CTX_SELECTION (one function per rule, then the document's parts).
+--comment: JSON document back (json, built as text: see CTX_SELECTION.candidate_items). The work is done by
+--comment: CTX_BUDGET (the budget and the candidate limits), CTX_SOURCES (the source list) and CTX_SELECTION (one
+--comment: function per rule, then the document's parts).
 -- Earlier deployments had other parameters: drop those signatures so the call stays unambiguous.
 DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb);
 DROP FUNCTION IF EXISTS ctx_assembly.select_window(varchar, varchar, varchar, varchar, timestamptz, text, jsonb,
@@ -37,7 +38,7 @@ CREATE OR REPLACE FUNCTION ctx_assembly.select_window(
     in_query_embedding varchar DEFAULT NULL,
     in_sources         jsonb DEFAULT NULL
 )
-RETURNS jsonb
+RETURNS json
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET jit = off SET enable_seqscan = on SET enable_indexscan = on SET enable_bitmapscan = on
@@ -134,7 +135,7 @@ BEGIN
     l_selection := ctxasm.tie_break_step(l_selection);
     l_selection := ctxasm.limit_step(l_selection, l_limits);
 
-    RETURN jsonb_build_object(
+    RETURN json_build_object(
         'engine', 'postgresql',
         'snapshot', coalesce(in_snapshot, pg_current_snapshot()::text),
         'tenant_id', l_tenant,
@@ -148,7 +149,7 @@ BEGIN
         'required_refs', ctxasm.required_refs(l_selection, l_require),
         'candidate_limits', l_limits,
         'candidate_cuts', ctxasm.candidate_cuts(l_selection, l_limits),
-        'retrieval', jsonb_build_object(
+        'retrieval', json_build_object(
             'method', CASE WHEN in_sources IS NOT NULL THEN 'recorded'
                            WHEN l_embedding IS NULL THEN 'lexical-bm25'
                            ELSE 'hybrid-bm25-hnsw-rrf-60' END,

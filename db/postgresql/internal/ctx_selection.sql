@@ -468,9 +468,11 @@ $$;
 --comment: CTX_SELECTION.exclusions: the manifest's excluded list, from the steps' reasons: rows out of effect
 --comment: (lifecycle), fixed rows another of their key beats (named, with the reason) and claims another row
 --comment: wins (conflict), copies of a kept text (dedup)
-CREATE OR REPLACE FUNCTION ctxasm.exclusions(in_rows ctxasm.selection_candidate[]) RETURNS jsonb
+DROP FUNCTION IF EXISTS ctxasm.exclusions(ctxasm.selection_candidate[]);
+CREATE OR REPLACE FUNCTION ctxasm.exclusions(in_rows ctxasm.selection_candidate[]) RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(jsonb_agg(x.item ORDER BY x.item ->> 'rule', x.item -> 'ref'), '[]'::jsonb)
+    -- Each entry is built as jsonb (its ref sorts the list), the list as json text: see candidate_items.
+    SELECT coalesce(json_agg(x.item ORDER BY x.item ->> 'rule', x.item -> 'ref'), '[]'::json)
       FROM (SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
                                       'rule', 'lifecycle', 'detail', r.lifecycle_reason) AS item
               FROM unnest(in_rows) AS r WHERE r.lifecycle_reason IS NOT NULL
@@ -499,14 +501,15 @@ $$;
 
 --changeset ctxasm:pg-selection-fixed-items dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's fixed slices: each key's winner, guidelines, persona, then tools
-CREATE OR REPLACE FUNCTION ctxasm.fixed_items(in_rows ctxasm.selection_candidate[]) RETURNS jsonb
+DROP FUNCTION IF EXISTS ctxasm.fixed_items(ctxasm.selection_candidate[]);
+CREATE OR REPLACE FUNCTION ctxasm.fixed_items(in_rows ctxasm.selection_candidate[]) RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-               'ref', jsonb_build_array(f.memory_type, f.id, f.version),
+    SELECT coalesce(json_agg(json_build_object(
+               'ref', json_build_array(f.memory_type, f.id, f.version),
                'type', f.memory_type, 'slice', f.slice, 'key', f.key_name,
                'content', f.content, 'extra', f.extra)
                ORDER BY CASE f.slice WHEN 'guidelines' THEN 1 WHEN 'persona' THEN 2 ELSE 3 END,
-                        f.scope_level, f.key_name, f.id), '[]'::jsonb)
+                        f.scope_level, f.key_name, f.id), '[]'::json)
       FROM unnest(in_rows) AS f
      WHERE f.key_rank = 1
 $$;
@@ -574,13 +577,17 @@ $$;
 --changeset ctxasm:pg-selection-candidate-items dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's candidates: the competing rows the limit kept, by slice and rank, each with its tiers
 --comment: (the summary tier from the row's persisted compression, refused when it no longer matches the row's
---comment: text), scores, annotations and stored token counts
+--comment: text), scores, annotations and stored token counts. The document's large parts are json, built as
+--comment: text: jsonb_agg and jsonb_build_object decode and encode again every jsonb value they take in, so a
+--comment: document assembled from jsonb parts was encoded once per level it is nested at (a few milliseconds
+--comment: for a few hundred candidates), and once more as text for the client.
+DROP FUNCTION IF EXISTS ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot);
 CREATE OR REPLACE FUNCTION ctxasm.candidate_items(
     in_rows      ctxasm.selection_candidate[],
     in_tenant_id varchar,
     in_snapshot  pg_snapshot
 )
-RETURNS jsonb
+RETURNS json
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     WITH kept AS (
         SELECT array_agg(r.memory_type) AS types, array_agg(r.id) AS ids, array_agg(r.version) AS versions
@@ -591,8 +598,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
         SELECT p.* FROM kept AS k
          CROSS JOIN LATERAL ctxasm.persisted_compressions(in_tenant_id, in_snapshot, k.types, k.ids, k.versions) AS p
     )
-    SELECT coalesce(jsonb_agg(jsonb_build_object(
-               'ref', jsonb_build_array(o.memory_type, o.id, o.version),
+    SELECT coalesce(json_agg(json_build_object(
+               'ref', json_build_array(o.memory_type, o.id, o.version),
                'type', o.memory_type,
                'slice', o.slice,
                'origin', o.origin,
@@ -608,7 +615,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                'thread_id', o.thread_id,
                'title', coalesce(o.title, o.subject, o.key_name),
                'valid_from', o.valid_from,
-               'scores', jsonb_strip_nulls(jsonb_build_object(
+               'scores', json_strip_nulls(json_build_object(
                              'rerank_logit', o.logit, 'rerank', o.rerank, 'confidence', o.confidence_score,
                              'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
                              'similarity', o.similarity,
@@ -616,19 +623,19 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                              'thread_logit', o.thread_logit,
                              'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
                              'fused', o.source -> 'fused')),
-               'tiers', jsonb_build_object(
+               'tiers', json_build_object(
                    'full', o.content,
                    'summary', CASE WHEN cm.fresh THEN cm.content END,
                    'pointer', o.pointer_text),
-               'summary_ref', CASE WHEN cm.fresh THEN jsonb_build_array('compression', cm.id, cm.version) END,
+               'summary_ref', CASE WHEN cm.fresh THEN json_build_array('compression', cm.id, cm.version) END,
                -- Who wrote the text: the summary tier's compression, and a summary row (content_json).
-               'summary_by', CASE WHEN cm.fresh THEN jsonb_build_object('model', cm.generating_model,
+               'summary_by', CASE WHEN cm.fresh THEN json_build_object('model', cm.generating_model,
                                                                        'prompt_version', cm.prompt_version) END,
                'generated_by', CASE WHEN o.memory_type = 'summary'
                                      AND jsonb_typeof(o.content_json -> 'generated_by' -> 'model') = 'string'
                                      AND jsonb_typeof(o.content_json -> 'generated_by' -> 'prompt_version')
                                          = 'string'
-                                    THEN jsonb_build_object(
+                                    THEN json_build_object(
                                         'model', left(o.content_json -> 'generated_by' ->> 'model', 128),
                                         'prompt_version',
                                         left(o.content_json -> 'generated_by' ->> 'prompt_version', 64)) END,
@@ -636,7 +643,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                'content_tokens', o.content_tokens,
                'summary_tokens', CASE WHEN cm.fresh THEN cm.content_tokens END,
                'annotations', coalesce(o.annotations, '[]'::jsonb))
-               ORDER BY o.slice, o.slice_rank), '[]'::jsonb)
+               ORDER BY o.slice, o.slice_rank), '[]'::json)
       FROM unnest(in_rows) AS o
       -- The row's persisted compression (ctxasm.persisted_compressions), and whether it is of the row's text.
       LEFT JOIN persisted AS p ON p.memory_type = o.memory_type AND p.id = o.id AND p.version = o.version
@@ -652,12 +659,13 @@ $$;
 --changeset ctxasm:pg-selection-candidate-cuts dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's candidate_cuts: per slice, how many competing rows the limit cut and the best priority
 --comment: among them
-CREATE OR REPLACE FUNCTION ctxasm.candidate_cuts(in_rows ctxasm.selection_candidate[], in_limits jsonb) RETURNS jsonb
+DROP FUNCTION IF EXISTS ctxasm.candidate_cuts(ctxasm.selection_candidate[], jsonb);
+CREATE OR REPLACE FUNCTION ctxasm.candidate_cuts(in_rows ctxasm.selection_candidate[], in_limits jsonb) RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(jsonb_agg(jsonb_build_object('slice', l.slice, 'rule', 'candidate_limit',
-                                                 'limit', (in_limits ->> l.slice)::integer, 'rows', l.rows,
-                                                 'below_priority', l.below_priority)
-                              ORDER BY l.slice), '[]'::jsonb)
+    SELECT coalesce(json_agg(json_build_object('slice', l.slice, 'rule', 'candidate_limit',
+                                               'limit', (in_limits ->> l.slice)::integer, 'rows', l.rows,
+                                               'below_priority', l.below_priority)
+                             ORDER BY l.slice), '[]'::json)
       FROM (SELECT c.slice, count(*) AS rows, max(c.priority) AS below_priority
               FROM unnest(in_rows) AS c WHERE ctxasm.competes(c) AND c.cut GROUP BY c.slice) AS l
 $$;
@@ -666,8 +674,9 @@ $$;
 --changeset ctxasm:pg-selection-recorded-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: the source list as the manifest records it: one entry per row version (ctxasm.merged_sources), with
 --comment: the figures each competing row was scored by, so a replay scores it alike
+DROP FUNCTION IF EXISTS ctxasm.recorded_sources(ctxasm.selection_candidate[], jsonb);
 CREATE OR REPLACE FUNCTION ctxasm.recorded_sources(in_rows ctxasm.selection_candidate[], in_sources jsonb)
-RETURNS jsonb
+RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
     -- The figures joined to the entries by reference (hashed), each entry's old figures removed in one pass.
     WITH scored_figures AS (
@@ -679,8 +688,9 @@ LANGUAGE sql IMMUTABLE AS $$
           FROM unnest(in_rows) AS p
          WHERE ctxasm.competes(p)
     )
-    SELECT coalesce(jsonb_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
-                              r.version), '[]'::jsonb)
+    -- The entries are jsonb (the figures merge into them), the list json text: see candidate_items.
+    SELECT coalesce(json_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
+                             r.version), '[]'::json)
       -- A live entry has none of the figures (only a recorded one, on replay, has), so it is not rebuilt.
       FROM (SELECT CASE WHEN s.item ?| ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
                         THEN s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
