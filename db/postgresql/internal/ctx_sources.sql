@@ -46,10 +46,15 @@ DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
 
 --changeset ctxasm:pg-internal-live-source-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the live rows of a list of row versions (in_types, in_ids, in_versions side by side; at = position),
---comment: each read by primary key on its type's view, in the tenant's partitions; with a snapshot, only a row
---comment: visible in it. One statement made for the types the list holds and planned for this call, with the
---comment: tenant known: planned once for every type and kept, it would be a generic plan that locks every
---comment: tenant's partitions, and planned again for every type it cost several milliseconds a window.
+--comment: each read by primary key in the tenant's own partition of its type's table, in the shape of the view
+--comment: ctxasm.memory_row_<type>; with a snapshot, only a row visible in it. The partition holds this tenant's
+--comment: rows and no other (its bound), the read names the tenant too, and the user and agent a session's
+--comment: claim names narrow it as row level security does on the parent: read through the parent, the
+--comment: statement was planned over the partitioned table and its policy (about a millisecond more a window) and
+--comment: tested the policy on every row. A type whose partition does not exist (a deployment without tenant
+--comment: partitions) is read through its view. One statement made for the types the list holds and planned for
+--comment: this call, with the tenant known: planned once for every type and kept, it would be a generic plan that
+--comment: locks every tenant's partitions, and planned again for every type it cost several milliseconds a window.
 CREATE OR REPLACE FUNCTION ctxasm.live_source_rows(in_tenant_id varchar, in_snapshot pg_snapshot,
                                                    in_types varchar[], in_ids varchar[], in_versions integer[])
 RETURNS TABLE (at integer, memory ctxasm.memory_row)
@@ -59,16 +64,91 @@ DECLARE
     co_types constant varchar[] := ARRAY['guideline', 'persona', 'toolbox', 'entity', 'workflow', 'kb_document',
         'kb_chunk', 'conversation', 'summary']::varchar[];
     -- end generated: source row types
+    -- generated: source row columns from contract/memory_types.toml; edit the catalogue, then regenerate
+    co_columns constant text[] := ARRAY[
+        $list$'guideline'::varchar AS memory_type, 'guideline_memory'::varchar AS table_name, tenant_id, id,
+              version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
+              content_json, source_refs, NULL::numeric AS confidence, guideline_key AS key_name, NULL::varchar AS
+              subject, NULL::varchar AS predicate, NULL::varchar AS title, NULL::integer AS turn_index,
+              NULL::varchar AS role, NULL::varchar AS event_type, NULL::jsonb AS extra, created_xid, content_tokens,
+              NULL::vector AS embedding, NULL::tsvector AS search_text, NULL::char(32) AS text_key, NULL::text AS
+              pointer_text$list$,
+        $list$'persona'::varchar AS memory_type, 'persona_memory'::varchar AS table_name, tenant_id, id, version,
+              user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, content_json,
+              source_refs, NULL::numeric AS confidence, persona_key AS key_name, NULL::varchar AS subject,
+              NULL::varchar AS predicate, NULL::varchar AS title, NULL::integer AS turn_index, NULL::varchar AS
+              role, NULL::varchar AS event_type, NULL::jsonb AS extra, created_xid, content_tokens, NULL::vector AS
+              embedding, NULL::tsvector AS search_text, NULL::char(32) AS text_key, NULL::text AS
+              pointer_text$list$,
+        $list$'toolbox'::varchar AS memory_type, 'toolbox_memory'::varchar AS table_name, tenant_id, id, version,
+              user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, content_json,
+              source_refs, NULL::numeric AS confidence, tool_name AS key_name, NULL::varchar AS subject,
+              NULL::varchar AS predicate, NULL::varchar AS title, NULL::integer AS turn_index, NULL::varchar AS
+              role, NULL::varchar AS event_type, jsonb_build_object('tool_schema', tool_schema, 'usage_notes',
+              usage_notes, 'tool_handler', tool_handler, 'access_policy', access_policy) AS extra, created_xid,
+              content_tokens, NULL::vector AS embedding, NULL::tsvector AS search_text, NULL::char(32) AS text_key,
+              NULL::text AS pointer_text$list$,
+        $list$'entity'::varchar AS memory_type, 'entity_memory'::varchar AS table_name, tenant_id, id, version,
+              user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, content_json,
+              source_refs, confidence, NULL::varchar AS key_name, subject, predicate, NULL::varchar AS title,
+              NULL::integer AS turn_index, NULL::varchar AS role, NULL::varchar AS event_type, NULL::jsonb AS extra,
+              created_xid, content_tokens, embedding, search_text, text_key, pointer_text$list$,
+        $list$'workflow'::varchar AS memory_type, 'workflow_memory'::varchar AS table_name, tenant_id, id, version,
+              user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content, content_json,
+              source_refs, NULL::numeric AS confidence, workflow_key AS key_name, NULL::varchar AS subject,
+              NULL::varchar AS predicate, NULL::varchar AS title, NULL::integer AS turn_index, NULL::varchar AS
+              role, NULL::varchar AS event_type, NULL::jsonb AS extra, created_xid, content_tokens, embedding,
+              search_text, text_key, pointer_text$list$,
+        $list$'kb_document'::varchar AS memory_type, 'knowledge_base_document'::varchar AS table_name, tenant_id,
+              id, version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
+              content_json, source_refs, NULL::numeric AS confidence, collection AS key_name, NULL::varchar AS
+              subject, NULL::varchar AS predicate, title, NULL::integer AS turn_index, NULL::varchar AS role,
+              NULL::varchar AS event_type, jsonb_build_object('source_uri', source_uri, 'published_at',
+              published_at) AS extra, created_xid, content_tokens, NULL::vector AS embedding, search_text, text_key,
+              pointer_text$list$,
+        $list$'kb_chunk'::varchar AS memory_type, 'knowledge_base_chunk'::varchar AS table_name, tenant_id, id,
+              version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
+              content_json, source_refs, NULL::numeric AS confidence, document_id AS key_name, NULL::varchar AS
+              subject, NULL::varchar AS predicate, title, chunk_index AS turn_index, NULL::varchar AS role,
+              NULL::varchar AS event_type, jsonb_build_object('document_version', document_version) AS extra,
+              created_xid, content_tokens, embedding, search_text, text_key, pointer_text$list$,
+        $list$'conversation'::varchar AS memory_type, 'conversation_memory'::varchar AS table_name, tenant_id, id,
+              version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
+              content_json, source_refs, NULL::numeric AS confidence, NULL::varchar AS key_name, NULL::varchar AS
+              subject, NULL::varchar AS predicate, NULL::varchar AS title, turn_index, role, event_type, NULL::jsonb
+              AS extra, created_xid, content_tokens, embedding, search_text, text_key, pointer_text$list$,
+        $list$'summary'::varchar AS memory_type, 'summarization_memory'::varchar AS table_name, tenant_id, id,
+              version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
+              content_json, source_refs, NULL::numeric AS confidence, summary_key AS key_name, NULL::varchar AS
+              subject, NULL::varchar AS predicate, NULL::varchar AS title, NULL::integer AS turn_index,
+              NULL::varchar AS role, NULL::varchar AS event_type, jsonb_build_object('period_start', period_start,
+              'period_end', period_end) AS extra, created_xid, content_tokens, embedding, search_text, text_key,
+              pointer_text$list$];
+    -- end generated: source row columns
     l_branches text[];
 BEGIN
-    SELECT array_agg(format(
-               'SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f JOIN ctxasm.%I AS r '
-               'ON f.memory_type = %L AND r.tenant_id = $1 AND r.id = f.id AND r.version = f.version%s',
-               'memory_row_' || t.memory_type, t.memory_type,
-               CASE WHEN in_snapshot IS NOT NULL THEN ' AND pg_visible_in_snapshot(r.created_xid, $5)' ELSE '' END)
-               ORDER BY t.ord)
+    SELECT array_agg(CASE WHEN p.partition_name IS NOT NULL
+                          THEN format('SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f '
+                                      'JOIN (SELECT %s FROM ctxasm.%I) AS r ON f.memory_type = %L '
+                                      'AND r.tenant_id = $1 AND r.id = f.id AND r.version = f.version '
+                                      'AND ($6 IS NULL OR r.user_id IS NULL OR r.user_id = $6) '
+                                      'AND ($7 IS NULL OR r.agent_id IS NULL OR r.agent_id = $7)',
+                                      co_columns[t.ord], p.partition_name, t.memory_type)
+                          ELSE format('SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f '
+                                      'JOIN ctxasm.%I AS r ON f.memory_type = %L AND r.tenant_id = $1 '
+                                      'AND r.id = f.id AND r.version = f.version',
+                                      'memory_row_' || t.memory_type, t.memory_type) END
+                     || CASE WHEN in_snapshot IS NOT NULL THEN ' AND pg_visible_in_snapshot(r.created_xid, $5)'
+                             ELSE '' END
+                     ORDER BY t.ord)
       INTO l_branches
       FROM unnest(co_types) WITH ORDINALITY AS t(memory_type, ord)
+      -- OFFSET 0 keeps the name a subquery's output, computed once (a keyed hash).
+      CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.memory_type))
+                                     AS partition_name
+                           OFFSET 0) AS n
+      CROSS JOIN LATERAL (SELECT CASE WHEN to_regclass(format('ctxasm.%I', n.partition_name)) IS NOT NULL
+                                      THEN n.partition_name END AS partition_name) AS p
      WHERE t.memory_type = ANY (in_types);
     IF l_branches IS NULL THEN
         RETURN;
@@ -77,7 +157,8 @@ BEGIN
         'WITH refs AS MATERIALIZED (SELECT f.memory_type, f.id, f.version, f.at::integer AS at '
         '                             FROM unnest($2, $3, $4) WITH ORDINALITY AS f(memory_type, id, version, at)) '
         '%s', array_to_string(l_branches, ' UNION ALL '))
-        USING in_tenant_id, in_types, in_ids, in_versions, in_snapshot;
+        USING in_tenant_id, in_types, in_ids, in_versions, in_snapshot, ctxasm.claim_scope('user'),
+              ctxasm.claim_scope('agent');
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.live_source_rows(varchar, pg_snapshot, varchar[], varchar[], integer[]);

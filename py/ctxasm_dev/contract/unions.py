@@ -15,6 +15,8 @@ pointer_text (generated, kept in the history); the others read them as typed NUL
 
 from __future__ import annotations
 
+import textwrap
+
 from ctxasm_dev.contract.catalogue import TYPES_FILE, Catalogue, CatalogueError, Column, MemoryType, RowSlot
 from ctxasm_dev.contract.targets import liquibase_header
 
@@ -277,6 +279,20 @@ def pg_source_row_types(catalogue: Catalogue) -> str:
     names = [f"'{t.name}'" for t in renderable(catalogue)]
     names[-1] += "]::varchar[];"
     return "\n".join(_packed(names, "    co_types constant varchar[] := ARRAY[", " " * 8))
+
+
+def pg_source_row_columns(catalogue: Catalogue) -> str:
+    """ctxasm.live_source_rows' select list of each type (co_types' order): the view ctxasm.memory_row_<type>'s,
+    read from the tenant's own partition instead of the parent table, one dollar-quoted literal per type."""
+    lines = ["    co_columns constant text[] := ARRAY["]
+    types = renderable(catalogue)
+    for i, memory_type in enumerate(types):
+        text = " ".join(line.strip() for line in pg_row_columns(catalogue, memory_type, indent=""))
+        text = text.replace("( ", "(").replace(" )", ")")
+        end = "$list$" + ("," if i < len(types) - 1 else "];")
+        lines += textwrap.wrap(f"$list${text}{end}", width=_WIDTH - 4, initial_indent=" " * 8,
+                               subsequent_indent=" " * 14, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def pg_history_source_row(catalogue: Catalogue) -> str:
