@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-1d8756bdd691'::varchar
+    SELECT 'selection-59efec3755e3'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -57,6 +57,7 @@ DECLARE
     l_embedding public.vector;
     l_limits    jsonb;
     l_sources   jsonb;
+    l_cited     jsonb;
     l_types     varchar[];
     l_idf       double precision[];
     l_lexemes   text[];
@@ -122,6 +123,15 @@ BEGIN
 
     -- The rows the sources name, then the selection rules in order (contract/selection.toml).
     l_selection := ctxasm.candidate_rows(l_tenant, l_snapshot, l_sources, l_embedding);
+    -- Live: what the recalled history cites and the claims of those citations are sources too, found from the
+    -- rows just read; the rare window whose history cites something reads its whole list again.
+    IF in_sources IS NULL THEN
+        l_cited := ctxasm.claim_sources(l_tenant, in_user_id, in_agent_id, in_thread_id, l_selection);
+        IF l_cited IS NOT NULL THEN
+            l_sources := l_sources || l_cited;
+            l_selection := ctxasm.candidate_rows(l_tenant, l_snapshot, l_sources, l_embedding);
+        END IF;
+    END IF;
     l_selection := ctxasm.scope_step(l_selection, in_user_id, in_agent_id, in_thread_id);
     l_selection := ctxasm.lifecycle_step(l_selection, in_evaluation_time);
     l_selection := ctxasm.dedup_step(l_selection);

@@ -21,6 +21,60 @@ END;
 $$;
 --rollback DROP FUNCTION ctxasm.budget_weight(jsonb, varchar);
 
+--changeset ctxasm:pg-budget-rows dbms:postgresql runOnChange:true splitStatements:false
+--comment: the context_budget guidelines in scope and in effect at in_evaluation_time, the winning scope first (at
+--comment: most two: budget_in_effect refuses two of one scope), live or as of a snapshot. A live window reads
+--comment: the live table alone: the statement with the history's branch is planned only for a replay.
+CREATE OR REPLACE FUNCTION ctxasm.budget_rows(
+    in_tenant_id       varchar,
+    in_user_id         varchar,
+    in_agent_id        varchar,
+    in_thread_id       varchar,
+    in_evaluation_time timestamptz,
+    in_snapshot        pg_snapshot
+)
+RETURNS TABLE (id varchar, version integer, content_json jsonb, user_id varchar, agent_id varchar,
+               thread_id varchar)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+BEGIN
+    IF in_snapshot IS NULL THEN
+        RETURN QUERY
+        SELECT r.id, r.version, r.content_json, r.user_id, r.agent_id, r.thread_id
+          FROM ctxasm.guideline_memory AS r
+         WHERE r.tenant_id = in_tenant_id AND r.guideline_key = 'context_budget'
+           AND (r.user_id IS NULL OR r.user_id = in_user_id)
+           AND (r.agent_id IS NULL OR r.agent_id = in_agent_id)
+           AND (r.thread_id IS NULL OR r.thread_id = in_thread_id)
+           AND r.deleted_at IS NULL AND r.valid_from <= in_evaluation_time
+           AND (r.valid_until IS NULL OR r.valid_until > in_evaluation_time)
+         ORDER BY ctxasm.scope_level(r.user_id, r.agent_id, r.thread_id) DESC, r.valid_from DESC, r.id
+         LIMIT 2;
+        RETURN;
+    END IF;
+    RETURN QUERY
+    SELECT g.id, g.version, g.content_json, g.user_id, g.agent_id, g.thread_id
+      FROM (SELECT r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until, r.deleted_at,
+                   r.content_json, r.guideline_key
+              FROM ctxasm.guideline_memory AS r
+             WHERE r.tenant_id = in_tenant_id AND pg_visible_in_snapshot(r.created_xid, in_snapshot)
+            UNION ALL
+            SELECT h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.valid_from, h.valid_until, h.deleted_at,
+                   h.content_json, h.guideline_key
+              FROM ctxasm.guideline_memory_history AS h
+             WHERE h.tenant_id = in_tenant_id AND pg_visible_in_snapshot(h.created_xid, in_snapshot)
+               AND NOT pg_visible_in_snapshot(h.retired_xid, in_snapshot)) AS g
+     WHERE g.guideline_key = 'context_budget'
+       AND (g.user_id IS NULL OR g.user_id = in_user_id)
+       AND (g.agent_id IS NULL OR g.agent_id = in_agent_id)
+       AND (g.thread_id IS NULL OR g.thread_id = in_thread_id)
+       AND g.deleted_at IS NULL AND g.valid_from <= in_evaluation_time
+       AND (g.valid_until IS NULL OR g.valid_until > in_evaluation_time)
+     ORDER BY ctxasm.scope_level(g.user_id, g.agent_id, g.thread_id) DESC, g.valid_from DESC, g.id
+     LIMIT 2;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.budget_rows(varchar, varchar, varchar, varchar, timestamptz, pg_snapshot);
+
 --changeset ctxasm:pg-budget-in-effect dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_BUDGET.budget_in_effect: the narrowest context_budget guideline in effect for the scope at the
 --comment: evaluation time, live or as of a snapshot, checked; returns {"ref": [...], "content_json": {...}}.
@@ -47,29 +101,8 @@ BEGIN
     -- Two of the winning scope in effect at once would be picked by an arbitrary tie-break: refused, naming both
     -- (the loader refuses such a file; rows written by other paths can still make the pair).
     FOR l_candidate IN
-    SELECT g.id, g.version, g.content_json, g.user_id, g.agent_id, g.thread_id
-      FROM (SELECT r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.valid_from, r.valid_until, r.deleted_at,
-                   r.content_json, r.guideline_key
-              FROM ctxasm.guideline_memory AS r
-             WHERE r.tenant_id = in_tenant_id
-               AND (in_snapshot IS NULL OR pg_visible_in_snapshot(r.created_xid, in_snapshot))
-            UNION ALL
-            SELECT h.id, h.version, h.user_id, h.agent_id, h.thread_id, h.valid_from, h.valid_until, h.deleted_at,
-                   h.content_json, h.guideline_key
-              FROM ctxasm.guideline_memory_history AS h
-             -- The snapshot through a subquery: a NULL one (live) would fold these tests to a constant false,
-             -- which takes the tenant predicate with it, and every tenant's history partition would be opened.
-             WHERE (SELECT in_snapshot) IS NOT NULL AND h.tenant_id = in_tenant_id
-               AND pg_visible_in_snapshot(h.created_xid, (SELECT in_snapshot))
-               AND NOT pg_visible_in_snapshot(h.retired_xid, (SELECT in_snapshot))) AS g
-     WHERE g.guideline_key = 'context_budget'
-       AND (g.user_id IS NULL OR g.user_id = in_user_id)
-       AND (g.agent_id IS NULL OR g.agent_id = in_agent_id)
-       AND (g.thread_id IS NULL OR g.thread_id = in_thread_id)
-       AND g.deleted_at IS NULL AND g.valid_from <= in_evaluation_time
-       AND (g.valid_until IS NULL OR g.valid_until > in_evaluation_time)
-     ORDER BY ctxasm.scope_level(g.user_id, g.agent_id, g.thread_id) DESC, g.valid_from DESC, g.id
-     LIMIT 2
+        SELECT * FROM ctxasm.budget_rows(in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
+                                         in_snapshot)
     LOOP
         l_budgets := l_budgets + 1;
         IF l_budgets = 1 THEN

@@ -339,48 +339,38 @@ $$;
 --changeset ctxasm:pg-internal-claim-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: what history depends on: the rows the recalled summaries and turns cite (their source_refs), and,
 --comment: for a cited row that makes a claim, every canonical fact of that claim in scope, so the conflict
---comment: step can name the claim's current winner whatever its row id. Live tables of one tenant only.
+--comment: step can name the claim's current winner whatever its row id: a JSON array of source entries, or NULL
+--comment: when the history cites nothing. The citations are read from the window's candidate rows (in_rows, as
+--comment: candidate_rows read them: reading them again by primary key cost about a millisecond a window); the
+--comment: cited rows and claims from the live tables of one tenant.
+DROP FUNCTION IF EXISTS ctxasm.claim_sources(varchar, varchar, varchar, varchar, jsonb);
 CREATE OR REPLACE FUNCTION ctxasm.claim_sources(
     in_tenant_id varchar,
     in_user_id   varchar,
     in_agent_id  varchar,
     in_thread_id varchar,
-    in_sources   jsonb
+    in_rows      ctxasm.selection_candidate[]
 )
-RETURNS SETOF jsonb
+RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, public, pg_temp SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
-    l_cited jsonb;
+    l_cited  jsonb;
+    l_result jsonb;
 BEGIN
     -- The citations first, in a statement of their own: most windows' history cites nothing, and those windows
-    -- then end here, without planning the reads of cited rows and claims (planning that statement cost more
-    -- than running it).
+    -- end here, without planning the reads of cited rows and claims.
     WITH history AS (
-        SELECT s.item -> 'ref' ->> 0 AS memory_type, s.item -> 'ref' ->> 1 AS id,
-               (s.item -> 'ref' ->> 2)::integer AS version
-          FROM jsonb_array_elements(in_sources) AS s(item)
+        SELECT s.source_refs
+          FROM (SELECT r.source AS item, r.source_refs FROM unnest(in_rows) AS r) AS s
          -- generated: history types from contract/memory_types.toml; edit the catalogue, then regenerate
          WHERE s.item -> 'ref' ->> 0 IN ('conversation', 'summary')
          -- end generated: history types
-    ),
-    -- The citations of the history rows (the types that cite), read from their tables by primary key.
-    citing AS (
-        -- generated: citing rows from contract/memory_types.toml; edit the catalogue, then regenerate
-        SELECT c.source_refs FROM history AS h
-          JOIN ctxasm.conversation_memory AS c
-            ON h.memory_type = 'conversation' AND c.tenant_id = in_tenant_id AND c.id = h.id AND c.version = h.version
-         WHERE c.source_refs <> '[]'::jsonb
-        UNION ALL
-        SELECT s.source_refs FROM history AS h
-          JOIN ctxasm.summarization_memory AS s
-            ON h.memory_type = 'summary' AND s.tenant_id = in_tenant_id AND s.id = h.id AND s.version = h.version
-         WHERE s.source_refs <> '[]'::jsonb
-        -- end generated: citing rows
+           AND s.source_refs <> '[]'::jsonb
     ),
     cited AS (
         SELECT DISTINCT ref.value ->> 'type' AS memory_type, ref.value ->> 'id' AS id,
                (ref.value ->> 'version')::integer AS version
-          FROM citing AS x
+          FROM history AS x
           CROSS JOIN LATERAL jsonb_array_elements(x.source_refs) AS ref(value)
          WHERE jsonb_typeof(ref.value) = 'object' AND ref.value ->> 'type' IS NOT NULL
            AND ref.value ->> 'id' IS NOT NULL AND ref.value ->> 'version' ~ '^[0-9]{1,9}$'
@@ -389,33 +379,36 @@ BEGIN
       INTO l_cited
       FROM cited AS c;
     IF l_cited IS NULL THEN
-        RETURN;
+        RETURN NULL;
     END IF;
-    RETURN QUERY
     WITH cited_rows AS (
         SELECT (x.memory).* FROM ctxasm.source_rows(in_tenant_id, NULL, l_cited) AS x
     )
-    -- A cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
-    -- slice of its own: a superseded fact retrieval did not find, an erased row).
-    SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', 'recalled_history') FROM cited_rows AS r
-    UNION
-    SELECT ctxasm.source_item('entity', e.id, e.version, 'claim', 'durable_facts')
-      FROM cited_rows AS r
-      JOIN ctxasm.entity_memory AS e
-        ON e.tenant_id = in_tenant_id AND e.subject = coalesce(r.subject, r.content_json -> 'claim' ->> 'subject')
-       AND e.predicate = coalesce(r.predicate, r.content_json -> 'claim' ->> 'predicate')
-     WHERE (e.user_id IS NULL OR e.user_id = in_user_id) AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
-       AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active';
+    SELECT jsonb_agg(d.item) INTO l_result
+      -- A cited row is a source of the recalled history that cites it: recorded under that slice (it may be in no
+      -- slice of its own: a superseded fact retrieval did not find, an erased row).
+      FROM (SELECT ctxasm.source_item(r.memory_type, r.id, r.version, 'cited', 'recalled_history') AS item
+              FROM cited_rows AS r
+            UNION
+            SELECT ctxasm.source_item('entity', e.id, e.version, 'claim', 'durable_facts')
+              FROM cited_rows AS r
+              JOIN ctxasm.entity_memory AS e
+                ON e.tenant_id = in_tenant_id
+               AND e.subject = coalesce(r.subject, r.content_json -> 'claim' ->> 'subject')
+               AND e.predicate = coalesce(r.predicate, r.content_json -> 'claim' ->> 'predicate')
+             WHERE (e.user_id IS NULL OR e.user_id = in_user_id) AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
+               AND (e.thread_id IS NULL OR e.thread_id = in_thread_id) AND e.status = 'active') AS d;
+    RETURN l_result;
 END;
 $$;
---rollback DROP FUNCTION ctxasm.claim_sources(varchar, varchar, varchar, varchar, jsonb);
+--rollback DROP FUNCTION ctxasm.claim_sources(varchar, varchar, varchar, varchar, ctxasm.selection_candidate[]);
 
 --changeset ctxasm:pg-internal-window-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SOURCES.window_sources: the source list of a live window, on the live tables of one tenant: what
 --comment: the window enumerates (fixed slices, the thread's tail, few durable facts), what retrieval finds for
---comment: each retrieved slice and the turns next to the best recalled ones, then what the recalled history
---comment: cites and the claims of those citations. The question's terms come from ctxasm.question_terms
---comment: (computed once per window: scoring reads them too).
+--comment: each retrieved slice and the turns next to the best recalled ones (what the recalled history cites, and
+--comment: the claims of those citations, select_window adds from the rows it reads: ctxasm.claim_sources). The
+--comment: question's terms come from ctxasm.question_terms (computed once per window: scoring reads them too).
 CREATE OR REPLACE FUNCTION ctxasm.window_sources(
     in_tenant_id       varchar,
     in_user_id         varchar,
@@ -498,9 +491,7 @@ BEGIN
               FROM adjacent AS a
              WHERE NOT EXISTS (SELECT 1 FROM enumerated AS e
                                 WHERE e.memory_type = 'conversation' AND e.id = a.id AND e.version = a.version)) AS s;
-    RETURN l_sources || coalesce((
-        SELECT jsonb_agg(c) FROM ctxasm.claim_sources(in_tenant_id, in_user_id, in_agent_id, in_thread_id, l_sources)
-                                  AS c), '[]'::jsonb);
+    RETURN l_sources;
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.window_sources(varchar, varchar, varchar, varchar, timestamptz, public.vector, jsonb, integer, varchar[], text[], double precision[], double precision[], double precision[]);

@@ -109,20 +109,6 @@ def pg_history_types(catalogue: Catalogue) -> str:
     return f"         WHERE s.item -> 'ref' ->> 0 IN ({_quoted(_citing(catalogue))})"
 
 
-def pg_citing_rows(catalogue: Catalogue) -> str:
-    """claim_sources' citations: the source_refs of each history row, read from its table by primary key."""
-    branches = []
-    for t in _citing(catalogue):
-        a = _alias(t)
-        branches.append("\n".join([
-            f"        SELECT {a}.source_refs FROM history AS h",
-            f"          JOIN ctxasm.{t.table} AS {a}",
-            f"            ON h.memory_type = '{t.name}' AND {a}.tenant_id = in_tenant_id AND {a}.id = h.id "
-            f"AND {a}.version = h.version",
-            f"         WHERE {a}.source_refs <> '[]'::jsonb"]))
-    return "\n        UNION ALL\n".join(branches)
-
-
 def pg_candidate_status(catalogue: Catalogue) -> str:
     """candidate_items' `status`: the type's candidate_status."""
     lines = _wrapped(_status_arms(catalogue, "WHEN", "THEN"), "               'status', CASE o.memory_type",
