@@ -325,9 +325,10 @@ def test_a_new_type_and_a_shared_column_reach_every_oracle_union(repo_copy: Path
 
 
 def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(repo_copy: Path) -> None:
-    """Enumeration, the facts count, citations, cited claims and the candidate status are generated regions on
-    both engines: a type the catalogue adds (durable facts that cite, here) is in each; a branch left
-    hand-written would miss it."""
+    """Enumeration, the facts count, the citing types, citations, cited claims and the candidate status are
+    generated regions (PostgreSQL reads the citations from the candidate rows: its region is the citing types):
+    a type the catalogue adds (durable facts that cite, here) is in each; a branch left hand-written would miss
+    it."""
     from ctxasm_dev.contract import per_type
 
     _add_note_type_and_region_column(repo_copy)
@@ -348,7 +349,7 @@ def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(re
     assert "note" not in _region(pg_sources, "enumerated by scope")
     assert "SELECT 1 FROM ctxasm.note_memory AS n" in _region(pg_sources, "facts counted")
     assert "IN ('conversation', 'summary', 'note')" in _region(pg_sources, "history types")
-    assert "JOIN ctxasm.note_memory AS n\n            ON h.memory_type = 'note'" in _region(pg_sources, "citing rows")
+    # PostgreSQL reads the citations from the candidate rows already read: the history types are its only region.
     assert "WHEN 'note' THEN 'current'" in _region(pg_selection, "candidate status")
 
     assert "select 'note', n.id, n.version, 'scope', co_facts\n                  from note_memory n\n" \
