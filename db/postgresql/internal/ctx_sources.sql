@@ -46,6 +46,22 @@ $$;
 DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
 --rollback SELECT 1;
 
+--changeset ctxasm:pg-internal-tenant-relation dbms:postgresql runOnChange:true splitStatements:false
+--comment: the relation a hot read of one tenant names: the tenant's own partition of in_table when it exists,
+--comment: else the table itself (a deployment without tenant partitions, where the table's policy applies). A
+--comment: statement over the partitioned table is planned over it and its policy on every call (a generic plan
+--comment: would lock every tenant's partitions: see the head of this file), which cost more than most of these
+--comment: reads. The partition holds the session tenant's rows and no other (its bound); the reads name the
+--comment: tenant and the scope the session's claim allows as well (docs/security.md, item 5).
+CREATE OR REPLACE FUNCTION ctxasm.tenant_relation(in_tenant_id varchar, in_table varchar) RETURNS varchar
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE WHEN to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL THEN p.name ELSE in_table END
+      -- OFFSET 0 keeps the name a subquery's output, computed once (a keyed hash).
+      FROM (SELECT ctxasm.tenant_partition(in_tenant_id, in_table) AS name OFFSET 0) AS p
+$$;
+REVOKE ALL ON FUNCTION ctxasm.tenant_relation(varchar, varchar) FROM PUBLIC;
+--rollback DROP FUNCTION ctxasm.tenant_relation(varchar, varchar);
+
 --changeset ctxasm:pg-internal-live-source-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the live rows of a list of row versions (in_types, in_ids, in_versions side by side; at = position),
 --comment: each read by primary key in the tenant's own partition of its type's table, in the shape of the view
@@ -129,13 +145,13 @@ DECLARE
     -- end generated: source row columns
     l_branches text[];
 BEGIN
-    SELECT array_agg(CASE WHEN p.partition_name IS NOT NULL
+    SELECT array_agg(CASE WHEN r.relation <> r.table_name
                           THEN format('SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f '
                                       'JOIN (SELECT %s FROM ctxasm.%I) AS r ON f.memory_type = %L '
                                       'AND r.tenant_id = $1 AND r.id = f.id AND r.version = f.version '
                                       'AND ($6 IS NULL OR r.user_id IS NULL OR r.user_id = $6) '
                                       'AND ($7 IS NULL OR r.agent_id IS NULL OR r.agent_id = $7)',
-                                      co_columns[t.ord], p.partition_name, t.memory_type)
+                                      co_columns[t.ord], r.relation, t.memory_type)
                           ELSE format('SELECT f.at, ROW(r.*)::ctxasm.memory_row FROM refs AS f '
                                       'JOIN ctxasm.%I AS r ON f.memory_type = %L AND r.tenant_id = $1 '
                                       'AND r.id = f.id AND r.version = f.version',
@@ -145,12 +161,8 @@ BEGIN
                      ORDER BY t.ord)
       INTO l_branches
       FROM unnest(co_types) WITH ORDINALITY AS t(memory_type, ord)
-      -- OFFSET 0 keeps the name a subquery's output, computed once (a keyed hash).
-      CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.memory_type))
-                                     AS partition_name
-                           OFFSET 0) AS n
-      CROSS JOIN LATERAL (SELECT CASE WHEN to_regclass(format('ctxasm.%I', n.partition_name)) IS NOT NULL
-                                      THEN n.partition_name END AS partition_name) AS p
+      CROSS JOIN LATERAL (SELECT m.table_name, ctxasm.tenant_relation(in_tenant_id, m.table_name) AS relation
+                            FROM (SELECT ctxasm.memory_table(t.memory_type) AS table_name OFFSET 0) AS m) AS r
      WHERE t.memory_type = ANY (in_types);
     IF l_branches IS NULL THEN
         RETURN;
@@ -268,20 +280,27 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.facts_enumerable(in_tenant_id varchar, in_user_id varchar, in_agent_id varchar,
                                                    in_thread_id varchar, in_limit integer)
 RETURNS boolean
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
-    SELECT count(*) <= in_limit
-      -- generated: facts counted from contract/memory_types.toml; edit the catalogue, then regenerate
-      FROM (SELECT 1 FROM ctxasm.entity_memory AS e
-             WHERE e.tenant_id = in_tenant_id AND (e.user_id IS NULL OR e.user_id = in_user_id)
-               AND (e.agent_id IS NULL OR e.agent_id = in_agent_id)
-               AND (e.thread_id IS NULL OR e.thread_id = in_thread_id)
-            UNION ALL
-            SELECT 1 FROM ctxasm.workflow_memory AS w
-             WHERE w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
-               AND (w.agent_id IS NULL OR w.agent_id = in_agent_id)
-               AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
-      -- end generated: facts counted
-             LIMIT in_limit + 1) AS counted
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- generated: facts counted from contract/memory_types.toml; edit the catalogue, then regenerate
+    co_facts constant varchar[] := ARRAY['entity', 'entity_memory', 'durable_facts', 'workflow', 'workflow_memory',
+        'durable_facts']::varchar[];
+    -- end generated: facts counted
+    l_branches text[];
+    l_count    bigint;
+BEGIN
+    -- Each type's rows in scope, read from the tenant's own partition (ctxasm.tenant_relation).
+    SELECT array_agg(format('SELECT 1 FROM ctxasm.%I AS r WHERE r.tenant_id = $1 '
+                            'AND (r.user_id IS NULL OR r.user_id = $2) AND (r.agent_id IS NULL OR r.agent_id = $3) '
+                            'AND (r.thread_id IS NULL OR r.thread_id = $4)',
+                            ctxasm.tenant_relation(in_tenant_id, co_facts[3 * f.n - 1])) ORDER BY f.n)
+      INTO l_branches
+      FROM generate_series(1, cardinality(co_facts) / 3) AS f(n);
+    EXECUTE format('SELECT count(*) FROM (%s LIMIT $5) AS counted', array_to_string(l_branches, ' UNION ALL '))
+        INTO l_count
+        USING in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_limit + 1;
+    RETURN l_count <= in_limit;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.facts_enumerable(varchar, varchar, varchar, varchar, integer);
 
@@ -299,42 +318,41 @@ CREATE OR REPLACE FUNCTION ctxasm.enumerated_sources(
     in_with_facts boolean
 )
 RETURNS SETOF jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    -- (type, table, slice) of the types enumerated by scope, then of the durable facts
     -- generated: enumerated by scope from contract/memory_types.toml; edit the catalogue, then regenerate
-    SELECT ctxasm.source_item('guideline', g.id, g.version, 'scope', 'guidelines')
-      FROM ctxasm.guideline_memory AS g
-     WHERE g.tenant_id = in_tenant_id AND (g.user_id IS NULL OR g.user_id = in_user_id)
-       AND (g.agent_id IS NULL OR g.agent_id = in_agent_id) AND (g.thread_id IS NULL OR g.thread_id = in_thread_id)
-    UNION ALL
-    SELECT ctxasm.source_item('persona', p.id, p.version, 'scope', 'persona')
-      FROM ctxasm.persona_memory AS p
-     WHERE p.tenant_id = in_tenant_id AND (p.user_id IS NULL OR p.user_id = in_user_id)
-       AND (p.agent_id IS NULL OR p.agent_id = in_agent_id) AND (p.thread_id IS NULL OR p.thread_id = in_thread_id)
-    UNION ALL
-    SELECT ctxasm.source_item('toolbox', t.id, t.version, 'scope', 'tools')
-      FROM ctxasm.toolbox_memory AS t
-     WHERE t.tenant_id = in_tenant_id AND (t.user_id IS NULL OR t.user_id = in_user_id)
-       AND (t.agent_id IS NULL OR t.agent_id = in_agent_id) AND (t.thread_id IS NULL OR t.thread_id = in_thread_id)
-    UNION ALL
+    co_scope constant varchar[] := ARRAY['guideline', 'guideline_memory', 'guidelines', 'persona', 'persona_memory',
+        'persona', 'toolbox', 'toolbox_memory', 'tools']::varchar[];
     -- end generated: enumerated by scope
-    SELECT ctxasm.source_item('conversation', c.id, c.version, 'tail', 'volatile_tail')
-      FROM (SELECT c.id, c.version FROM ctxasm.conversation_memory AS c
-             WHERE c.tenant_id = in_tenant_id AND c.thread_id = in_thread_id AND c.event_type = 'message'
-               AND (c.user_id IS NULL OR c.user_id = in_user_id) AND (c.agent_id IS NULL OR c.agent_id = in_agent_id)
-             ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC
-             LIMIT in_tail_limit) AS c
     -- generated: enumerated facts from contract/memory_types.toml; edit the catalogue, then regenerate
-    UNION ALL
-    SELECT ctxasm.source_item('entity', e.id, e.version, 'scope', 'durable_facts')
-      FROM ctxasm.entity_memory AS e
-     WHERE in_with_facts AND e.tenant_id = in_tenant_id AND (e.user_id IS NULL OR e.user_id = in_user_id)
-       AND (e.agent_id IS NULL OR e.agent_id = in_agent_id) AND (e.thread_id IS NULL OR e.thread_id = in_thread_id)
-    UNION ALL
-    SELECT ctxasm.source_item('workflow', w.id, w.version, 'scope', 'durable_facts')
-      FROM ctxasm.workflow_memory AS w
-     WHERE in_with_facts AND w.tenant_id = in_tenant_id AND (w.user_id IS NULL OR w.user_id = in_user_id)
-       AND (w.agent_id IS NULL OR w.agent_id = in_agent_id) AND (w.thread_id IS NULL OR w.thread_id = in_thread_id)
+    co_facts constant varchar[] := ARRAY['entity', 'entity_memory', 'durable_facts', 'workflow', 'workflow_memory',
+        'durable_facts']::varchar[];
     -- end generated: enumerated facts
+    l_types    varchar[] := co_scope || CASE WHEN in_with_facts THEN co_facts ELSE '{}' END;
+    l_branches text[];
+BEGIN
+    -- Every version in scope of each type, read from the tenant's own partition (ctxasm.tenant_relation); the
+    -- thread's tail after the types enumerated by scope, as before the facts.
+    SELECT array_agg(format('SELECT ctxasm.source_item(%L, r.id, r.version, ''scope'', %L) FROM ctxasm.%I AS r '
+                            'WHERE r.tenant_id = $1 AND (r.user_id IS NULL OR r.user_id = $2) '
+                            'AND (r.agent_id IS NULL OR r.agent_id = $3) '
+                            'AND (r.thread_id IS NULL OR r.thread_id = $4)',
+                            l_types[3 * e.n - 2], l_types[3 * e.n],
+                            ctxasm.tenant_relation(in_tenant_id, l_types[3 * e.n - 1])) ORDER BY e.n)
+      INTO l_branches
+      FROM generate_series(1, cardinality(l_types) / 3) AS e(n);
+    l_branches := l_branches[1:cardinality(co_scope) / 3] || format(
+        'SELECT ctxasm.source_item(''conversation'', c.id, c.version, ''tail'', ''volatile_tail'') '
+        'FROM (SELECT c.id, c.version FROM ctxasm.%I AS c '
+        'WHERE c.tenant_id = $1 AND c.thread_id = $4 AND c.event_type = ''message'' '
+        'AND (c.user_id IS NULL OR c.user_id = $2) AND (c.agent_id IS NULL OR c.agent_id = $3) '
+        'ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC LIMIT $5) AS c',
+        ctxasm.tenant_relation(in_tenant_id, 'conversation_memory'))
+        || l_branches[cardinality(co_scope) / 3 + 1:];
+    RETURN QUERY EXECUTE array_to_string(l_branches, ' UNION ALL ')
+        USING in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_tail_limit;
+END;
 $$;
 --rollback DROP FUNCTION ctxasm.enumerated_sources(varchar, varchar, varchar, varchar, integer, boolean);
 

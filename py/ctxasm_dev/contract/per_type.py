@@ -71,38 +71,30 @@ def _quoted(types: list[MemoryType]) -> str:
 
 # -- PostgreSQL -------------------------------------------------------------------------------------------------
 
-def _pg_scope(alias: str, indent: str) -> list[str]:
-    a = alias
-    return [f"{indent}AND ({a}.agent_id IS NULL OR {a}.agent_id = in_agent_id) "
-            f"AND ({a}.thread_id IS NULL OR {a}.thread_id = in_thread_id)"]
+def _pg_triples(name: str, types: list[MemoryType]) -> str:
+    """A constant of (type, table, slice) triples, flat, as enumerated_sources reads them."""
+    items = [f"'{part}'" for t in types for part in (t.name, t.table, t.slice)]
+    first = f"    {name} constant varchar[] := ARRAY["
+    lines, line = [], first
+    for i, item in enumerate(items):
+        text = item + ("]::varchar[];" if i == len(items) - 1 else ",")
+        if line != first and len(line) + 1 + len(text) > 116:
+            lines.append(line)
+            line = " " * 8 + text
+        else:
+            line += ("" if line == first else " ") + text
+    return "\n".join(lines + [line])
 
 
 def pg_enumerated(catalogue: Catalogue, how: str) -> str:
-    """enumerated_sources' branches of the types enumerated `how`: each ends ("scope", before the tail) or
-    starts ("facts", after it) with UNION ALL."""
-    lines = []
-    for t in _enumerated(catalogue, how):
-        a = _alias(t)
-        facts = "in_with_facts AND " if how == "facts" else ""
-        branch = [f"    SELECT ctxasm.source_item('{t.name}', {a}.id, {a}.version, 'scope', '{t.slice}')",
-                  f"      FROM ctxasm.{t.table} AS {a}",
-                  f"     WHERE {facts}{a}.tenant_id = in_tenant_id AND ({a}.user_id IS NULL OR {a}.user_id = in_user_id)",
-                  *_pg_scope(a, "       ")]
-        lines += ["    UNION ALL", *branch] if how == "facts" else [*branch, "    UNION ALL"]
-    return "\n".join(lines)
+    """enumerated_sources' types enumerated `how` ("scope": always; "facts": while the facts are few), as (type,
+    table, slice) triples: each is read from the tenant's own partition of its table."""
+    return _pg_triples("co_scope" if how == "scope" else "co_facts", _enumerated(catalogue, how))
 
 
 def pg_facts_counted(catalogue: Catalogue) -> str:
-    """facts_enumerable's row source: one row per version in scope of every type enumerated as facts."""
-    lines = []
-    for i, t in enumerate(_facts(catalogue)):
-        a = _alias(t)
-        lines += [("      FROM (" if i == 0 else "            ") + f"SELECT 1 FROM ctxasm.{t.table} AS {a}",
-                  f"             WHERE {a}.tenant_id = in_tenant_id AND ({a}.user_id IS NULL OR {a}.user_id = in_user_id)",
-                  f"               AND ({a}.agent_id IS NULL OR {a}.agent_id = in_agent_id)",
-                  f"               AND ({a}.thread_id IS NULL OR {a}.thread_id = in_thread_id)"]
-        lines.append("            UNION ALL")
-    return "\n".join(lines[:-1])
+    """facts_enumerable's tables: every type enumerated as facts, as (type, table, slice) triples."""
+    return _pg_triples("co_facts", _facts(catalogue))
 
 
 def pg_history_types(catalogue: Catalogue) -> str:

@@ -344,10 +344,9 @@ def test_a_new_type_reaches_every_per_type_branch_of_a_window_on_both_engines(re
     ora_sources = (repo_copy / "db/oracle/internal/ctx_sources.body.sql").read_text(encoding="utf-8")
     ora_selection = (repo_copy / "db/oracle/internal/ctx_selection.body.sql").read_text(encoding="utf-8")
 
-    assert "FROM ctxasm.note_memory AS n\n     WHERE in_with_facts AND n.tenant_id" in \
-        _region(pg_sources, "enumerated facts")
+    assert "'note', 'note_memory', 'durable_facts'" in _region(pg_sources, "enumerated facts")
     assert "note" not in _region(pg_sources, "enumerated by scope")
-    assert "SELECT 1 FROM ctxasm.note_memory AS n" in _region(pg_sources, "facts counted")
+    assert "'note', 'note_memory', 'durable_facts'" in _region(pg_sources, "facts counted")
     assert "IN ('conversation', 'summary', 'note')" in _region(pg_sources, "history types")
     # PostgreSQL reads the citations from the candidate rows already read: the history types are its only region.
     assert "WHEN 'note' THEN 'current'" in _region(pg_selection, "candidate status")
