@@ -673,20 +673,32 @@ $$;
 
 --changeset ctxasm:pg-selection-recorded-sources dbms:postgresql runOnChange:true splitStatements:false
 --comment: the source list as the manifest records it: one entry per row version (ctxasm.merged_sources), with
---comment: the figures each competing row was scored by, so a replay scores it alike
+--comment: the figures each competing row was scored by, so a replay scores it alike. A row read carries its
+--comment: merged entry already (ctxasm.source_rows): only the entries of references no row was read for (gone,
+--comment: or not visible in the snapshot) are merged here. Merging the whole list again sorted every entry a
+--comment: second time, the largest part of this call.
 DROP FUNCTION IF EXISTS ctxasm.recorded_sources(ctxasm.selection_candidate[], jsonb);
 CREATE OR REPLACE FUNCTION ctxasm.recorded_sources(in_rows ctxasm.selection_candidate[], in_sources jsonb)
 RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
-    -- The figures joined to the entries by reference (hashed), each entry's old figures removed in one pass.
-    WITH scored_figures AS (
-        SELECT DISTINCT ON (p.memory_type, p.id, p.version) p.memory_type, p.id, p.version,
-               jsonb_strip_nulls(jsonb_build_object(
+    -- One row per row version: source_rows reads each merged entry once, live or (replay) from the history,
+    -- never both (a version the history keeps was retired, and its live row stamped, after the snapshot).
+    WITH read AS MATERIALIZED (
+        SELECT p.memory_type, p.id, p.version, p.origin, p.source AS item,
+               CASE WHEN ctxasm.competes(p) THEN jsonb_strip_nulls(jsonb_build_object(
                    'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
                    'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit THEN p.adjacent_logit END,
-                   'thread_logit', p.thread_logit)) AS figures
+                   'thread_logit', p.thread_logit)) END AS figures
           FROM unnest(in_rows) AS p
-         WHERE ctxasm.competes(p)
+    ),
+    unread AS (
+        SELECT m.memory_type, m.id, m.version, m.origin, m.item, NULL::jsonb AS figures
+          FROM ctxasm.merged_sources(coalesce((
+                   SELECT jsonb_agg(x.item ORDER BY x.at)
+                     FROM jsonb_array_elements(in_sources) WITH ORDINALITY AS x(item, at)
+                    WHERE NOT EXISTS (SELECT 1 FROM read AS r
+                                       WHERE r.memory_type = x.item -> 'ref' ->> 0 AND r.id = x.item -> 'ref' ->> 1
+                                         AND r.version = (x.item -> 'ref' ->> 2)::integer)), '[]'::jsonb)) AS m
     )
     -- The entries are jsonb (the figures merge into them), the list json text: see candidate_items.
     SELECT coalesce(json_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
@@ -695,13 +707,12 @@ LANGUAGE sql IMMUTABLE AS $$
       FROM (SELECT CASE WHEN s.item ?| ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
                         THEN s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
                         ELSE s.item END
-                   || coalesce(f.figures, '{}'::jsonb) AS item,
+                   || coalesce(s.figures, '{}'::jsonb) AS item,
                    array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)
                        AS precedence,
                    s.item ->> 'slice' AS slice, (s.item ->> 'fused')::numeric AS fused,
                    s.memory_type, s.id, s.version
-              FROM ctxasm.merged_sources(in_sources) AS s
-              LEFT JOIN scored_figures AS f ON f.memory_type = s.memory_type AND f.id = s.id AND f.version = s.version
+              FROM (SELECT * FROM read UNION ALL SELECT * FROM unread) AS s
            ) AS r
 $$;
 --rollback DROP FUNCTION ctxasm.recorded_sources(ctxasm.selection_candidate[], jsonb);

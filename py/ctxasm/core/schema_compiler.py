@@ -31,7 +31,9 @@ _OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames"
 _ARRAY_LOOPS = frozenset({"prefixItems", "items"})
 _KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_LOOPS
 
-_NUMBER = "(isinstance({v}, (int, float)) and not isinstance({v}, bool))"
+# The numeric tests try the exact built-in types first (what a parsed document holds), then the general test.
+_NUMBER = ("(type({v}) is float or type({v}) is int "
+           "or (isinstance({v}, (int, float)) and not isinstance({v}, bool)))")
 #: JSON Schema's integer is any number with no fraction: 5000.0 is one.
 _TYPES = {
     "object": "isinstance({v}, dict)",
@@ -40,9 +42,11 @@ _TYPES = {
     "boolean": "isinstance({v}, bool)",
     "null": "{v} is None",
     "number": _NUMBER,
-    "integer": ("((isinstance({v}, int) and not isinstance({v}, bool)) "
+    "integer": ("(type({v}) is int or (isinstance({v}, int) and not isinstance({v}, bool)) "
                 "or (isinstance({v}, float) and {v}.is_integer()))"),
 }
+#: How deep `$ref`s to definitions without loops are written out in place instead of called.
+_INLINE_DEPTH = 3
 _BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
 #: (the type a length applies to, the comparison)
 _LENGTHS = {"minLength": ("str", ">="), "maxLength": ("str", "<="), "minItems": ("list", ">="),
@@ -64,6 +68,7 @@ class _Generator:
         self.namespace: dict[str, Any] = {"_unique": _UNIQUE.is_valid, "_absent": object()}
         self.refs: dict[str, str] = {}
         self.count = 0
+        self.inlining = 0
 
     def build(self) -> Check:
         entry = self.function(self.root)
@@ -144,18 +149,44 @@ class _Generator:
         if node.get("uniqueItems"):
             clauses.append(f"not isinstance({v}, list) or _unique({v})")
         if "$ref" in node:
-            clauses.append(f"{self.ref(node['$ref'])}({v})")
+            clauses.append(self.reference(node["$ref"], v))
         if "anyOf" in node:
             clauses.append(" or ".join(f"({self.expression(sub, v)})" for sub in node["anyOf"]))
         if "allOf" in node:
             clauses.append(" and ".join(f"({self.expression(sub, v)})" for sub in node["allOf"]))
         if "oneOf" in node:
-            count = " + ".join(f"(1 if ({self.expression(sub, v)}) else 0)" for sub in node["oneOf"])
-            clauses.append(f"{count} == 1")
+            clauses.append(self.one_of(node["oneOf"], v))
         if "if" in node:
             clauses.append(f"({self.expression(node.get('then', True), v)}) if ({self.expression(node['if'], v)}) "
                            f"else ({self.expression(node.get('else', True), v)})")
         return " and ".join(f"({clause})" for clause in clauses) or "True"
+
+    def reference(self, target: str, v: str) -> str:
+        """A `$ref` as an expression: a definition that needs no loop written out in place (a call per value
+        cost more than most such checks, an enum or a number), any other through its function."""
+        definition = self.root.get("$defs", {}).get(target[len("#/$defs/"):]) if target.startswith("#/$defs/") \
+            else None
+        if isinstance(definition, dict) and not (_OBJECT_LOOPS | _ARRAY_LOOPS) & definition.keys() \
+                and self.inlining < _INLINE_DEPTH:
+            self.inlining += 1
+            try:
+                return self.expression(definition, v)
+            finally:
+                self.inlining -= 1
+        return f"{self.ref(target)}({v})"
+
+    def one_of(self, alternatives: list[Any], v: str) -> str:
+        """Exactly one alternative holds. The common pair, null or a schema that null does not satisfy, cannot
+        both hold, so it is written as either (the count evaluated both)."""
+        nulls = [sub for sub in alternatives if isinstance(sub, dict) and set(sub) - _ANNOTATIONS == {"type"}
+                 and sub["type"] == "null"]
+        if len(alternatives) == 2 and len(nulls) == 1:
+            (other,) = [sub for sub in alternatives if sub is not nulls[0]]
+            if not Draft202012Validator({**other, "$defs": self.root.get("$defs", {})}
+                                        if isinstance(other, dict) else other).is_valid(None):
+                return f"{v} is None or ({self.expression(other, v)})"
+        count = " + ".join(f"(1 if ({self.expression(sub, v)}) else 0)" for sub in alternatives)
+        return f"{count} == 1"
 
     def object_loops(self, node: Mapping[str, Any]) -> list[str]:
         lines = ["    if isinstance(v, dict):"]

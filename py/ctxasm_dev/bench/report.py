@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxasm.core import tokens
 from ctxasm_dev.bench.generate import size_label
 from ctxasm_dev.bench.runner import PHASES
 
@@ -112,7 +113,8 @@ def neighbour_table(entries: list[dict[str, Any]]) -> str:
 
 
 def token_table(gains: list[dict[str, Any]]) -> str:
-    return _table(["rows", "windows", "candidates", "of them >= 512 chars", "token counting ms (stored)", "(counted)",
+    return _table(["rows", "windows", "candidates", f"of them >= {tokens.JOIN_MIN_CHARS} chars",
+                   "token counting ms (stored)", "(counted)",
                    "compose ms (stored)", "(counted)", "identical requests"],
                   [[size_label(g["size"]), str(g["windows"]), f"{g['candidates']:.0f}",
                     f"{g.get('long_candidates', float('nan')):.0f}", _ms(g["stored"]["token_counting_ms"]),

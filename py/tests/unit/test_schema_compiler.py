@@ -17,6 +17,10 @@ SCHEMA = {
                 "minItems": 2, "items": False},
         "tree": {"type": ["object", "null"], "properties": {"child": {"$ref": "#/$defs/tree"},
                                                            "n": {"type": "number", "exclusiveMinimum": 0}}},
+        # definitions without loops are written out in place, a chain of them too
+        "letter": {"enum": ["x", "y"]},
+        "letter_or_small": {"anyOf": [{"$ref": "#/$defs/letter"}, {"$ref": "#/$defs/small"}]},
+        "small": {"type": "integer", "maximum": 3},
     },
     "type": "object",
     "required": ["kind"],
@@ -33,6 +37,10 @@ SCHEMA = {
         "u": {"type": "array", "uniqueItems": True, "maxItems": 3, "items": {"type": ["integer", "boolean"]}},
         "any": {"anyOf": [{"type": "null"}, {"type": "integer", "exclusiveMaximum": 5}]},
         "one": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 2}]},
+        # null or what null does not satisfy (written as either); null or what null satisfies too (counted)
+        "mref": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/ref"}]},
+        "mbound": {"oneOf": [{"minimum": 1}, {"type": "null"}]},
+        "pick": {"$ref": "#/$defs/letter_or_small"},
         "all": {"allOf": [{"minLength": 2}, {"maxLength": 4}]},
         "cond": {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}},
         "a": True,
@@ -59,7 +67,8 @@ _PROPERTIES = {
     "extra": _SCALAR,
 }
 _DOCUMENT = st.fixed_dictionaries({"kind": st.sampled_from(["x", "y", "z"])}, optional={
-    **{key: _VALUE for key in ("any", "one", "all", "cond", "a", "b", "loose")}, **_PROPERTIES}) | _VALUE
+    **{key: _VALUE for key in ("any", "one", "all", "cond", "a", "b", "loose", "mbound", "pick")},
+    "mref": st.none() | _PROPERTIES["ref"] | _SCALAR, **_PROPERTIES}) | _VALUE
 
 
 CHECK, VALIDATOR = compile_check(SCHEMA), Draft202012Validator(SCHEMA)
@@ -80,6 +89,10 @@ def test_valid_and_invalid_documents_both_occur():
     assert not check({"kind": "x", "one": 3})  # an integer of at least 2 is both
     assert not check({"kind": "x", "never": None})
     assert not check({"kind": "x", "toolongkey": "s"})  # a name longer than propertyNames allows
+    assert check({"kind": "x", "mref": None}) and check({"kind": "x", "mref": ["ab", 3]})
+    assert not check({"kind": "x", "mref": ["ab"]})
+    assert not check({"kind": "x", "mbound": None})  # null satisfies both alternatives
+    assert check({"kind": "x", "pick": 2}) and check({"kind": "x", "pick": "y"}) and not check({"kind": "x", "pick": 4})
 
 
 @pytest.mark.parametrize("schema, keyword", [
