@@ -41,7 +41,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
         -- end generated: searchable tables
     ),
     partitions AS (
-        SELECT t.memory_type, ctxasm.tenant_partition(in_tenant_id, t.table_name) AS partition FROM searchable AS t
+        SELECT t.memory_type, p.partition_name AS partition
+          FROM searchable AS t
+          JOIN ctxasm.tenant_partitions(in_tenant_id, ARRAY(SELECT s.table_name FROM searchable AS s)) AS p
+            ON p.table_name = t.table_name
     ),
     -- The partitions' statistics in one read of the pg_stats view, its table names given as a list (a join to
     -- the view per partition had the planner read the statistics of every table of the schema).
@@ -194,11 +197,17 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
            || CASE WHEN t.kind = 'conversation'
                    THEN 'r.user_id = $3 AND r.event_type = ''message'''
                    ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END
-      FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
-     -- OFFSET 0 keeps the name a subquery's output: pulled up, it was computed again for the test below (a keyed
-     -- hash each time).
-     CROSS JOIN LATERAL (SELECT ctxasm.tenant_partition(in_tenant_id, ctxasm.memory_table(t.kind)) AS name
-                          OFFSET 0) AS p
+      FROM (SELECT t.kind, t.ord, m.table_name
+              FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
+              JOIN ctxasm.memory_type AS m ON m.memory_type = t.kind) AS t
+     -- The slice's partitions named in one call (one keyed hash); OFFSET 0 keeps the names a subquery's output:
+     -- pulled up, they were computed again for the test below.
+     JOIN (SELECT n.table_name, n.partition_name AS name
+             FROM ctxasm.tenant_partitions(in_tenant_id, ARRAY(SELECT m.table_name
+                                                                 FROM unnest(ctxasm.slice_types(in_slice)) AS k(kind)
+                                                                 JOIN ctxasm.memory_type AS m
+                                                                   ON m.memory_type = k.kind)) AS n
+           OFFSET 0) AS p ON p.table_name = t.table_name
      WHERE to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL
      ORDER BY t.ord
 $$;

@@ -53,14 +53,22 @@ DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
 --comment: would lock every tenant's partitions: see the head of this file), which cost more than most of these
 --comment: reads. The partition holds the session tenant's rows and no other (its bound); the reads name the
 --comment: tenant and the scope the session's claim allows as well (docs/security.md, item 5).
+--comment: tenant_relations answers for several tables at once (ctxasm.tenant_partitions: one keyed hash).
+CREATE OR REPLACE FUNCTION ctxasm.tenant_relations(in_tenant_id varchar, in_tables varchar[])
+RETURNS TABLE (table_name varchar, relation varchar)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT p.table_name,
+           CASE WHEN to_regclass(format('ctxasm.%I', p.partition_name)) IS NOT NULL THEN p.partition_name
+                ELSE p.table_name END
+      FROM ctxasm.tenant_partitions(in_tenant_id, in_tables) AS p
+$$;
+REVOKE ALL ON FUNCTION ctxasm.tenant_relations(varchar, varchar[]) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION ctxasm.tenant_relation(in_tenant_id varchar, in_table varchar) RETURNS varchar
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT CASE WHEN to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL THEN p.name ELSE in_table END
-      -- OFFSET 0 keeps the name a subquery's output, computed once (a keyed hash).
-      FROM (SELECT ctxasm.tenant_partition(in_tenant_id, in_table) AS name OFFSET 0) AS p
+    SELECT r.relation FROM ctxasm.tenant_relations(in_tenant_id, ARRAY[in_table]) AS r
 $$;
 REVOKE ALL ON FUNCTION ctxasm.tenant_relation(varchar, varchar) FROM PUBLIC;
---rollback DROP FUNCTION ctxasm.tenant_relation(varchar, varchar);
+--rollback DROP FUNCTION ctxasm.tenant_relation(varchar, varchar); DROP FUNCTION ctxasm.tenant_relations(varchar, varchar[]);
 
 --changeset ctxasm:pg-internal-live-source-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the live rows of a list of row versions (in_types, in_ids, in_versions side by side; at = position),
@@ -161,8 +169,11 @@ BEGIN
                      ORDER BY t.ord)
       INTO l_branches
       FROM unnest(co_types) WITH ORDINALITY AS t(memory_type, ord)
-      CROSS JOIN LATERAL (SELECT m.table_name, ctxasm.tenant_relation(in_tenant_id, m.table_name) AS relation
-                            FROM (SELECT ctxasm.memory_table(t.memory_type) AS table_name OFFSET 0) AS m) AS r
+      JOIN ctxasm.memory_type AS m ON m.memory_type = t.memory_type
+      -- the partitions of the types the list holds, named in one call (one keyed hash)
+      JOIN ctxasm.tenant_relations(in_tenant_id, ARRAY(SELECT k.table_name FROM ctxasm.memory_type AS k
+                                                       WHERE k.memory_type = ANY (in_types))) AS r
+        ON r.table_name = m.table_name
      WHERE t.memory_type = ANY (in_types);
     IF l_branches IS NULL THEN
         RETURN;
@@ -289,13 +300,15 @@ DECLARE
     l_branches text[];
     l_count    bigint;
 BEGIN
-    -- Each type's rows in scope, read from the tenant's own partition (ctxasm.tenant_relation).
+    -- Each type's rows in scope, read from the tenant's own partition (ctxasm.tenant_relations).
     SELECT array_agg(format('SELECT 1 FROM ctxasm.%I AS r WHERE r.tenant_id = $1 '
                             'AND (r.user_id IS NULL OR r.user_id = $2) AND (r.agent_id IS NULL OR r.agent_id = $3) '
-                            'AND (r.thread_id IS NULL OR r.thread_id = $4)',
-                            ctxasm.tenant_relation(in_tenant_id, co_facts[3 * f.n - 1])) ORDER BY f.n)
+                            'AND (r.thread_id IS NULL OR r.thread_id = $4)', r.relation) ORDER BY f.n)
       INTO l_branches
-      FROM generate_series(1, cardinality(co_facts) / 3) AS f(n);
+      FROM generate_series(1, cardinality(co_facts) / 3) AS f(n)
+      JOIN ctxasm.tenant_relations(in_tenant_id, ARRAY(SELECT co_facts[3 * g - 1]
+                                                         FROM generate_series(1, cardinality(co_facts) / 3) AS g))
+           AS r ON r.table_name = co_facts[3 * f.n - 1];
     EXECUTE format('SELECT count(*) FROM (%s LIMIT $5) AS counted', array_to_string(l_branches, ' UNION ALL '))
         INTO l_count
         USING in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_limit + 1;
@@ -331,24 +344,28 @@ DECLARE
     -- end generated: enumerated facts
     l_types    varchar[] := co_scope || CASE WHEN in_with_facts THEN co_facts ELSE '{}' END;
     l_branches text[];
+    l_turns    varchar;
 BEGIN
-    -- Every version in scope of each type, read from the tenant's own partition (ctxasm.tenant_relation); the
+    -- Every version in scope of each type, read from the tenant's own partition (ctxasm.tenant_relations); the
     -- thread's tail after the types enumerated by scope, as before the facts.
     SELECT array_agg(format('SELECT ctxasm.source_item(%L, r.id, r.version, ''scope'', %L) FROM ctxasm.%I AS r '
                             'WHERE r.tenant_id = $1 AND (r.user_id IS NULL OR r.user_id = $2) '
                             'AND (r.agent_id IS NULL OR r.agent_id = $3) '
                             'AND (r.thread_id IS NULL OR r.thread_id = $4)',
-                            l_types[3 * e.n - 2], l_types[3 * e.n],
-                            ctxasm.tenant_relation(in_tenant_id, l_types[3 * e.n - 1])) ORDER BY e.n)
-      INTO l_branches
-      FROM generate_series(1, cardinality(l_types) / 3) AS e(n);
+                            l_types[3 * e.n - 2], l_types[3 * e.n], r.relation) ORDER BY e.n)
+               FILTER (WHERE e.n IS NOT NULL),
+           max(r.relation) FILTER (WHERE r.table_name = 'conversation_memory')
+      INTO l_branches, l_turns
+      FROM ctxasm.tenant_relations(in_tenant_id, ARRAY(SELECT l_types[3 * g - 1]
+                                                         FROM generate_series(1, cardinality(l_types) / 3) AS g)
+                                                 || 'conversation_memory'::varchar) AS r
+      LEFT JOIN generate_series(1, cardinality(l_types) / 3) AS e(n) ON r.table_name = l_types[3 * e.n - 1];
     l_branches := l_branches[1:cardinality(co_scope) / 3] || format(
         'SELECT ctxasm.source_item(''conversation'', c.id, c.version, ''tail'', ''volatile_tail'') '
         'FROM (SELECT c.id, c.version FROM ctxasm.%I AS c '
         'WHERE c.tenant_id = $1 AND c.thread_id = $4 AND c.event_type = ''message'' '
         'AND (c.user_id IS NULL OR c.user_id = $2) AND (c.agent_id IS NULL OR c.agent_id = $3) '
-        'ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC LIMIT $5) AS c',
-        ctxasm.tenant_relation(in_tenant_id, 'conversation_memory'))
+        'ORDER BY c.turn_index DESC NULLS LAST, c.valid_from DESC, c.id DESC LIMIT $5) AS c', l_turns)
         || l_branches[cardinality(co_scope) / 3 + 1:];
     RETURN QUERY EXECUTE array_to_string(l_branches, ' UNION ALL ')
         USING in_tenant_id, in_user_id, in_agent_id, in_thread_id, in_tail_limit;

@@ -171,14 +171,25 @@ REVOKE ALL ON FUNCTION ctxasm.add_tenant_partitions(varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctxasm.add_tenant_partitions(varchar);
 
 --changeset ctxasm:pg-internal-tenant-partition dbms:postgresql runOnChange:true splitStatements:false
---comment: the tenant's partition of one memory table (NULL when the tenant has none): selection reads its
---comment: planner statistics (lexeme frequencies) for the lexical retriever
+--comment: the name of the tenant's partition of each of in_tables, which may not exist (tenant_partitions), or
+--comment: of one table (tenant_partition). One window names a dozen partitions: asked for together, the keyed
+--comment: hash of the tenant is computed once, not once a name.
+CREATE OR REPLACE FUNCTION ctxasm.tenant_partitions(in_tenant_id varchar, in_tables varchar[])
+RETURNS TABLE (table_name varchar, partition_name varchar)
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT t.table_name, (t.table_name || '_' || k.storage_key)::varchar
+      -- OFFSET 0 keeps the key a subquery's output, computed once.
+      FROM (SELECT ctxasm.tenant_storage_key(in_tenant_id) AS storage_key OFFSET 0) AS k
+     CROSS JOIN unnest(in_tables) WITH ORDINALITY AS t(table_name, ord)
+     ORDER BY t.ord
+$$;
+REVOKE ALL ON FUNCTION ctxasm.tenant_partitions(varchar, varchar[]) FROM PUBLIC;
 CREATE OR REPLACE FUNCTION ctxasm.tenant_partition(in_tenant_id varchar, in_table varchar) RETURNS varchar
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT in_table || '_' || ctxasm.tenant_storage_key(in_tenant_id)
+    SELECT p.partition_name FROM ctxasm.tenant_partitions(in_tenant_id, ARRAY[in_table]) AS p
 $$;
 REVOKE ALL ON FUNCTION ctxasm.tenant_partition(varchar, varchar) FROM PUBLIC;
---rollback DROP FUNCTION ctxasm.tenant_partition(varchar, varchar);
+--rollback DROP FUNCTION ctxasm.tenant_partition(varchar, varchar); DROP FUNCTION ctxasm.tenant_partitions(varchar, varchar[]);
 
 --changeset ctxasm:pg-internal-rebuild-tenant-table dbms:postgresql runOnChange:true splitStatements:false
 --comment: one memory or history table rebuilt under another partitioning: 'slot' (HASH by the slot operator
