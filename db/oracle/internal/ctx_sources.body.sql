@@ -15,7 +15,7 @@ create or replace package body ctx_sources is
    co_version_pattern constant varchar2(30) := ctx_json.co_version_pattern;
    co_evidence        constant varchar2(32) := ctx_rules.co_evidence;
    -- retrieval: rows each retriever ranks at least (the slice's limit when larger); after fusion, twice the
-   -- slice's limit is kept, at least co_retrieval_depth
+   -- slice's limit is kept
    co_retrieval_depth  constant pls_integer := 50;
    co_fused_factor     constant pls_integer := 2;
    -- durable facts are enumerated while the scope holds at most this many row versions of them
@@ -956,7 +956,7 @@ create or replace package body ctx_sources is
                                 in_vector          => in_query_vector,
                                 in_depth           => l_depth
                              ),
-               in_limit   => greatest(co_retrieval_depth, co_fused_factor * l_limit),
+               in_limit   => co_fused_factor * l_limit,
                in_exclude => l_enumerated
             );
             l_sources := ctx_json.array_union(in_first => l_sources, in_second => l_retrieved);

@@ -495,11 +495,11 @@ BEGIN
                   (SELECT max(t.row_count) FROM unnest(in_term_types, in_term_rows) AS t(kind, row_count)
                     WHERE t.kind = ANY (ctxasm.slice_types(x.slice))),
                   co_probe_rows),
-              -- Each retriever ranks at least in_depth rows; fused, twice the slice's limit is kept (at least
-              -- in_depth): a small slice does not carry a hundred rows it cannot seat through every step, and on
-              -- the conversation set recall was the same at every budget.
+              -- Each retriever ranks at least in_depth rows; fused, twice the slice's limit is kept: a small
+              -- slice does not carry rows it cannot seat through every step (ranking deep and keeping what the
+              -- limit can use; the conversation set's recall was the same at every budget).
               in_embedding, greatest(in_depth, (in_limits ->> x.slice)::integer),
-              greatest(in_depth, 2 * (in_limits ->> x.slice)::integer)) AS r
+              2 * (in_limits ->> x.slice)::integer) AS r
     ),
     -- The turns next to the best recalled turns (as many as the slice may keep), in their threads.
     adjacent AS (
