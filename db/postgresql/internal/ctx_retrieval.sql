@@ -190,25 +190,23 @@ $$;
 CREATE OR REPLACE FUNCTION ctxasm.slice_partitions(in_tenant_id varchar, in_slice varchar)
 RETURNS TABLE (memory_type varchar, partition_name text, predicate text)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT t.kind, p.name,
+    WITH kinds AS MATERIALIZED (
+        SELECT t.kind, t.ord, m.table_name
+          FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
+          JOIN ctxasm.memory_type AS m ON m.memory_type = t.kind
+    )
+    SELECT t.kind, p.partition_name,
            'r.tenant_id = $1 AND r.status <> ''erased'' AND r.deleted_at IS NULL '
            'AND r.valid_from <= $6 AND (r.valid_until IS NULL OR r.valid_until > $6) '
            'AND (r.agent_id IS NULL OR r.agent_id = $4) AND '
            || CASE WHEN t.kind = 'conversation'
                    THEN 'r.user_id = $3 AND r.event_type = ''message'''
                    ELSE '(r.user_id IS NULL OR r.user_id = $3) AND (r.thread_id IS NULL OR r.thread_id = $5)' END
-      FROM (SELECT t.kind, t.ord, m.table_name
-              FROM unnest(ctxasm.slice_types(in_slice)) WITH ORDINALITY AS t(kind, ord)
-              JOIN ctxasm.memory_type AS m ON m.memory_type = t.kind) AS t
-     -- The slice's partitions named in one call (one keyed hash); OFFSET 0 keeps the names a subquery's output:
-     -- pulled up, they were computed again for the test below.
-     JOIN (SELECT n.table_name, n.partition_name AS name
-             FROM ctxasm.tenant_partitions(in_tenant_id, ARRAY(SELECT m.table_name
-                                                                 FROM unnest(ctxasm.slice_types(in_slice)) AS k(kind)
-                                                                 JOIN ctxasm.memory_type AS m
-                                                                   ON m.memory_type = k.kind)) AS n
-           OFFSET 0) AS p ON p.table_name = t.table_name
-     WHERE to_regclass(format('ctxasm.%I', p.name)) IS NOT NULL
+      FROM kinds AS t
+      -- the slice's partitions named in one call (one keyed hash)
+      JOIN ctxasm.tenant_partitions(in_tenant_id, ARRAY(SELECT k.table_name FROM kinds AS k)) AS p
+        ON p.table_name = t.table_name
+     WHERE to_regclass(format('ctxasm.%I', p.partition_name)) IS NOT NULL
      ORDER BY t.ord
 $$;
 --rollback DROP FUNCTION ctxasm.slice_partitions(varchar, varchar);
