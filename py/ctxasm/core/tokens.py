@@ -162,9 +162,9 @@ def count_split(text: str, known: dict[str, int]) -> int:
 
 
 #: Texts shorter than this are simply counted: joining the stored count encodes the text's first and last words
-#: with the record around them and spends two encoder calls, which only a text a few lines long repays
+#: with the record around them and spends two encoder calls, which a text shorter than a line does not repay
 #: (measured on the benchmark's and the conversation set's windows: 128 encodes about a sixth fewer characters
-#: than 512, and shorter thresholds gain nothing more).
+#: than 512, and shorter thresholds were slower on short conversation turns).
 JOIN_MIN_CHARS = 128
 #: splits_after as patterns over a text and over the text reversed: a match's first character and the next one
 #: straddle a spot where the pre-tokenizer always splits.
