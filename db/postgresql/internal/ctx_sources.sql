@@ -47,13 +47,15 @@ DROP FUNCTION IF EXISTS ctxasm.read_rows(varchar, pg_snapshot, jsonb);
 --rollback SELECT 1;
 
 --changeset ctxasm:pg-internal-tenant-relation dbms:postgresql runOnChange:true splitStatements:false
---comment: the relation a hot read of one tenant names: the tenant's own partition of in_table when it exists,
---comment: else the table itself (a deployment without tenant partitions, where the table's policy applies). A
---comment: statement over the partitioned table is planned over it and its policy on every call (a generic plan
---comment: would lock every tenant's partitions: see the head of this file), which cost more than most of these
---comment: reads. The partition holds the session tenant's rows and no other (its bound); the reads name the
---comment: tenant and the scope the session's claim allows as well (docs/security.md, item 5).
---comment: tenant_relations answers for several tables at once (ctxasm.tenant_partitions: one keyed hash).
+--comment: the relation a hot read of one tenant names, for each of in_tables: the tenant's own partition when
+--comment: it exists, else the table itself (a deployment without tenant partitions, where the table's policy
+--comment: applies). A statement over the partitioned table is planned over it and its policy on every call (a
+--comment: generic plan would lock every tenant's partitions: see the head of this file), which cost more than
+--comment: most of these reads. The partition holds the session tenant's rows and no other (its bound); the reads
+--comment: name the tenant and the scope the session's claim allows as well (docs/security.md, item 5). The
+--comment: tables are asked for together (ctxasm.tenant_partitions: one keyed hash); every reader asks for all
+--comment: the tables of its statement at once.
+DROP FUNCTION IF EXISTS ctxasm.tenant_relation(varchar, varchar);
 CREATE OR REPLACE FUNCTION ctxasm.tenant_relations(in_tenant_id varchar, in_tables varchar[])
 RETURNS TABLE (table_name varchar, relation varchar)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -63,12 +65,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
       FROM ctxasm.tenant_partitions(in_tenant_id, in_tables) AS p
 $$;
 REVOKE ALL ON FUNCTION ctxasm.tenant_relations(varchar, varchar[]) FROM PUBLIC;
-CREATE OR REPLACE FUNCTION ctxasm.tenant_relation(in_tenant_id varchar, in_table varchar) RETURNS varchar
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT r.relation FROM ctxasm.tenant_relations(in_tenant_id, ARRAY[in_table]) AS r
-$$;
-REVOKE ALL ON FUNCTION ctxasm.tenant_relation(varchar, varchar) FROM PUBLIC;
---rollback DROP FUNCTION ctxasm.tenant_relation(varchar, varchar); DROP FUNCTION ctxasm.tenant_relations(varchar, varchar[]);
+--rollback DROP FUNCTION ctxasm.tenant_relations(varchar, varchar[]);
 
 --changeset ctxasm:pg-internal-live-source-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: the live rows of a list of row versions (in_types, in_ids, in_versions side by side; at = position),
