@@ -339,9 +339,12 @@ $$;
 --changeset ctxasm:pg-internal-retrieve dbms:postgresql runOnChange:true splitStatements:false
 --comment: hybrid retrieval for one slice (evidence, recalled_history, durable_facts) on the live tables of one
 --comment: tenant, each read led by the tenant (its partition): the best in_depth rows by BM25 over the probe
---comment: lexemes (lexical_candidates) and the best in_depth by cosine distance (HNSW; iterative scan in strict order, so a scope
---comment: filter cannot leave fewer than in_depth), both in scope and in effect at the evaluation time, fused
---comment: by reciprocal rank (k = 60), the best in_limit kept. Ties break on type, id and version.
+--comment: lexemes (lexical_candidates) and the best in_depth by cosine distance (HNSW; an iterative scan, so a
+--comment: scope filter cannot leave fewer than in_depth, in relaxed order: nearest_candidates sorts what the scan
+--comment: yields by distance, and on the benchmark's 250,000 synthetic chunks a relaxed scan found more of the
+--comment: exact 50 nearest than a strict one, 0.29 against 0.23, in 3.0 ms against 3.8), both in scope and in
+--comment: effect at the evaluation time, fused by reciprocal rank (k = 60), the best in_limit kept. Ties break on
+--comment: type, id and version.
 --comment: Recalled history is the user's conversation messages in any thread (the caller removes the turns it
 --comment: shows as the thread's tail) and the summaries in scope.
 DROP FUNCTION IF EXISTS ctxasm.retrieve(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], tsquery[],
@@ -368,7 +371,7 @@ RETURNS TABLE (memory_type varchar, id varchar, version integer, lexical_rank bi
                lexical_score double precision, vector_distance double precision, fused numeric)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, public, pg_temp
-SET "hnsw.iterative_scan" = 'strict_order' SET "hnsw.max_scan_tuples" = 40000 SET jit = off
+SET "hnsw.iterative_scan" = 'relaxed_order' SET "hnsw.max_scan_tuples" = 40000 SET jit = off
 AS $$
 DECLARE
     -- Lexical rows scored at most: a guard for a partition whose statistics are stale or missing, or estimates

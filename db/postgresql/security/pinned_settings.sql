@@ -30,7 +30,7 @@ BEGIN
               SELECT v.name, v.action
                 FROM (VALUES
                     ('hnsw.ef_search', 'SET hnsw.ef_search = 100'),
-                    ('hnsw.iterative_scan', 'SET hnsw.iterative_scan = strict_order'),
+                    ('hnsw.iterative_scan', 'SET hnsw.iterative_scan = relaxed_order'),
                     ('hnsw.max_scan_tuples', 'SET hnsw.max_scan_tuples = 20000'),
                     ('hnsw.scan_mem_multiplier', 'SET hnsw.scan_mem_multiplier = 1'),
                     ('row_security', 'SET row_security = on'),
