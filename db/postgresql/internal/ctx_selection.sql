@@ -533,20 +533,20 @@ RETURNS TABLE (memory_type varchar, id varchar, version integer, content text, c
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
 BEGIN
     -- A live window reads the live table alone: the statement with the history's branch is planned only for a
-    -- replay (planned, even a branch its filter skips cost as much as the live read).
+    -- replay (planned, even a branch its filter skips cost as much as the live read). The newest compression of
+    -- each row is picked from one join (DISTINCT ON): a subquery per row was planned as a scan of the partition
+    -- per row where the tenant has few compressions (1.4 ms against 0.5 for the benchmark's 137 candidates
+    -- and 49 compressions; the same, 0.6 ms, with 50,000).
     IF in_snapshot IS NULL THEN
         RETURN QUERY
-        SELECT s.memory_type, s.id, s.version, c.content, c.id, c.version, c.content_tokens, c.source_hash,
-               c.generating_model, c.prompt_version
+        SELECT DISTINCT ON (s.memory_type, s.id, s.version)
+               s.memory_type, s.id, s.version, k.content, k.id, k.version, k.content_tokens, k.source_hash,
+               k.generating_model, k.prompt_version
           FROM unnest(in_types, in_ids, in_versions) AS s(memory_type, id, version)
-          CROSS JOIN LATERAL (
-              SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.generating_model,
-                     k.prompt_version
-                FROM ctxasm.context_compression AS k
-               WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
-                 AND k.source_version = s.version AND k.status = 'active' AND k.deleted_at IS NULL
-               ORDER BY k.valid_from DESC, k.id
-               LIMIT 1) AS c;
+          JOIN ctxasm.context_compression AS k
+            ON k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
+           AND k.source_version = s.version AND k.status = 'active' AND k.deleted_at IS NULL
+         ORDER BY s.memory_type, s.id, s.version, k.valid_from DESC, k.id;
         RETURN;
     END IF;
     RETURN QUERY
