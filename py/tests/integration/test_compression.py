@@ -10,6 +10,7 @@ import time
 import pytest
 
 from ctxasm.core.refs import Ref
+from ctxasm.engines.store import WindowScope
 from ctxasm.ml.summarizer import COMPRESSION_PROMPT, ExtractiveSummarizer, compression_message
 from ctxasm.services.assemble import assemble, parse_time
 from ctxasm.services.replay import replay
@@ -130,6 +131,35 @@ def test_a_stale_compression_is_replaced_by_a_fresh_one(clean_db, tmp_path, serv
     assert "from an older text" not in made.request["messages"][-1]["content"]
     fresh = [row for row in compressions(clean_db) if row[3] == "fact_latency" and row[0] != "cmp_stale_latency"]
     assert len(fresh) == 1 and fresh[0][5] == hashlib.sha256(data.fact_text("latency").encode()).hexdigest()
+
+
+def test_a_window_shows_the_newest_active_compression_of_a_row(clean_db, tmp_path):
+    """Of several fresh compressions of one row version, the window's summary tier is the newest by valid_from
+    (not the first id), one per row; another row's compression stays with that row."""
+    data.load_tenant(clean_db, tmp_path)
+    fresh = hashlib.sha256(data.fact_text("latency").encode()).hexdigest()
+    rows = [("cmp_b_older", "fact_latency", "2026-09-02T00:00:00Z", fresh, "The older latency summary."),
+            ("cmp_a_newer", "fact_latency", "2026-09-03T00:00:00Z", fresh, "The newer latency summary."),
+            ("cmp_c_eviction", "fact_eviction", "2026-09-04T00:00:00Z",
+             hashlib.sha256(data.fact_text("eviction").encode()).hexdigest(), "The eviction summary.")]
+    with data.app_store(clean_db) as store:
+        store.set_tenant(data.TENANT)
+        for cid, source, valid_from, digest, content in rows:
+            store.put_memory("compression", {
+                "id": cid, "source_type": "entity", "source_id": source, "source_version": 1, "source_hash": digest,
+                "generating_model": MODEL, "prompt_version": "compress-000000000000", "content": content,
+                "valid_from": valid_from, "user_id": data.USER, "agent_id": data.AGENT})
+        store.commit()
+        spec = data.spec()
+        selection = store.select_window(data.TENANT, WindowScope(
+            spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(data.AT), spec.question, None))
+    by_id = {c.ref.id: c for c in selection.candidates}
+    assert (by_id["fact_latency"].summary_ref.id, by_id["fact_latency"].tiers.summary) == (
+        "cmp_a_newer", "The newer latency summary.")
+    assert (by_id["fact_eviction"].summary_ref.id, by_id["fact_eviction"].tiers.summary) == (
+        "cmp_c_eviction", "The eviction summary.")
+    assert by_id["fact_sharding"].summary_ref is None and by_id["fact_sharding"].tiers.summary is None
+    assert len([c for c in selection.candidates if c.ref.id == "fact_latency"]) == 1
 
 
 @pytest.mark.parametrize("mode, problem", [
