@@ -20,13 +20,14 @@ from typing import Any
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import deploy, pgconn
 from ctxasm.ml.embedding import MODEL_NAME
-from ctxasm_dev.bench import generate, load, neighbour, report, runner
+from ctxasm_dev.bench import function_profile, generate, load, neighbour, report, runner
 
 EXAMPLE = """examples:
   scripts/bench                                   # 1e3..1e6 rows: scale, neighbour, token-count gain
   scripts/bench --sizes 1e3,1e4 --assemblies 20   # a quick run (the neighbour is then the 1e4 tenant)
   scripts/bench --load                            # also N = 1, 8, 32 concurrent assemblies
   scripts/bench --json > bench.json               # figures as one JSON object on stdout
+  scripts/bench --sizes 1e6 --functions 40        # also the database routines' own time, routine by routine
 
 --json prints {"format": "ctxasm-bench/3", "database", "sizes", "warm_up", "entries": [...], "max_rss_mib",
 "finished"}; "warm_up" says how the timed figures were warmed (--warm-up, --load-warm-up); each entry has a
@@ -43,6 +44,8 @@ EXAMPLE = """examples:
                       p95_ratio, method
   question_embedding  the real model's question embedding, apart from assembly: model, n, p50_ms, p95_ms
   token_counts        size, stored / counted {token_counting_ms, compose_ms}, identical_requests, windows
+  functions           with --functions: size, tenant, assemblies, routines [{routine, calls, self_ms,
+                      total_ms}] (per window, the 15 with the most own time), unavailable (why none, or null)
   load                workload, concurrency, assemblies, failed, throughput (per second), p50_ms, p95_ms,
                       question_embedding_ms, manifests_counted, lost, duplicated, warm_up (assemblies per
                       worker)
@@ -95,7 +98,7 @@ def parse_concurrency(text: str) -> list[int]:
     return levels
 
 
-def parse_warm_up(text: str) -> int:
+def parse_assembly_count(text: str) -> int:
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of assemblies (0 or more)")
     return int(text)
@@ -117,11 +120,11 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="tenant sizes in memory rows, at least 100 each (default 1e3,1e4,1e5,1e6)")
     parser.add_argument("--assemblies", type=int, default=50,
                         help="timed assemblies per size and assembler, each with its own question (default 50)")
-    parser.add_argument("--warm-up", type=parse_warm_up, default=WARM_UP,
+    parser.add_argument("--warm-up", type=parse_assembly_count, default=WARM_UP,
                         help="untimed assemblies before the timed ones, per size and for each side of the "
                              "neighbour figure, with questions of their own (never timed); their first and median "
                              f"latencies are reported apart (default {WARM_UP})")
-    parser.add_argument("--load-warm-up", type=parse_warm_up, default=load.WARM_UP,
+    parser.add_argument("--load-warm-up", type=parse_assembly_count, default=load.WARM_UP,
                         help="untimed assemblies per load worker on its own connection before the clock starts "
                              f"(default {load.WARM_UP})")
     parser.add_argument("--max-seconds", type=float, default=120.0,
@@ -148,6 +151,9 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="selections composed with and without stored counts (default 10; 0: none)")
     parser.add_argument("--token-counts-only", action="store_true",
                         help="only the stored-token-count gain, on the tenants already built")
+    parser.add_argument("--functions", type=parse_assembly_count, default=0, metavar="N",
+                        help="also N assemblies per size, apart from the timed ones, with PostgreSQL's function "
+                             "statistics on: each database routine's own time per window (default 0: none)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object on stdout")
     return parser.parse_args(argv)
 
@@ -159,6 +165,7 @@ def prepare(database: str, rebuild: bool) -> Any:
     # deploy is idempotent: Liquibase applies only what is new (a changed package, a new changeset)
     log(f"deploying {database} with Liquibase")
     deploy.deploy_postgres(target)
+    function_profile.clear_leftover(target)
     return target
 
 
@@ -334,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
         questions, warm_up = asked[:args.assemblies], asked[args.assemblies:]
         measured, embedding_seconds = measure_sizes(target, args, questions, warm_up)
         entries += measured
+        if args.functions > 0:
+            # the timed questions again: the same windows, now with every routine call timed
+            entries += [function_profile.profile(target, generate.plan(size).tenant_id, size,
+                                                 (questions * args.functions)[:args.functions], log)
+                        for size in args.sizes]
         if alone is not None:
             built = ensure_tenant(alone, args.sizes[0])
             if built:

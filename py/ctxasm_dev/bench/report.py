@@ -168,6 +168,15 @@ def targets_table(rows: list[dict[str, Any]]) -> str:
                   [[r["figure"], f"{r['measured']:.2f}", r["goal"], "yes" if r["met"] else "no"] for r in rows])
 
 
+def functions_table(entry: dict[str, Any]) -> str:
+    """One size's routines by their own time per window (the tracking's own cost included), or why none."""
+    if entry.get("unavailable"):
+        return f"unavailable: {entry['unavailable']}"
+    return _table(["routine", "calls per window", "own ms per window", "with what it calls, ms per window"],
+                  [[r["routine"], _num(r["calls"], 1), f"{r['self_ms']:.2f}", f"{r['total_ms']:.2f}"]
+                   for r in entry["routines"]])
+
+
 def text(figures: dict[str, Any]) -> str:
     """Every table the figures have, in reading order."""
     entries = figures["entries"]
@@ -189,6 +198,9 @@ def text(figures: dict[str, Any]) -> str:
         parts.append("## Noisy neighbour (the smallest tenant alone, then beside the largest)\n\n"
                      + neighbour_table(_kind(entries, "neighbour")) + "\n\n"
                      + "\n".join(e["method"] for e in _kind(entries, "neighbour")))
+    for e in _kind(entries, "functions"):
+        parts.append(f"## Database routines, {size_label(e['size'])} ({e['assemblies']} assemblies apart from the "
+                     "timed ones, function statistics on)\n\n" + functions_table(e))
     if _kind(entries, "token_counts"):
         parts.append("## Stored token counts (compose on identical selections)\n\n"
                      + token_table(_kind(entries, "token_counts")))

@@ -35,7 +35,7 @@ def figures(pg_target):
         with redirect_stdout(out):
             code = bench.main(["--database", DATABASE, "--rebuild", "--sizes", "200,400", "--assemblies", "3",
                                "--token-windows", "1", "--load", "--concurrency", "1,2", "--per-worker", "2",
-                               "--warm-up", "2", "--load-warm-up", "1", "--json"])
+                               "--warm-up", "2", "--load-warm-up", "1", "--functions", "2", "--json"])
         assert code == 0
         yield json.loads(out.getvalue())
     finally:
@@ -94,6 +94,26 @@ def test_neighbour_and_load_entries(figures):
     assert all(b["rows"] == b["size"] for b in builds)
 
 
+def test_function_statistics_name_the_routines_per_window_and_are_turned_off_after(figures, pg_target):
+    functions = [e for e in figures["entries"] if e["kind"] == "functions"]
+    assert [(e["size"], e["assemblies"], e["unavailable"]) for e in functions] == [(200, 2, None), (400, 2, None)]
+    for entry in functions:
+        calls = {r["routine"]: r["calls"] for r in entry["routines"]}
+        # each window runs the scoring rule once; the routines are the schemas' own, at most 15
+        assert calls["ctxasm.score_step"] == 1.0
+        assert all(name.split(".")[0] in ("ctx_assembly", "ctx_session", "ctxasm") for name in calls)
+        assert len(entry["routines"]) == 15
+        assert all(0 <= r["self_ms"] <= r["total_ms"] + 1e-9 for r in entry["routines"])
+        ordered = [r["self_ms"] for r in entry["routines"]]
+        assert ordered == sorted(ordered, reverse=True)
+    target = pgconn.resolve_target(DATABASE, start=True)
+    with psycopg.connect(target.conninfo(target.admin, target.admin_database)) as admin:
+        settings = admin.execute(
+            "SELECT s.setconfig FROM pg_db_role_setting AS s JOIN pg_database AS d ON d.oid = s.setdatabase "
+            "WHERE d.datname = %s", (DATABASE,)).fetchall()
+    assert not any("track_functions" in str(config) for config in settings)
+
+
 def test_help_documents_every_flag(capsys):
     with pytest.raises(SystemExit):
         bench.main(["--help"])
@@ -101,10 +121,11 @@ def test_help_documents_every_flag(capsys):
     parser_flags = ("--sizes", "--assemblies", "--warm-up", "--load-warm-up", "--max-seconds", "--database",
                     "--rebuild", "--no-naive",
                     "--no-neighbour", "--load", "--load-only", "--load-tenant", "--concurrency", "--per-worker",
-                    "--token-windows", "--token-counts-only", "--json")
+                    "--token-windows", "--token-counts-only", "--functions", "--json")
     for flag in parser_flags:
         assert flag in text, flag
-    for kind in ("build", "size", "neighbour", "question_embedding", "token_counts", "load", "target"):
+    for kind in ("build", "size", "neighbour", "question_embedding", "token_counts", "functions", "load",
+                 "target"):
         assert f"\n  {kind} " in text, kind
 
 
