@@ -215,10 +215,10 @@ def _question_window(store: Any, data: _SampleData, calibration: Calibration, qu
     return window
 
 
-def _load(target: Any, samples: list[Sample], ids: list[str], log: Log) -> None:
+def _load(target: Any, samples: list[Sample], ids: list[str], vectors: list[list[list[float]]], log: Log) -> None:
     from ctxasm.services import load
 
-    document = tenants.scenario(samples, ids)
+    document = tenants.scenario(samples, ids, embeddings=vectors)
     with tempfile.TemporaryDirectory(prefix="ctxasm-conversations-") as folder:
         path = Path(folder) / "conversations.json"
         path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
@@ -231,7 +231,7 @@ def _embed_turns(samples: list[Sample]) -> list[list[list[float]]]:
     from ctxasm.progress import progress
 
     texts = [[turn.content for turn in sample.turns] for sample in samples]
-    with progress("embedding turns (dense baseline)", total=sum(map(len, texts))) as tick:
+    with progress("embedding turns (stored, and ranked by the dense baseline)", total=sum(map(len, texts))) as tick:
         return [embedding.embed(group, progress=tick) for group in texts]
 
 
@@ -253,8 +253,10 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
     if not samples:
         return evaluation
     ids = tenants.tenant_ids(samples)
-    _load(target, samples, ids, log)
-    prepared = [_prepare(s, t, v) for s, t, v in zip(samples, ids, _embed_turns(samples))]
+    # The turns are embedded once: the dense baseline ranks by these vectors, and the load stores them.
+    vectors = _embed_turns(samples)
+    _load(target, samples, ids, vectors, log)
+    prepared = [_prepare(s, t, v) for s, t, v in zip(samples, ids, vectors)]
     for data in prepared:
         evaluation.samples.append({
             "sample_id": data.sample.sample_id, "tenant_id": data.tenant_id, "sessions": len(data.sample.sessions),

@@ -92,6 +92,23 @@ def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
     assert manifests >= len(evaluation.results)  # the calibration window and any corrected budgets add some
 
 
+def test_turns_are_stored_with_their_contents_vectors(evaluation, pg_target):
+    """The evaluation embeds each turn once and hands the vectors to the load: what is stored is the model's
+    vector of the turn's content, as a load would have computed it."""
+    from ctxasm.ml import embedding
+
+    tenant = evaluation.samples[0]["tenant_id"]
+    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant(tenant)
+        rows = connection.execute(
+            "SELECT content, embedding::text FROM ctxasm.conversation_memory WHERE event_type = 'message' "
+            "ORDER BY id LIMIT 5").fetchall()
+    assert len(rows) == 5
+    computed = embedding.embed([content for content, _ in rows])
+    for (_, stored), vector in zip(rows, computed):
+        assert max(abs(a - b) for a, b in zip(json.loads(stored), vector)) < 1e-4
+
+
 def test_figures_are_in_range_and_printable(evaluation):
     summary = summarize(evaluation)
     json.dumps(summary)  # JSON-ready
