@@ -95,11 +95,17 @@ def embed(texts: Sequence[str], *, batch_size: int = 32,
     if not items:
         return []
     encoder = model()
-    vectors: list[list[float]] = []
-    for start in range(0, len(items), batch_size):
-        batch = items[start:start + batch_size]
-        array = encoder.encode(batch)
-        vectors.extend([round(float(x), ROUND_PLACES) for x in row] for row in array)
+    # Batched by length, as sentence-transformers batches: a batch is padded to its longest text, so texts of
+    # mixed lengths batched in their given order spent most of the model's time on padding (1,000 conversation
+    # turns of 10 to 66 tokens: 22.8 ms a text in the given order, 14.4 ms by length). The vectors come back in
+    # the given order; mean pooling ignores the padding, so a text's vector differs only in float rounding.
+    order = sorted(range(len(items)), key=lambda i: len(items[i]))
+    vectors: list[list[float]] = [[] for _ in items]
+    for start in range(0, len(order), batch_size):
+        batch = order[start:start + batch_size]
+        array = encoder.encode([items[i] for i in batch])
+        for i, row in zip(batch, array):
+            vectors[i] = [round(float(x), ROUND_PLACES) for x in row]
         if progress is not None:
             progress(len(batch))
     return vectors
