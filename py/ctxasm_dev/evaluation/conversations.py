@@ -254,7 +254,9 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
         return evaluation
     ids = tenants.tenant_ids(samples)
     # The turns are embedded once: the dense baseline ranks by these vectors, and the load stores them.
+    embedding_started = time.perf_counter()
     vectors = _embed_turns(samples)
+    log(f"embedded {sum(map(len, vectors))} turns in {time.perf_counter() - embedding_started:.2f} s")
     _load(target, samples, ids, vectors, log)
     prepared = [_prepare(s, t, v) for s, t, v in zip(samples, ids, vectors)]
     for data in prepared:

@@ -291,6 +291,18 @@ def test_command_line_options():
             parser().parse_args(bad)
 
 
+def test_the_run_embeds_on_every_core_unless_told_otherwise(monkeypatch):
+    import os
+
+    from ctxasm_dev.evaluation.conversation_main import _bulk_embedding_threads
+
+    monkeypatch.delenv("CTXASM_EMBEDDING_THREADS", raising=False)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert _bulk_embedding_threads() == str(cores) == os.environ["CTXASM_EMBEDDING_THREADS"]
+    monkeypatch.setenv("CTXASM_EMBEDDING_THREADS", "3")
+    assert _bulk_embedding_threads() == "3"
+
+
 # --- LongMemEval's format ---------------------------------------------------------------------------------------
 
 LONGMEMEVAL = REPO / "db" / "tests" / "conversations" / "longmemeval_synthetic.json"
