@@ -119,8 +119,8 @@ def budget_row(row: str, thread: str | None, usable_context: int, overhead_reser
     }
 
 
-def _turn_row(turn: Turn, speaker_b: str, embedding: list[float] | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {
+def _turn_row(turn: Turn, speaker_b: str) -> dict[str, Any]:
+    return {
         "type": "conversation", "id": row_id(turn.dia_id),
         "role": "assistant" if turn.speaker == speaker_b else "user",
         "turn_index": turn.index, "user_id": USER_ID, "agent_id": AGENT_ID, "thread_id": thread_id(turn.session),
@@ -128,29 +128,37 @@ def _turn_row(turn: Turn, speaker_b: str, embedding: list[float] | None = None) 
         "content_json": {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session,
                          "image": turn.is_image},
     }
-    # The loader embeds a message turn's content (ctxasm.engines.searchable.embedding_text), the same text the
-    # dense baseline embeds: a vector given here is the one the loader would compute, and it is not computed twice.
-    if embedding is not None and turn.content.strip():
-        row["embedding"] = embedding
-    return row
 
 
-def scenario(samples: list[Sample], ids: list[str], name: str = "conversation-eval",
-             embeddings: list[list[list[float]]] | None = None) -> dict[str, Any]:
-    """The loader's scenario document: one tenant per sample, its turns, and a tenant-wide budget. `embeddings`,
-    if given, holds each sample's turn vectors in turn order (all-MiniLM-L6-v2 of the turn's content)."""
+def scenario(samples: list[Sample], ids: list[str], name: str = "conversation-eval") -> dict[str, Any]:
+    """The loader's scenario document: one tenant per sample, its turns, and a tenant-wide budget."""
     tenants = []
-    for number, (sample, tenant) in enumerate(zip(samples, ids)):
-        vectors = embeddings[number] if embeddings is not None else [None] * len(sample.turns)
+    for sample, tenant in zip(samples, ids):
         first = min(turn.at for turn in sample.turns)
         memories: list[dict[str, Any]] = [
             {"type": "guideline", **budget_row("budget-default", None, CALIBRATION_USABLE,
                                                request_overhead_reserve(CALIBRATION_USABLE),
                                                first - timedelta(days=1))}]
-        memories.extend(_turn_row(turn, sample.speaker_b, vector) for turn, vector in zip(sample.turns, vectors))
+        memories.extend(_turn_row(turn, sample.speaker_b) for turn in sample.turns)
         tenants.append({"tenant_id": tenant, "display_name": f"{sample.speaker_a} and {sample.speaker_b} "
                                                                f"({sample.sample_id})"[:200],
                         "memories": memories})
     return {"format": "ctxasm-scenario/1", "name": name,
             "description": "LoCoMo-format conversations, one tenant per sample (docs/conversation-eval.md)",
             "tenants": tenants}
+
+
+def attach_turn_vectors(document: dict[str, Any], samples: list[Sample], ids: list[str],
+                        vectors: list[list[list[float]]]) -> None:
+    """In place, on a scenario document the loader has validated: each message turn with text gets its vector
+    (`vectors`: each sample's, in turn order). The loader embeds a message turn's content
+    (ctxasm.engines.searchable.embedding_text), the text the dense baseline embeds, so a vector given here is
+    the one the load would compute, and it is not computed twice."""
+    by_row = {(tenant, row_id(turn.dia_id)): vector
+              for sample, tenant, sample_vectors in zip(samples, ids, vectors)
+              for turn, vector in zip(sample.turns, sample_vectors)}
+    for tenant in document["tenants"]:
+        for memory in tenant["memories"]:
+            vector = by_row.get((tenant["tenant_id"], memory["id"])) if memory["type"] == "conversation" else None
+            if vector is not None and str(memory.get("content") or "").strip():
+                memory["embedding"] = vector

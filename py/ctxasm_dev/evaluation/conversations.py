@@ -218,11 +218,12 @@ def _question_window(store: Any, data: _SampleData, calibration: Calibration, qu
 def _load(target: Any, samples: list[Sample], ids: list[str], vectors: list[list[list[float]]], log: Log) -> None:
     from ctxasm.services import load
 
-    document = tenants.scenario(samples, ids, embeddings=vectors)
+    document = tenants.scenario(samples, ids)
     with tempfile.TemporaryDirectory(prefix="ctxasm-conversations-") as folder:
         path = Path(folder) / "conversations.json"
         path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-        report = load.load_file(target, path)
+        report = load.load_file(target, path,
+                                prepare=lambda read: tenants.attach_turn_vectors(read, samples, ids, vectors))
     log(report.describe().splitlines()[0])
 
 

@@ -228,18 +228,20 @@ def test_tenant_scenario_validates_and_keeps_dia_ids():
     assert {t["user_id"] for t in turns} == {conversation_tenants.USER_ID}
 
 
-def test_tenant_scenario_carries_given_turn_vectors_so_the_loader_embeds_nothing():
+def test_turn_vectors_attach_to_their_turns_so_the_loader_embeds_nothing():
     from ctxasm.services.load import embed_memories
 
-    samples, _ = parse_samples([sample()])
+    samples, _ = parse_samples([sample(), sample(sample_id="conv-7")])
     ids = conversation_tenants.tenant_ids(samples)
-    vectors = [[[float(i % 7) / 7] * 384 for i in range(len(samples[0].turns))]]
-    document = conversation_tenants.scenario(samples, ids, embeddings=vectors)
+    vectors = [[[float(s), float(i)] + [0.0] * 382 for i in range(len(x.turns))] for s, x in enumerate(samples)]
+    document = conversation_tenants.scenario(samples, ids)
+    conversation_tenants.attach_turn_vectors(document, samples, ids, vectors)
     assert not list(validator().iter_errors(document))
-    turns = document["tenants"][0]["memories"][1:]
-    assert [t["embedding"] for t in turns] == vectors[0]
+    for number, tenant in enumerate(document["tenants"]):
+        turns = tenant["memories"][1:]
+        assert [t["embedding"] for t in turns] == vectors[number]
+        assert "embedding" not in tenant["memories"][0]  # the budget row is not a turn
     assert embed_memories(document) == 0  # every message turn already has its vector: no model call
-    assert all("embedding" not in t for t in conversation_tenants.scenario(samples, ids)["tenants"][0]["memories"])
 
 
 def test_question_budget_gives_recalled_history_the_whole_remainder():
