@@ -58,6 +58,10 @@ def from_json(data: bytes | bytearray | memoryview | str) -> Any:
     return orjson.loads(raw)
 
 
+#: The types of values that hold no text: a list of nothing else (an embedding's 384 numbers) is not walked.
+_PLAIN_NUMBERS = frozenset({int, float})
+
+
 def unstorable_text(value: Any, path: str) -> str | None:
     """The first string in `value` that PostgreSQL (and Oracle) cannot store, as "path: problem", or None
     (found by the hostile-input tests): NUL, which no text or jsonb value may hold, and lone surrogates,
@@ -73,6 +77,8 @@ def unstorable_text(value: Any, path: str) -> str | None:
     if isinstance(value, dict):
         pairs = [(path, key) for key in value] + [(f"{path}.{key}", item) for key, item in value.items()]
     elif isinstance(value, list):
+        if all(type(item) in _PLAIN_NUMBERS for item in value):
+            return None
         pairs = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
     else:
         return None

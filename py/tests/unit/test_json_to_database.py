@@ -77,3 +77,11 @@ def test_what_json_cannot_hold_is_refused_as_before():
 
     with pytest.raises(TypeError, match="Row is not JSON serialisable"):
         to_json({"row": Row("a")})
+
+
+def test_unstorable_text_skips_a_list_of_numbers_and_still_finds_text_among_numbers():
+    from ctxasm.engines.checks import unstorable_text
+
+    assert unstorable_text({"embedding": [0.5] * 384, "n": [1, 2.5]}, "$") is None
+    assert unstorable_text({"embedding": [0.5, 1, "a\x00b"]}, "$") == "$.embedding[2]: contains a NUL character"
+    assert unstorable_text([True, "\udc80"], "$") == "$[1]: not valid Unicode text (lone surrogate at offset 0)"
