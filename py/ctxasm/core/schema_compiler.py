@@ -32,7 +32,7 @@ _OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames"
                            "unevaluatedProperties"})
 #: The keywords that apply a subschema to the same object only on some condition, and the ones that evaluate
 #: property names by pattern: where they could evaluate names, which names are evaluated depends on the document.
-_CONDITIONAL = ("anyOf", "oneOf", "if", "then", "else", "dependentSchemas")
+_CONDITIONAL = ("anyOf", "oneOf", "if", "then", "else")
 _BY_PATTERN = ("patternProperties", "additionalProperties", "unevaluatedProperties")
 _ARRAY_LOOPS = frozenset({"prefixItems", "items"})
 _KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_LOOPS
@@ -251,8 +251,6 @@ class _Generator:
                 names |= self.evaluated_names(self.root["$defs"][target[len("#/$defs/"):]], seen | {target})
         for keyword in _CONDITIONAL:
             branches = node[keyword] if isinstance(node.get(keyword), list) else [node.get(keyword)]
-            if keyword == "dependentSchemas" and isinstance(node.get(keyword), dict):
-                branches = list(node[keyword].values())
             if any(self.evaluated_names(sub, seen) for sub in branches if sub is not None):
                 raise ValueError(f"the compiled check knows unevaluatedProperties over properties, allOf and $ref "
                                  f"only, not names a {keyword} branch evaluates")

@@ -51,8 +51,8 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
-    # The compiled check decides (about 90 times faster: a file of 20,000 turns took 22 s through jsonschema);
-    # jsonschema runs only to say where and why a file fails.
+    # The compiled check decides (4,008 memories in 0.04 s, where jsonschema took 4.7 s); jsonschema runs only to
+    # say where and why a file fails.
     errors = [] if schemas.checker(schemas.SCENARIO)(document) else list(validator().iter_errors(document))
     if errors:
         problems = schema_problems(errors)
@@ -478,9 +478,9 @@ def load_file(engine: Engine | Any, path: str | Path, *, upsert: bool = False,
     tool: the owner registers tenants). `engine` may be a PostgreSQL target too. `upsert`: memories already
     stored are compared and only what changed is written (a new version), so loading a file twice writes
     nothing the second time. `prepare`, if given, receives the validated document before anything is embedded:
-    a caller that already has a memory's vector sets its `embedding` there (the schema's checks of a file cost
-    about 10 us per number, so 384 of them per memory are better not written into it). Its span: create_memory
-    (upsert_memory with `upsert`), every memory of the file; the store is named when the file has one tenant."""
+    a caller that already has a memory's vector sets its `embedding` there instead of writing its 384 numbers
+    into the file. Its span: create_memory (upsert_memory with `upsert`), every memory of the file; the store is
+    named when the file has one tenant."""
     engine = as_engine(engine)
     with spans.memory_span(spans.UPSERT_MEMORY if upsert else spans.CREATE_MEMORY, None, "load") as span:
         document = read_scenario(path)
