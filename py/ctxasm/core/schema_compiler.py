@@ -203,13 +203,7 @@ class _Generator:
                 lines += [f"        x = v.get({key!r}, _absent)",
                           f"        if x is not _absent and not ({test}):", "            return False"]
         if "additionalProperties" in node:
-            known = self.constant(frozenset(properties))
-            other = self.expression(node["additionalProperties"], "x")
-            if other == "False":
-                lines += [f"        if not {known}.issuperset(v):", "            return False"]
-            elif other != "True":
-                lines += ["        for key, x in v.items():",
-                          f"            if key not in {known} and not ({other}):", "                return False"]
+            lines += self.other_names(frozenset(properties), node["additionalProperties"])
         if "propertyNames" in node:
             lines += ["        for x in v:", f"            if not ({self.expression(node['propertyNames'], 'x')}):",
                       "                return False"]
@@ -219,14 +213,20 @@ class _Generator:
         if "unevaluatedProperties" in node:
             if "additionalProperties" in node:
                 raise ValueError("the compiled check knows unevaluatedProperties without additionalProperties only")
-            known = self.constant(self.evaluated_names({k: w for k, w in node.items() if k != "unevaluatedProperties"}))
-            other = self.expression(node["unevaluatedProperties"], "x")
-            if other == "False":
-                lines += [f"        if not {known}.issuperset(v):", "            return False"]
-            elif other != "True":
-                lines += ["        for key, x in v.items():",
-                          f"            if key not in {known} and not ({other}):", "                return False"]
+            evaluated = self.evaluated_names({k: w for k, w in node.items() if k != "unevaluatedProperties"})
+            lines += self.other_names(evaluated, node["unevaluatedProperties"])
         return lines
+
+    def other_names(self, names: frozenset[str], sub: Any) -> list[str]:
+        """The lines that check every member whose name is not in `names` against `sub`."""
+        known = self.constant(names)
+        other = self.expression(sub, "x")
+        if other == "False":
+            return [f"        if not {known}.issuperset(v):", "            return False"]
+        if other == "True":
+            return []
+        return ["        for key, x in v.items():",
+                f"            if key not in {known} and not ({other}):", "                return False"]
 
     def evaluated_names(self, node: Any, seen: frozenset[str] = frozenset()) -> frozenset[str]:
         """The property names an object valid against `node` has had evaluated, for unevaluatedProperties: the

@@ -76,16 +76,20 @@ def test_every_question_gets_a_window_at_the_budget(evaluation, small_file):
             assert set(result.evidence) <= result.baseline_turns[name]
 
 
-def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
-    tenant = evaluation.samples[0]["tenant_id"]
-    # As the owner: the application role reads no table (RLS keeps the owner to the tenant too).
+def _tenant_rows(pg_target, tenant: str, query: str) -> list[tuple]:
+    """`query`'s rows as the owner with `tenant` set: the application role reads no table (RLS keeps the owner to
+    the tenant too)."""
     with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant(tenant)
-        rows = connection.execute(
-            "SELECT id, thread_id, content_json ->> 'dia_id' FROM ctxasm.conversation_memory "
-            "WHERE event_type = 'message'").fetchall()
-        manifests = connection.execute(
-            "SELECT count(*) FROM ctxasm.conversation_memory WHERE event_type = 'context_manifest'").fetchone()[0]
+        return connection.execute(query).fetchall()
+
+
+def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
+    tenant = evaluation.samples[0]["tenant_id"]
+    rows = _tenant_rows(pg_target, tenant, "SELECT id, thread_id, content_json ->> 'dia_id' "
+                                           "FROM ctxasm.conversation_memory WHERE event_type = 'message'")
+    ((manifests,),) = _tenant_rows(pg_target, tenant, "SELECT count(*) FROM ctxasm.conversation_memory "
+                                                      "WHERE event_type = 'context_manifest'")
     assert len(rows) == evaluation.samples[0]["turns"]
     assert all(row_id == tenants.row_id(dia_id) for row_id, _, dia_id in rows)
     assert {thread for _, thread, _ in rows} == {"session-1", "session-2"}
@@ -97,12 +101,9 @@ def test_turns_are_stored_with_their_contents_vectors(evaluation, pg_target):
     vector of the turn's content, as a load would have computed it."""
     from ctxasm.ml import embedding
 
-    tenant = evaluation.samples[0]["tenant_id"]
-    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
-        PostgresStore(connection).set_tenant(tenant)
-        rows = connection.execute(
-            "SELECT content, embedding::text FROM ctxasm.conversation_memory WHERE event_type = 'message' "
-            "ORDER BY id LIMIT 5").fetchall()
+    rows = _tenant_rows(pg_target, evaluation.samples[0]["tenant_id"],
+                        "SELECT content, embedding::text FROM ctxasm.conversation_memory "
+                        "WHERE event_type = 'message' ORDER BY id LIMIT 5")
     assert len(rows) == 5
     computed = embedding.embed([content for content, _ in rows])
     for (_, stored), vector in zip(rows, computed):
