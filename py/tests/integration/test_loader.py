@@ -132,6 +132,21 @@ def test_database_rejection_rolls_back_everything(clean_db, tmp_path):
     assert total_rows(clean_db, registry=False) == 0
 
 
+def test_a_refusal_inside_a_batch_of_new_memories_names_its_memory_and_loads_nothing(clean_db, tmp_path):
+    """New memories without versions are written together (PostgresStore.put_memories); the database refusing one
+    of them, valid by the schema, still names that memory's JSON path, and nothing of the file stays."""
+    memories = DEMO["tenants"][0]["memories"]
+    plain = [i for i, m in enumerate(memories) if not m.get("versions") and "deleted_at" not in m]
+    assert len(plain) >= 5
+    bad = plain[len(plain) // 2]
+    late = broken(_set(["tenants", 0, "memories", bad, "valid_until"], "1990-01-01T00:00:00Z"))
+    with pytest.raises(ScenarioError) as caught:
+        load.load_file(clean_db, write(tmp_path, late))
+    assert caught.value.json_path == f"$.tenants[0].memories[{bad}]"
+    assert "valid_until" in str(caught.value)
+    assert total_rows(clean_db, registry=False) == 0
+
+
 @pytest.mark.slow  # ctxasm processes
 def test_cli_load_reports_and_exits_4(clean_db, tmp_path):
     path = write(tmp_path, broken(_set(["tenants", 0, "memories", FACT, "confidence"], "high")))
