@@ -118,9 +118,12 @@ class PostgresStore(StoreClaims):
     def put_memories(self, items: Sequence[tuple[str, dict[str, Any]]]) -> bool:
         """put_memory of each (type, record) in order, pipelined (one network wait for all of them), under a
         savepoint of the caller's transaction. True when every one was written; False, with none of them
-        written, when any was refused: the caller writes them one by one to learn which and why."""
+        written, when any was refused, or when no transaction is open (a block of its own would commit): the
+        caller writes them one by one to learn which and why."""
         import psycopg
 
+        if self.connection.info.transaction_status != psycopg.pq.TransactionStatus.INTRANS:
+            return False
         try:
             params = [(memory_type, to_json(prepared(memory_type, record))) for memory_type, record in items]
         except CtxasmError:
