@@ -92,11 +92,16 @@ class _Generator:
         self.namespace[name] = value
         return name
 
-    def ref(self, target: str) -> str:
-        """The function checking `$defs` entry `target`, generated once (a definition may refer to itself)."""
+    @staticmethod
+    def definition_key(target: str) -> str:
+        """The `$defs` key a `$ref` names; only local definitions are compiled."""
         if not target.startswith("#/$defs/"):
             raise ValueError(f"only local $defs references are compiled, got {target!r}")
-        key = target[len("#/$defs/"):]
+        return target[len("#/$defs/"):]
+
+    def ref(self, target: str) -> str:
+        """The function checking `$defs` entry `target`, generated once (a definition may refer to itself)."""
+        key = self.definition_key(target)
         if key not in self.refs:
             self.refs[key] = self.name("d")
             self.function(self.root["$defs"][key], self.refs[key])
@@ -243,12 +248,9 @@ class _Generator:
         names = frozenset(node.get("properties", {}))
         for sub in node.get("allOf", ()):
             names |= self.evaluated_names(sub, seen)
-        if "$ref" in node:
-            target = node["$ref"]
-            if not target.startswith("#/$defs/"):
-                raise ValueError(f"only local $defs references are compiled, got {target!r}")
-            if target not in seen:
-                names |= self.evaluated_names(self.root["$defs"][target[len("#/$defs/"):]], seen | {target})
+        if "$ref" in node and node["$ref"] not in seen:
+            key = self.definition_key(node["$ref"])
+            names |= self.evaluated_names(self.root["$defs"][key], seen | {node["$ref"]})
         for keyword in _CONDITIONAL:
             branches = node[keyword] if isinstance(node.get(keyword), list) else [node.get(keyword)]
             if any(self.evaluated_names(sub, seen) for sub in branches if sub is not None):

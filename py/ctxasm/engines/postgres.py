@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from collections.abc import Sequence
 from typing import Any, Iterator
 
 from ctxasm.claims import ClaimSource, StoreClaims

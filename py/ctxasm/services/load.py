@@ -28,10 +28,7 @@ from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import CtxasmError, ScenarioError, brief_message
 from ctxasm.progress import ProgressCallback, progress
 from ctxasm.services import memory_spans as spans
-from ctxasm.services.upsert import instant
-
-# Keys of a memory item that steer the loader rather than being columns of the row.
-LOADER_KEYS = ("type", "versions", "deleted_at")
+from ctxasm.services.upsert import instant, row_fields
 
 
 def validator() -> Draft202012Validator:
@@ -228,7 +225,7 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
                 kind = memory["type"]
                 current = stored.get((tenant_id, kind, memory["id"]))
                 if current is None and not memory.get("versions") and "deleted_at" not in memory:
-                    batch.add(where, kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                    batch.add(where, kind, row_fields(memory))
                     versions_now[(kind, memory["id"])] = (1, 1)
                     continue
                 batch.flush()  # in file order: what comes next may refer to what the batch holds
@@ -236,7 +233,7 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
                     _upsert_memory(store, name, where, memory, current, versions_now, report)
                 else:
                     with _located(name, where):
-                        store.put_memory(kind, {k: v for k, v in memory.items() if k not in LOADER_KEYS})
+                        store.put_memory(kind, row_fields(memory))
                     for v, version in enumerate(memory.get("versions", [])):
                         with _located(name, f"{where}.versions[{v}]"):
                             store.supersede(kind, memory["id"], version)
@@ -276,8 +273,8 @@ class _Batch:
 
     def __init__(self, store: MemoryStore, name: str, tenant_id: str, report: LoadReport,
                  on_progress: ProgressCallback | None):
-        self.store, self.name, self.tenant_id, self.report, self.on_progress = (store, name, tenant_id, report,
-                                                                                 on_progress)
+        self.store, self.name, self.tenant_id = store, name, tenant_id
+        self.report, self.on_progress = report, on_progress
         self.together = getattr(store, "put_memories", None)
         self.pending: list[tuple[str, str, dict[str, Any]]] = []
 

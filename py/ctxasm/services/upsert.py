@@ -24,7 +24,7 @@ ERASED = object()
 _REFS_PER_CALL = 5000
 
 #: Keys of a file's memory that steer the loader rather than describe the row.
-_LOADER_KEYS = ("type", "versions", "deleted_at")
+LOADER_KEYS = ("type", "versions", "deleted_at")
 #: Columns the database derives (or the loader computes from the text), never compared.
 _DERIVED = frozenset({"id", "version", "status", "embedding", "content_tokens", "valid_from", "created_at"})
 #: (type, id, version) field triples that name another row by its version: a version number in a file counts
@@ -59,11 +59,16 @@ def stored_memories(store: MemoryStore, tenant_id: str,
     return {key: row for key, row in found.items() if row is not None}
 
 
+def row_fields(memory: dict[str, Any]) -> dict[str, Any]:
+    """A file's memory as the row it describes: its fields without the keys that steer the loader."""
+    return {k: v for k, v in memory.items() if k not in LOADER_KEYS}
+
+
 def final_state(memory: dict[str, Any], versions_now: dict[tuple[str, str], tuple[int, int]]) -> dict[str, Any]:
     """The memory's last version as the file describes it. A reference to another row's version that is that
     row's last version in the file is rewritten to the version stored for it (`versions_now`: (type, id) ->
     (the file's last version, the stored one))."""
-    state = {k: v for k, v in memory.items() if k not in _LOADER_KEYS}
+    state = row_fields(memory)
     for version in memory.get("versions", []):
         state.update(version)
     for type_key, id_key, version_key in _VERSION_REFS:

@@ -6,8 +6,8 @@ one: it is turned on for the benchmark database (`ALTER DATABASE ... SET`, which
 take), one application connection runs the assemblies, and the setting is removed again, also when the pass
 fails. The figures are the counters' growth over the pass: resetting the database's statistics would zero its
 tables' counters too, which autovacuum goes by. A session's figures reach the statistics when the session ends,
-so they are read once the assemblies' session has gone. Setting `track_functions` takes a superuser (or a grant of it), as
-the embedded cluster's admin is; without it the entry says why and the benchmark goes on.
+so they are read once the assemblies' session has gone. Setting `track_functions` takes a superuser (or a grant
+of it), as the embedded cluster's admin is; without it the entry says why and the benchmark goes on.
 """
 
 from __future__ import annotations
