@@ -12,7 +12,8 @@ What it maps to (docs/adapters.md):
 - the tenant is the store's (one store per tenant); `user_index` (default 0) and `agent_index` (default none)
   name the namespace labels that are the user and the agent: an item is a personal fact of that user (and
   agent), which other users' sessions never see;
-- an item is a fact (`Session.remember`): subject `lg:` + the namespace joined by `/`, predicate the key,
+- an item is a fact (`Session.remember`): subject `lg:` + the namespace joined by `/` (a `/` or `%` in a
+  label escaped as `%2F` / `%25`), predicate the key,
   content the value as JSON text (so hybrid search reads it), content_json `{"namespace", "key", "value"}`;
 - `put` again writes a new version (the old one stays in history, so windows that showed it replay); `put`
   of None (`delete`) retracts it: no longer in effect, its history kept;
@@ -46,7 +47,9 @@ SUBJECT_PREFIX = "lg:"
 
 
 def subject_of(namespace: tuple[str, ...]) -> str:
-    return SUBJECT_PREFIX + "/".join(namespace)
+    """The fact subject of a namespace: its labels joined by "/", a "/" (and so "%") inside a label escaped, so
+    ("a/b",) and ("a", "b") are two namespaces, not one. A label without either character reads as itself."""
+    return SUBJECT_PREFIX + "/".join(label.replace("%", "%25").replace("/", "%2F") for label in namespace)
 
 
 class CtxasmStore(BaseStore):

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from ctxasm.core.refs import Ref
-from ctxasm.core.tool_results import ToolItem, ToolOutput
+from ctxasm.core.budget import parse_budget
+from ctxasm.core.tool_results import ToolItem, ToolLedger, ToolOutput
 from ctxasm.engines.checks import unstorable_text
 from ctxasm.engines.store import MemoryStore, WindowScope
 from ctxasm.engines.tool_schemas import unbounded_strings
@@ -31,6 +32,7 @@ from ctxasm.services.recall import SEARCH_LIMIT, Caller
 
 if TYPE_CHECKING:
     from ctxasm.api.session import Session
+    from ctxasm.core.selection import Selection
 
 __all__ = ["Caller", "HANDLERS", "MemoryManager", "SEARCH_LIMIT", "ToolRow", "validate_arguments"]
 
@@ -46,6 +48,13 @@ HANDLER_ARGUMENTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "expand": (frozenset({"memory_id"}), frozenset()),
     "clarify": (frozenset({"question"}), frozenset()),
     "remember": (frozenset({"subject", "predicate", "content"}), frozenset({"confidence", "personal"})),
+}
+
+#: What each handler argument is, and the longest a string one may be where the database bounds it (a fact's
+#: subject and predicate are columns of 256 characters); other strings are held to MAX_ARGUMENT_CHARS.
+ARGUMENT_KINDS: dict[str, tuple[type, int | None]] = {
+    "query": (str, None), "subject": (str, 256), "predicate": (str, 256), "content": (str, None),
+    "memory_id": (str, None), "question": (str, None), "confidence": (float, None), "personal": (bool, None),
 }
 
 #: clarify asks the user through the client; it returns the answer, or None when the client cannot be asked.
@@ -123,12 +132,28 @@ def _check_handler_arguments(row: ToolRow, arguments: Mapping[str, Any]) -> None
                               "(the tool_schema must require it)")
     for name in sorted(arguments.keys() - required - optional):
         raise InvalidArgument(f"invalid_argument: {row.name}.{name}: not an argument of the {row.handler} handler")
+    # A schema may be looser than the handler (no type, no properties): each argument is checked as the
+    # handler takes it, so the error names the tool's field, not a database parameter or a driver's type.
+    for name in sorted(arguments.keys()):
+        kind, longest = ARGUMENT_KINDS[name]
+        value = arguments[name]
+        if kind is str:
+            if not isinstance(value, str) or not value.strip():
+                raise InvalidArgument(f"invalid_argument: {row.name}.{name}: must be a non-empty string, not "
+                                      f"{brief_message(repr(value), value)}")
+            if longest is not None and len(value) > longest:
+                raise InvalidArgument(f"invalid_argument: {row.name}.{name}: is {len(value)} characters long, at "
+                                      f"most {longest} are allowed")
+        elif kind is bool and not isinstance(value, bool):
+            raise InvalidArgument(f"invalid_argument: {row.name}.{name}: must be true or false")
+        elif kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise InvalidArgument(f"invalid_argument: {row.name}.{name}: must be a number")
 
 
 class MemoryManager:
     def __init__(self, store: MemoryStore, caller: Caller, *, at: datetime | None = None,
                  manifest_id: str | None = None, embed: Callable[[str], str] | None = None,
-                 session: Session | None = None):
+                 session: Session | None = None, follow_thread: bool = False):
         self.store = store
         self.caller = caller
         #: the caller's API session: what `remember` writes through (without one, remember is refused)
@@ -136,7 +161,12 @@ class MemoryManager:
         self._at = at
         #: the caller's current window: expand opens only ids issued in it.
         self.manifest_id = manifest_id
+        #: whether the current window is the thread's latest manifest at each call (an MCP server started
+        #: without a window of its own: the client assembles as it goes) rather than the one set here
+        self.follow_thread = follow_thread
         self._embed = embed
+        #: the tool reserve of the current window: (its manifest id, the ledger)
+        self._ledger: tuple[str | None, ToolLedger] | None = None
 
     @classmethod
     @contextmanager
@@ -148,6 +178,43 @@ class MemoryManager:
             yield cls(store, session.caller, at=at, manifest_id=manifest_id, embed=embed, session=session)
 
     # -- the caller's view ---------------------------------------------------------------------------------
+
+    def current_window(self) -> str | None:
+        """The manifest id of the caller's current window: the thread's latest when following the thread (a
+        window assembled since the server started counts at once), else the one set."""
+        if self.follow_thread:
+            c = self.caller
+            self.manifest_id = self.store.latest_manifest_id(c.tenant_id, c.user_id, c.agent_id,
+                                                             c.thread_id) or self.manifest_id
+        return self.manifest_id
+
+    def tool_ledger(self) -> ToolLedger:
+        """The tool reserve the caller's results are fitted into: the current window's (its allocation's tool
+        reserve and max_tool_result_tokens), fresh for each new window; before any window, the budget in effect
+        now. Results are charged to it as they are returned, so together they stay within the reserve."""
+        window = self.current_window()
+        if self._ledger is None or self._ledger[0] != window:
+            self._ledger = (window, self._window_ledger(window))
+        return self._ledger[1]
+
+    def _window_ledger(self, window: str | None) -> ToolLedger:
+        manifest = self.store.read_manifest(self.caller.tenant_id, window) if window else None
+        allocation = (manifest or {}).get("allocation") or {}
+        if allocation.get("reserves") and allocation.get("tool_rounds"):
+            return ToolLedger(reserve=int(allocation["reserves"]["tools"]),
+                              per_result=int(allocation["tool_rounds"]["max_tool_result_tokens"]))
+        budget = parse_budget(self._probe().budget.content_json)
+        return ToolLedger(reserve=budget.tool_reserve, per_result=budget.max_tool_result_tokens)
+
+    def _probe(self) -> Selection:
+        """The selection the rules make for the caller now (nothing recorded): its fixed slices and budget."""
+        c = self.caller
+        scope = WindowScope(c.user_id, c.agent_id, c.thread_id, self._default_intent(), self.evaluation_time(),
+                            "guidelines and persona")
+        try:
+            return self.store.select_window(c.tenant_id, scope)
+        finally:
+            self.store.rollback()
 
     def evaluation_time(self) -> datetime | None:
         """The time the caller's calls are evaluated at; None: now, by the database's clock."""
@@ -171,13 +238,8 @@ class MemoryManager:
 
     def fixed_sections(self) -> dict[str, list[str]]:
         """Guidelines and persona as the selection rules admit them for the caller now."""
-        c = self.caller
-        scope = WindowScope(c.user_id, c.agent_id, c.thread_id, self._default_intent(), self.evaluation_time(),
-                            "guidelines and persona")
-        selection = self.store.select_window(c.tenant_id, scope)
-        self.store.rollback()
         sections: dict[str, list[str]] = {"guidelines": [], "persona": []}
-        for row in selection.fixed:
+        for row in self._probe().fixed:
             if row.slice in sections:
                 sections[row.slice].append(row.content)
         return sections
@@ -206,12 +268,12 @@ class MemoryManager:
         return recall.lookup(self.store, self.caller, self.evaluation_time(), subject, predicate)
 
     def expand(self, memory_id: str) -> ToolOutput:
-        return recall.expand(self.store, self.caller, self.evaluation_time(), self.manifest_id, memory_id)
+        return recall.expand(self.store, self.caller, self.evaluation_time(), self.current_window(), memory_id)
 
     def remember(self, subject: str, predicate: str, content: str, confidence: float | None = None,
                  personal: bool = False) -> ToolOutput:
-        """A fact by its identity (subject, predicate), as `ctxasm remember` writes it: the current value the
-        caller sees is superseded, or a new fact written. Tenant-wide unless `personal` (the caller's user and
+        """A fact by its identity (subject, predicate), as `ctxasm remember` writes it: the current value in its
+        scope is superseded, or a new fact written. Tenant-wide unless `personal` (the caller's user and
         agent); a tenant that allows only personal facts says so in the row's tool_schema (`"const": true`)."""
         if self.session is None:
             raise ToolRefused("tool_refused: remember: this Memory Manager was made without an API session to "

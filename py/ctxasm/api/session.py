@@ -7,7 +7,6 @@ thread, for asyncio code.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ctxasm.claims import ClaimSigner, ClaimSource
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.store import MemoryStore
-from ctxasm.errors import InvalidClaim
+from ctxasm.errors import DuplicateMemory, InvalidArgument, InvalidClaim, MemoryNotFound
 from ctxasm.services import memory_spans as spans
 from ctxasm.services import recall
 from ctxasm.services.budgets import (TENANT_BUDGET_ID, BudgetView, Scope, budget_record, budget_scope,
@@ -139,36 +138,30 @@ class Session:
     def remember(self, subject: str, predicate: str, content: str, *, content_json: dict[str, Any] | None = None,
                  confidence: float | None = None, at: datetime | str | None = None,
                  source_refs: list[dict[str, Any]] | None = None, personal: bool = False) -> tuple[str, str, int]:
-        """A fact, by its identity (subject, predicate): the current value the caller can see is superseded by
-        this one, or a new fact is written when there is none. A shared fact (the default) belongs to the whole
-        tenant and needs a claim for the tenant; `personal` keeps it to the caller's user and agent.
+        """A fact, by its identity (subject, predicate) in its scope: the current value of that scope is
+        superseded by this one, or a new fact is written when the scope has none. A shared fact (the default)
+        belongs to the whole tenant and needs a claim for the tenant; `personal` keeps it to the caller's user and
+        agent (the session names at least one), beside any shared value, which it then outranks for the caller.
+        Concurrent calls for one identity leave one current fact: a new fact's id is derived from its identity
+        (fact_id), so a second writer finds the first one's row and supersedes it instead of writing another.
         Returns the new row version's (type, id, version)."""
         c = self.caller
+        if personal and not (c.user_id or c.agent_id):
+            raise InvalidArgument("invalid_argument: personal: a personal fact belongs to the caller's user and "
+                                  "agent, and this session names neither (without personal the fact is the tenant's)")
         record: dict[str, Any] = {"content": content}
         for key, value in (("content_json", content_json), ("confidence", confidence), ("source_refs", source_refs),
                            ("valid_from", _when(at))):
             if value is not None:
                 record[key] = value
         at_time = record.get("valid_from")
+        owner = (c.user_id, c.agent_id) if personal else (None, None)
         claims = self._claims if personal else self._shared_claims
         # Its span is an upsert: the caller names the fact, this call finds whether it is new.
-        with spans.memory_span(spans.UPSERT_MEMORY, c.tenant_id, "remember", memory_type="entity") as span:
-            with self._store() as store:
-                found = store.lookup_entity(c.tenant_id, c.user_id, c.agent_id, at_time, subject, predicate)
-                store.rollback()
-                current = (found or {}).get("current")
-            memory_id = current["ref"][1] if current else f"fact_{uuid.uuid4().hex}"
+        with spans.memory_span(spans.UPSERT_MEMORY, c.tenant_id, "remember", memory_type="entity") as span, \
+                self._store(claims) as store:
+            memory_id, version = _remember(store, c.tenant_id, owner, subject, predicate, record, at_time)
             spans.set_records(span, 1, memory_id)
-            with self._store(claims) as store:
-                store.set_tenant(c.tenant_id)
-                if current:
-                    version = store.supersede("entity", memory_id, record)
-                else:
-                    scope = {"user_id": c.user_id, "agent_id": c.agent_id} if personal else {}
-                    store.put_memory("entity", {"id": memory_id, "subject": subject, "predicate": predicate,
-                                                **scope, **record})
-                    version = 1
-                store.commit()
             span.set_attribute("ctxasm.version", int(version))
             spans.set_content(span, records=[spans.memory_record(content, memory_id, subject=subject,
                                                                  predicate=predicate, version=int(version))])
@@ -303,3 +296,65 @@ class AsyncSession:
 _IO_CALLS = frozenset({"assemble", "replay", "inspect", "show", "rows_at", "inventory", "add_turn", "remember",
                        "forget", "retract", "search", "lookup", "expand", "budget", "set_budget",
                        "summarize_threads"})
+
+
+#: How often remember looks again after a concurrent writer of the same fact got there first.
+_REMEMBER_ATTEMPTS = 8
+
+
+def fact_id(tenant_id: str, owner: tuple[str | None, str | None], subject: str, predicate: str,
+            generation: int = 0) -> str:
+    """The id a new fact of this identity (tenant, owner user and agent, subject, predicate) is written under:
+    the same for every writer, so two concurrent writers of one new fact meet on one row. `generation` moves
+    past an id a retired fact of the same identity still holds."""
+    import hashlib
+
+    key = "\x1f".join((tenant_id, owner[0] or "", owner[1] or "", subject, predicate, str(generation)))
+    return "fact_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def _current_fact(store: MemoryStore, tenant_id: str, owner: tuple[str | None, str | None], at: Any, subject: str,
+                  predicate: str) -> str | None:
+    """The id of the fact's current value in the owner's scope exactly, or None. lookup_entity gives the
+    narrowest value the scope sees, which for a personal fact may be a shared one: that one is not the caller's
+    to supersede (the owner's own versions are the ones read_facts lists under the caller's claim)."""
+    found = store.lookup_entity(tenant_id, owner[0], owner[1], at, subject, predicate)
+    current = (found or {}).get("current")
+    if not current:
+        return None
+    memory_id = current["ref"][1]
+    if owner != (None, None) and not any(
+            row.get("user_id") == owner[0] and row.get("agent_id") == owner[1]
+            for row in store.read_facts(tenant_id, subject, predicate, memory_id, 1)):
+        return None
+    return str(memory_id)
+
+
+def _remember(store: MemoryStore, tenant_id: str, owner: tuple[str | None, str | None], subject: str,
+              predicate: str, record: dict[str, Any], at: Any) -> tuple[str, int]:
+    """Supersede the owner's current value of the fact, or write it new under its identity's id; when a
+    concurrent writer got there first (the version to supersede is gone, or the id is taken), look again."""
+    generation = 0
+    for attempt in range(1, _REMEMBER_ATTEMPTS + 1):
+        current = _current_fact(store, tenant_id, owner, at, subject, predicate)
+        store.set_tenant(tenant_id)
+        try:
+            if current:
+                version = store.supersede("entity", current, record)
+                memory_id = current
+            else:
+                memory_id = fact_id(tenant_id, owner, subject, predicate, generation)
+                scope = {"user_id": owner[0], "agent_id": owner[1]} if owner != (None, None) else {}
+                store.put_memory("entity", {"id": memory_id, "subject": subject, "predicate": predicate,
+                                            **scope, **record})
+                version = 1
+            store.commit()
+            return memory_id, int(version)
+        except (MemoryNotFound, DuplicateMemory) as exc:
+            # Superseded meanwhile (its newer version is the one to supersede), written meanwhile (found next
+            # time), or the id is held by a retired fact of this identity (the next generation's id).
+            store.rollback()
+            if attempt == _REMEMBER_ATTEMPTS:
+                raise
+            generation += isinstance(exc, DuplicateMemory)
+    raise AssertionError("unreachable")

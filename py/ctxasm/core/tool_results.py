@@ -118,7 +118,7 @@ def fit_output(output: ToolOutput, allowance: int, count: Callable[[str], int] =
         if keep == 0 and items:
             break
         content = render_output(ToolOutput(output.tool, tuple(items[:keep]), output.notes
-                                           + _left_out(items[keep:])))
+                                           + left_out(items[keep:])))
         tokens = count(content)
         if tokens <= allowance:
             return FittedResult(content, tokens, tuple(items[:keep]), tuple(items[keep:]),
@@ -149,7 +149,7 @@ def fit_and_charge(output: ToolOutput, ledger: ToolLedger,
         return FittedResult(content, count(content), (), output.items, "notice"), True
 
 
-def _left_out(items: Sequence[ToolItem]) -> tuple[str, ...]:
+def left_out(items: Sequence[ToolItem]) -> tuple[str, ...]:
     if not items:
         return ()
     ids = ", ".join(item.memory_id for item in items)

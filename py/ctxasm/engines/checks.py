@@ -65,24 +65,24 @@ _PLAIN_NUMBERS = frozenset({int, float})
 def unstorable_text(value: Any, path: str) -> str | None:
     """The first string in `value` that PostgreSQL (and Oracle) cannot store, as "path: problem", or None
     (found by the hostile-input tests): NUL, which no text or jsonb value may hold, and lone surrogates,
-    which are not UTF-8 text. Keys are checked too."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            return f"{path}: contains a NUL character"
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return f"{path}: not valid Unicode text (lone surrogate at offset {exc.start})"
-        return None
-    if isinstance(value, dict):
-        pairs = [(path, key) for key in value] + [(f"{path}.{key}", item) for key, item in value.items()]
-    elif isinstance(value, list):
-        if all(type(item) in _PLAIN_NUMBERS for item in value):
-            return None
-        pairs = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
-    else:
-        return None
-    return next((problem for sub, item in pairs if (problem := unstorable_text(item, sub))), None)
+    which are not UTF-8 text. Keys are checked too, a dict's before its values. Walked with a list of its own,
+    not by recursion: a value nested deeper than Python's recursion limit is checked like any other."""
+    pending: list[tuple[str, Any]] = [(path, value)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return f"{path}: contains a NUL character"
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"{path}: not valid Unicode text (lone surrogate at offset {exc.start})"
+        elif isinstance(value, dict):
+            pairs = [(path, key) for key in value] + [(f"{path}.{key}", item) for key, item in value.items()]
+            pending.extend(reversed(pairs))
+        elif isinstance(value, list) and not all(type(item) in _PLAIN_NUMBERS for item in value):
+            pending.extend(reversed([(f"{path}[{index}]", item) for index, item in enumerate(value)]))
+    return None
 
 
 def prepared(memory_type: str, record: dict[str, Any]) -> dict[str, Any]:

@@ -16,15 +16,21 @@ _SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "co
 
 
 def unbounded_strings(schema: Any, path: str = "") -> list[str]:
-    """The places in a tool's JSON Schema that accept a string of any length: a subschema of type string with
-    no maxLength (an enum or const is bounded). Every string a tool takes must be bounded: its arguments reach
+    """The places in a tool's JSON Schema that accept a string of any length: a subschema of type string, or of
+    no type at all ({} or true), with no maxLength (an enum or const is bounded). Every string a tool takes must be bounded: its arguments reach
     the database and the model's context."""
+    if schema is True:  # the schema that accepts anything, a string of any length among it
+        return [path or "arguments"]
     if not isinstance(schema, dict):
         return []
     found: list[str] = []
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
-    if "string" in kinds and "maxLength" not in schema and "enum" not in schema and "const" not in schema:
+    bounded = "maxLength" in schema or "enum" in schema or "const" in schema
+    # A subschema without a type takes any type, strings of any length too, unless what it combines says
+    # otherwise (allOf, anyOf, oneOf and $ref are walked or resolved on their own).
+    untyped = not kinds and not any(key in schema for key in ("allOf", "anyOf", "oneOf", "$ref"))
+    if ("string" in kinds or untyped) and not bounded:
         found.append(path or "arguments")
     for key in _SUBSCHEMA_MAPS:
         if isinstance(schema.get(key), dict):

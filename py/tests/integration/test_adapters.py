@@ -104,6 +104,20 @@ def test_langgraph_store_behaves_as_langgraphs_own_store(memory):
     assert run_documented_calls(ours) == run_documented_calls(InMemoryStore())
 
 
+def test_langgraph_namespaces_with_a_slash_in_a_label_stay_apart(memory):
+    pytest.importorskip("langgraph.store.base")
+    from ctxasm.adapters.langgraph_store import CtxasmStore
+
+    memory.create_tenant("newco")
+    store = CtxasmStore("newco", memory=memory)
+    store.put(("jane", "x/y"), "k", {"v": 1})
+    store.put(("jane", "x", "y"), "k", {"v": 2})
+    store.put(("jane", "x%2Fy"), "k", {"v": 3})
+    assert [store.get(ns, "k").value["v"] for ns in (("jane", "x/y"), ("jane", "x", "y"), ("jane", "x%2Fy"))] \
+        == [1, 2, 3]
+    assert set(store.list_namespaces(prefix=("jane",))) == {("jane", "x/y"), ("jane", "x", "y"), ("jane", "x%2Fy")}
+
+
 def test_langgraph_store_search_by_query_and_users_apart(memory):
     pytest.importorskip("langgraph.store.base")
     from ctxasm.adapters.langgraph_store import CtxasmStore

@@ -11,7 +11,7 @@ import pytest
 
 from ctxasm.api import Memory
 from ctxasm.contract_constants import MAX_QUESTION_CHARS, MAX_TURN_CHARS
-from ctxasm.errors import BudgetMissing, InvalidClaim, InvalidField, ScenarioError
+from ctxasm.errors import BudgetMissing, InvalidArgument, InvalidClaim, InvalidField, ScenarioError
 from ctxasm.services.tenants import DEFAULT_BUDGET
 
 from ..conftest import SCENARIOS
@@ -144,3 +144,35 @@ def test_retract_ends_one_fact_and_keeps_its_history_where_forget_erases_every_v
     report = session.forget("entity", ref[1])
     assert report["total"] >= 2  # every version went, the first one too
     assert session.replay(before.manifest_id).status == "unavailable"
+
+
+def test_concurrent_remember_of_one_fact_leaves_one_current_value(memory):
+    """Eight writers of one new fact at once: one fact, eight versions (not eight facts), none refused; and so
+    again for a fact that exists."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    memory.create_tenant("newco")
+    session = memory.session("newco", user_id="u1", agent_id="helper")
+    for subject in ("race:new", "race:new"):  # the second round supersedes an existing fact
+        with ThreadPoolExecutor(8) as pool:
+            refs = list(pool.map(lambda i, s=subject: session.remember(s, "colour", f"value {i}", personal=True),
+                                 range(8)))
+        assert len({ref[1] for ref in refs}) == 1
+        with session.store() as store:
+            active = store.read_facts("newco", subject, "colour", None, 100)
+        assert [row["ref"][1] for row in active] == [refs[0][1]]
+    assert sorted(ref[2] for ref in refs) == list(range(9, 17))
+
+
+def test_a_personal_fact_is_written_beside_the_shared_one_not_over_it(memory):
+    memory.create_tenant("newco")
+    shared = memory.session("newco")
+    jane = memory.session("newco", user_id="jane", agent_id="helper")
+    shared_ref = shared.remember("model:x", "score", "X scores 0.9.")
+    own = jane.remember("model:x", "score", "X scores 0.95 in Jane's run.", personal=True)
+    assert own[1] != shared_ref[1] and own[2] == 1
+    again = jane.remember("model:x", "score", "X scores 0.96 in Jane's rerun.", personal=True)
+    assert again == ("entity", own[1], 2)
+    assert shared.remember("model:x", "score", "X scores 0.91.") == ("entity", shared_ref[1], 2)
+    with pytest.raises(InvalidArgument, match="personal"):
+        shared.remember("model:x", "score", "nobody's", personal=True)

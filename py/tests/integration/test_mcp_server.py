@@ -13,6 +13,7 @@ from ctxasm.agent.manager import Caller, MemoryManager
 from ctxasm.agent.mcp_server import build_server
 from ctxasm.core.compose import WindowSpec
 from ctxasm.core.render import memory_id
+from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
@@ -71,6 +72,12 @@ def test_tools_and_resources_come_from_the_database_rows(store):
 
 def test_each_tool_answers(store, corpus_once):
     window, manager = window_manager(store)
+
+    def fresh() -> MemoryManager:
+        """A manager of its own for each tool: one manager's results share the window's tool reserve
+        (test_results_are_fitted_into_the_windows_tool_reserve), and the search alone nearly spends it."""
+        return MemoryManager(store, JANE, at=AT, manifest_id=window.manifest_id)
+
     found = call(manager, "search_memory", {"query": "AgentCore event expiry duration range"})
     assert not found.is_error
     items = found.structured_content["items"]
@@ -78,14 +85,14 @@ def test_each_tool_answers(store, corpus_once):
     assert memory_id(["kb_chunk", "chunk_agentcore_memory_03", 1]) in [i["id"] for i in items]
     assert f'<memory id="{memory_id(["kb_chunk", "chunk_agentcore_memory_03", 1])}" type="kb_chunk"' in found.content[0].text
 
-    entity = call(manager, "lookup_entity", {"subject": "model:helios-rag", "predicate": "beir_ndcg10"})
+    entity = call(fresh(), "lookup_entity", {"subject": "model:helios-rag", "predicate": "beir_ndcg10"})
     current, *history = entity.structured_content["items"]
     assert (current["status"], current["content_json"]["value"]) == ("current", 0.78)
     assert [h["content_json"]["value"] for h in history] == [0.92] and history[0]["status"] == "historical"
 
     degraded = [m for m in window.manifest["memories"] if m["tier"] in ("summary", "pointer")]
     target = degraded[0] if degraded else next(m for m in window.manifest["memories"] if m["slice"] == "evidence")
-    expanded = call(manager, "expand", {"memory_id": target["id"]})
+    expanded = call(fresh(), "expand", {"memory_id": target["id"]})
     assert not expanded.is_error, expanded.content[0].text
     assert expanded.structured_content["items"][0]["ref"] == target["ref"]
 
@@ -95,7 +102,7 @@ def test_each_tool_answers(store, corpus_once):
         asked.append(message)
         return {"value": "the July evaluation"}
 
-    clarified = call(manager, "clarify", {"question": "June or July?"}, elicitation_handler=answer)
+    clarified = call(fresh(), "clarify", {"question": "June or July?"}, elicitation_handler=answer)
     assert asked == ["June or July?"]
     event = clarified.structured_content["items"][0]
     assert "the July evaluation" in event["text"]
@@ -106,7 +113,7 @@ def test_each_tool_answers(store, corpus_once):
                            (event["ref"][1],))
     assert thread == [("thread_jane_research",)]
 
-    unasked = call(manager, "clarify", {"question": "June or July?"})
+    unasked = call(fresh(), "clarify", {"question": "June or July?"})
     assert "ask them in your answer: June or July?" in unasked.content[0].text
 
 
@@ -133,6 +140,45 @@ def test_expand_refuses_an_id_outside_the_callers_window(store):
     assert outside not in issued
     refused = call(manager, "expand", {"memory_id": outside})
     assert refused.is_error and refused.content[0].text.startswith("not_in_window:")
+
+
+def test_results_are_fitted_into_the_windows_tool_reserve(store):
+    """Over MCP as in the agent loop: each result at most max_tool_result_tokens, lowest-ranked items left out
+    first and named, and together at most the window's tool reserve (the demo budget: 1,000 and 1,000)."""
+    window, manager = window_manager(store)
+    allocation = window.manifest.allocation
+    per_result, reserve = allocation["tool_rounds"]["max_tool_result_tokens"], allocation["reserves"]["tools"]
+    results = [call(manager, "search_memory", {"query": question}) for question in (
+        "memory eviction retention policies of agent frameworks", "how does Letta page memory in and out",
+        "AgentCore event expiry duration")]
+    spent = 0
+    for result in results:
+        fitted = result.structured_content
+        text = result.content[0].text
+        assert not result.is_error and count_tokens(text) == fitted["tokens"] <= per_result
+        if "tool reserve exhausted" in text:  # not even a notice fitted what was left: the reserve is spent
+            assert fitted["tool_reserve_left"] == 0
+        else:
+            spent += fitted["tokens"]
+            assert fitted["tool_reserve_left"] == reserve - spent
+        assert [item["id"] for item in fitted["items"]] == [line.split('"')[1] for line in text.splitlines()
+                                                            if line.startswith("<memory ")]
+        for left_out in fitted["dropped"]:  # a truncated result names what it left out; a notice says its size
+            assert left_out not in [item["id"] for item in fitted["items"]]
+            assert left_out in text or fitted["tier"] == "notice"
+    tiers = [result.structured_content["tier"] for result in results]
+    assert tiers[0] in ("full", "truncated") and set(tiers[1:]) & {"truncated", "notice"} and spent <= reserve
+
+
+def test_expand_follows_the_threads_latest_window(store):
+    """An MCP server started before any window of its thread opens the ids of a window assembled later."""
+    caller = Caller("acme", "jane", "research-assistant", "thread_jane_mcp_follow", ("researcher",))
+    manager = MemoryManager(store, caller, at=AT, follow_thread=True)
+    before = call(manager, "expand", {"memory_id": "M1"})
+    assert before.is_error and "no current window" in before.content[0].text
+    window, _ = window_manager(store, caller, thread=caller.thread_id)
+    opened = call(manager, "expand", {"memory_id": window.manifest["memories"][0]["id"]})
+    assert not opened.is_error and manager.current_window() == window.manifest_id
 
 
 @pytest.mark.slow  # ctxasm mcp as a process

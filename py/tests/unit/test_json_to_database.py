@@ -85,3 +85,16 @@ def test_unstorable_text_skips_a_list_of_numbers_and_still_finds_text_among_numb
     assert unstorable_text({"embedding": [0.5] * 384, "n": [1, 2.5]}, "$") is None
     assert unstorable_text({"embedding": [0.5, 1, "a\x00b"]}, "$") == "$.embedding[2]: contains a NUL character"
     assert unstorable_text([True, "\udc80"], "$") == "$[1]: not valid Unicode text (lone surrogate at offset 0)"
+
+
+def test_unstorable_text_walks_a_value_nested_deeper_than_the_recursion_limit():
+    from ctxasm.engines.checks import unstorable_text
+
+    deep: object = "fine"
+    for _ in range(50_000):
+        deep = [deep]
+    assert unstorable_text(deep, "v") is None
+    bad: object = {"k": "a\x00b"}
+    for _ in range(50_000):
+        bad = [bad]
+    assert unstorable_text(bad, "v") == "v" + "[0]" * 50_000 + ".k: contains a NUL character"
