@@ -111,8 +111,10 @@ class CtxasmStore(BaseStore):
                 session.retract("entity", row["ref"][1])
             return
         value = dict(op.value)
+        # The namespace's user (and agent) own the item; a store without a user label writes the tenant's facts.
+        owned = session.caller.user_id is not None or session.caller.agent_id is not None
         session.remember(subject_of(namespace), op.key, json.dumps(value, ensure_ascii=False, sort_keys=True),
-                         content_json={"namespace": list(namespace), "key": op.key, "value": value}, personal=True)
+                         content_json={"namespace": list(namespace), "key": op.key, "value": value}, personal=owned)
 
     def _search(self, op: SearchOp, items: Mapping[tuple[tuple[str, ...], str], Item]) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)

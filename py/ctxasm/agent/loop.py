@@ -5,7 +5,8 @@ conversation_memory (provider_request), sent, and the response recorded (model_r
 through the MCP server (the same Memory Manager, the same toolbox rows and checks as any other MCP client);
 its result is fitted into the tool-results slice (tool_results.py), stored as a tool_result event whose
 source_refs are the rows it showed, and the round's window is recorded as a manifest of its own, linked to the
-first. The tool reserve is shared by every round; after max_rounds tool rounds the model must answer.
+first. The tool reserve is shared by every round; after max_rounds tool rounds the model must answer (a model
+that asks for tools even then ends the run with status rounds_exhausted and no answer).
 With no model client the first request is prepared and recorded, and the run says no model was called.
 """
 
@@ -36,7 +37,10 @@ from ctxasm.services.turns import Turn, add_turn
 if TYPE_CHECKING:
     from ctxasm.api.session import Session
 
-ANSWERED, NO_MODEL = "answered", "no_model_called"
+#: How a run ended: the model answered; no model client (the first request prepared and recorded only); or the
+#: model still asked for tools in the last round allowed (max_rounds tool rounds, then one with tool_choice "none"),
+#: so no answer came. Those last calls are in the round's model_response; they are not run.
+ANSWERED, NO_MODEL, ROUNDS_EXHAUSTED = "answered", "no_model_called", "rounds_exhausted"
 
 
 @dataclass
@@ -116,10 +120,11 @@ class AgentLoop:
         manifest_id = window.manifest_id
         rounds: list[Round] = []
         manifests = [window.manifest]
-        status, answer = NO_MODEL, None
-        async with Client(build_server(manager), mode="legacy",
+        status, answer = (NO_MODEL if self.client is None else ROUNDS_EXHAUSTED), None
+        async with Client(build_server(manager, fit_results=False), mode="legacy",
                           elicitation_handler=self.elicitation_handler) as mcp:
-            for number in range(1, limits["max_rounds"] + 2):
+            last_round = limits["max_rounds"] + 1
+            for number in range(1, last_round + 1):
                 with telemetry.round_span(number) as traced_round:
                     current = self._check_and_record(request, number, manifest_id,
                                                      manifest["request_limit"] if number == 1 else limit)
@@ -135,6 +140,10 @@ class AgentLoop:
                     calls = message.get("tool_calls") or []
                     if not calls:
                         status, answer = ANSWERED, message.get("content") or ""
+                        break
+                    if number == last_round:
+                        # tool_choice "none" was ignored: no round is left to send the results in
+                        status = ROUNDS_EXHAUSTED
                         break
                     assistant = {"role": "assistant", "content": message.get("content"),
                                  "tool_calls": [{"id": c["id"], "type": "function", "function": {

@@ -29,7 +29,7 @@ from pydantic import PrivateAttr  # noqa: E402
 from ctxasm.agent.manager import MemoryManager, ToolRow  # noqa: E402
 from ctxasm.core.tool_results import ToolLedger, ToolOutput, fit_and_charge, left_out, render_output  # noqa: E402
 from ctxasm.engines.checks import unstorable_text  # noqa: E402
-from ctxasm.errors import CtxasmError, shortened  # noqa: E402
+from ctxasm.errors import CtxasmError, ToolRefused, shortened  # noqa: E402
 
 RESOURCES = {"guidelines": "ctxasm://guidelines", "persona": "ctxasm://persona"}
 
@@ -86,6 +86,23 @@ class ToolboxTool(Tool):
             return error_result(exc)
 
 
+class RefusedTool(Tool):
+    """A name the caller may not call: running it says why (MemoryManager.tool), as a tool error."""
+
+    _manager: Any = PrivateAttr(default=None)
+
+    def __init__(self, name: str, manager: MemoryManager):
+        super().__init__(name=name, description="", parameters={"type": "object"})
+        self._manager = manager
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        try:
+            self._manager.tool(self.name)  # raises ToolRefused, naming the reasons
+        except CtxasmError as exc:
+            return error_result(exc)
+        return error_result(ToolRefused(f"tool_refused: {self.name!r} is not callable here"))
+
+
 class ToolboxProvider(Provider):
     """Tools and resources read from the database for the caller, on every listing and every call."""
 
@@ -95,6 +112,15 @@ class ToolboxProvider(Provider):
 
     async def _list_tools(self) -> Sequence[Tool]:
         return [ToolboxTool(row, self.manager, self.fit_results) for row in self.manager.tools()]
+
+    async def _get_tool(self, name: str, version: Any = None) -> Tool | None:
+        """The named tool as the caller may call it now; a name that is not one (unknown, retired since the
+        listing, or not for the caller's roles) is answered with the manager's tool_refused, not the SDK's
+        "Unknown tool"."""
+        for tool in await self._list_tools():
+            if tool.name == name:
+                return tool
+        return RefusedTool(name, self.manager)
 
     async def _list_resources(self) -> Sequence[TextResource]:
         sections = self.manager.fixed_sections()

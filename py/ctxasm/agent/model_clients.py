@@ -45,7 +45,8 @@ PROVIDER_RETRIES = 2
 class OpenAIClient:
     """gpt-4.1-mini by default; the key comes from OPENAI_API_KEY, never from a file or an argument. `base_url`
     (default OPENAI_BASE_URL, else api.openai.com) points it at any OpenAI-compatible server: vLLM, Ollama,
-    LiteLLM. A provider failure is one ProviderError after bounded retries."""
+    LiteLLM. A provider failure is one ProviderError after bounded retries, and so is an answer that is not a chat
+    completion (chat_completion)."""
 
     name = "openai"
 
@@ -62,15 +63,31 @@ class OpenAIClient:
 
     def complete(self, request: Mapping[str, Any]) -> dict[str, Any]:
         with self._provider_errors():
-            return self._client.chat.completions.create(**request).model_dump(mode="json")
+            try:
+                response = self._client.chat.completions.create(**request)
+            except json.JSONDecodeError as exc:  # the server said JSON and sent something else
+                raise ProviderError(f"provider_error: the answer from {self.where} is not a chat completion "
+                                    f"(a body that is not JSON: {exc})") from None
+        return chat_completion(response, self.where)
 
     def count_input_tokens(self, request: Mapping[str, Any]) -> int | None:
         """The provider's own count of the input (CONTEXT_PROVIDER_COUNT=1), via the Responses token counter."""
         with self._provider_errors():
-            counted = self._client.responses.input_tokens.count(
-                model=request["model"], input=responses_input(request["messages"]),  # type: ignore[arg-type]
-                tools=[responses_tool(t) for t in request.get("tools", [])] or None)  # type: ignore[misc]
-        return int(counted.input_tokens)
+            try:
+                counted = self._client.responses.input_tokens.count(
+                    model=request["model"], input=responses_input(request["messages"]),  # type: ignore[arg-type]
+                    tools=[responses_tool(t) for t in request.get("tools", [])] or None)  # type: ignore[misc]
+            except json.JSONDecodeError as exc:
+                raise ProviderError(f"provider_error: the token count from {self.where} is not JSON ({exc})") \
+                    from None
+        tokens = getattr(counted, "input_tokens", None)
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            raise ProviderError(f"provider_error: the answer from {self.where} to a token count has no input_tokens")
+        return tokens
+
+    @property
+    def where(self) -> str:
+        return self.base_url or "api.openai.com"
 
     @contextmanager
     def _provider_errors(self) -> Iterator[None]:
@@ -79,11 +96,46 @@ class OpenAIClient:
         try:
             yield
         except openai.APIError as exc:
-            where = self.base_url or "api.openai.com"
             status = getattr(exc, "status_code", None)
             first_line = (str(getattr(exc, "message", None) or exc).strip().splitlines() or [""])[0][:300]
             raise ProviderError(f"provider_error: {type(exc).__name__}{f' {status}' if status else ''} from "
-                                f"{where}: {first_line}") from None
+                                f"{self.where}: {first_line}") from None
+
+
+def chat_completion(response: object, where: str) -> dict[str, Any]:
+    """The provider's answer as a chat completion dict the loop can read: `choices[0].message` with its content
+    (text or none) and its tool calls (each an id, a function name and its arguments). Anything else, such as the
+    HTML page of a proxy answered with HTTP 200 (the SDK then returns the body as a string), is one ProviderError
+    that says what came back."""
+
+    def refuse(problem: str) -> ProviderError:
+        return ProviderError(f"provider_error: the answer from {where} is not a chat completion ({problem})")
+
+    dump = getattr(response, "model_dump", None)
+    # warnings=False: a completion with misshapen fields is refused below, not warned about on stderr
+    data = dump(mode="json", warnings=False) if callable(dump) else response
+    if not isinstance(data, dict):
+        text = " ".join(str(data).split())
+        raise refuse(f"a {type(data).__name__}: {text[:120]!r}{'...' if len(text) > 120 else ''}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise refuse("no choices")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise refuse("the first choice has no message")
+    if message.get("content") is not None and not isinstance(message["content"], str):
+        raise refuse("the message content is not text")
+    calls = message.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise refuse("tool_calls is not a list")
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not (isinstance(call, dict) and isinstance(call.get("id"), str) and isinstance(function, dict)
+                    and isinstance(function.get("name"), str)
+                    and isinstance(function.get("arguments"), (str, type(None)))):
+                raise refuse("a tool call without an id, a function name and its arguments as text")
+    return data
 
 
 def responses_tool(tool: Mapping[str, Any]) -> dict[str, Any]:

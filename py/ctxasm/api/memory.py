@@ -7,7 +7,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ctxasm.api.session import Session
+from ctxasm.api.session import Session, require_text
+from ctxasm.errors import InvalidArgument
 from ctxasm.claims import ClaimSource, FixedClaim, launch_claims
 from ctxasm.engines.pool import ConnectionPool
 from ctxasm.engines.registry import OWNER, Engine, as_engine, connected_store, open_engine
@@ -44,6 +45,12 @@ class Memory:
         process mints claims with the deployment's key, scoped to the user and agent (the trusted side). A claim
         for another tenant, or one that has expired, is refused at once with InvalidClaim, as the database would
         refuse it (one message for every refusal)."""
+        require_text(tenant_id=tenant_id)
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
+            if value is not None:
+                require_text(**{name: value})
+        if isinstance(roles, str) or not all(isinstance(role, str) for role in roles):
+            raise InvalidArgument("invalid_argument: roles must be a tuple of role names, e.g. ('researcher',)")
         token = claim
         scoped: ClaimSource
         shared: ClaimSource

@@ -53,7 +53,18 @@ def refused_own_claim(exc: InvalidClaim, source: ClaimSource, tenant_id: str) ->
 
 def _when(at: datetime | str | None) -> datetime | None:
     """A caller's time; None is now, as the database's clock reads it."""
+    if at is not None and not isinstance(at, (datetime, str)):
+        raise InvalidArgument(f"invalid_argument: at must be a datetime or an ISO 8601 text, not "
+                              f"{type(at).__name__}")
     return at if isinstance(at, datetime) else parse_time(at, name="at")
+
+
+def require_text(**arguments: Any) -> None:
+    """InvalidArgument naming the first argument that is not a string: a caller's int or None would otherwise
+    reach the database as another type and come back as a driver's error."""
+    for name, value in arguments.items():
+        if not isinstance(value, str):
+            raise InvalidArgument(f"invalid_argument: {name} must be a string, not {type(value).__name__}")
 
 
 class Session:
@@ -91,6 +102,7 @@ class Session:
         """Assemble and record one window for the caller's question; returns the request, the manifest and its id.
         A budget that turns compression on asks `summarizer` (default: the deployment's) for the summaries the
         window lacks (docs/summaries.md)."""
+        require_text(question=question, intent=intent, model=model)
         c = self.caller
         spec = WindowSpec(tenant_id=c.tenant_id, user_id=c.user_id, agent_id=c.agent_id, thread_id=c.thread_id,
                           intent=intent, question=question, model=model)
@@ -132,6 +144,7 @@ class Session:
     def add_turn(self, role: str, content: str, *, at: datetime | str | None = None,
                  source_refs: list[dict[str, Any]] | None = None) -> Turn:
         """The thread's next turn (role user or assistant); the database gives it the next turn_index."""
+        require_text(role=role, content=content)
         with self._store() as store:
             return add_turn(store, self.caller, role, content, _when(at), source_refs)
 
@@ -145,6 +158,7 @@ class Session:
         Concurrent calls for one identity leave one current fact: a new fact's id is derived from its identity
         (fact_id), so a second writer finds the first one's row and supersedes it instead of writing another.
         Returns the new row version's (type, id, version)."""
+        require_text(subject=subject, predicate=predicate, content=content)
         c = self.caller
         if personal and not (c.user_id or c.agent_id):
             raise InvalidArgument("invalid_argument: personal: a personal fact belongs to the caller's user and "
@@ -257,10 +271,14 @@ class Session:
 
     def search(self, query: str, *, limit: int = recall.SEARCH_LIMIT,
                at: datetime | str | None = None) -> ToolOutput:
+        require_text(query=query)
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise InvalidArgument(f"invalid_argument: limit must be a whole number, not {limit!r}"[:200])
         with self._store() as store:
             return recall.search(store, self.caller, _when(at), query, query_embedding, limit)
 
     def lookup(self, subject: str, predicate: str, *, at: datetime | str | None = None) -> ToolOutput:
+        require_text(subject=subject, predicate=predicate)
         with self._store() as store:
             return recall.lookup(store, self.caller, _when(at), subject, predicate)
 
@@ -337,6 +355,9 @@ def _remember(store: MemoryStore, tenant_id: str, owner: tuple[str | None, str |
     generation = 0
     for attempt in range(1, _REMEMBER_ATTEMPTS + 1):
         current = _current_fact(store, tenant_id, owner, at, subject, predicate)
+        # The write starts a transaction of its own, after the read: its "now" (a version's default valid_from)
+        # is then later than that of any version the read found, a concurrent writer's included.
+        store.rollback()
         store.set_tenant(tenant_id)
         try:
             if current:

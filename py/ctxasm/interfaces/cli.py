@@ -248,10 +248,11 @@ def _mcp(args: argparse.Namespace) -> int:
     at = parse_time(args.at) if args.at else None
     with _session(args, scoped=True, connections=2) as session, MemoryManager.over(session, at=at) as manager:
         caller = session.caller
-        manager.manifest_id = args.manifest or manager.store.latest_manifest_id(
-            caller.tenant_id, caller.user_id, caller.agent_id, caller.thread_id)
+        # Without --manifest the current window is the thread's latest at each call: the client assembles
+        # windows as it goes, and expand opens the ids of the newest.
+        manager.manifest_id, manager.follow_thread = args.manifest, not args.manifest
         _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window "
-             f"{manager.manifest_id or '(none yet)'}")
+             f"{manager.current_window() or '(none yet)'}")
         anyio.run(serve_stdio, build_server(manager))
     return 0
 
@@ -262,7 +263,7 @@ def _ask(args: argparse.Namespace) -> int:
     import os
 
     from ctxasm.agent import answer_checks
-    from ctxasm.agent.loop import NO_MODEL, AgentLoop
+    from ctxasm.agent.loop import NO_MODEL, ROUNDS_EXHAUSTED, AgentLoop
     from ctxasm.agent.model_clients import OpenAIClient, RecordedClient, apply_setup, read_transcript
     from ctxasm.api.admin import parse_time
 
@@ -291,26 +292,33 @@ def _ask(args: argparse.Namespace) -> int:
     if run.status == NO_MODEL:
         _log("ctxasm ask: OPENAI_API_KEY is not set and no --transcript was given: the request was prepared and "
              f"recorded ({run.rounds[0].request_record}), no model was called")
+    elif run.status == ROUNDS_EXHAUSTED:
+        _log(f"ctxasm ask: rounds_exhausted: the model still asked for tools in round {len(run.rounds)}, the last "
+             f"one (its request said tool_choice \"none\"), and gave no answer; its response is recorded "
+             f"({run.rounds[-1].response_record}), those calls were not run")
     if args.json:
         print(json.dumps({**run.as_json(), "checks": [c.__dict__ for c in checks]}, indent=2, ensure_ascii=False))
     else:
         for r in run.rounds:
             calls = ", ".join(c["origin"].removeprefix("tool:") + f" ({c['tokens']} tokens, {c['tier']})"
-                              for c in r.tool_calls) or "no tool call"
+                              for c in r.tool_calls) or ("tool calls not run: no round left"
+                                                         if run.status == ROUNDS_EXHAUSTED and r is run.rounds[-1]
+                                                         else "no tool call")
             print(f"round {r.number}: request {r.request_tokens}/{r.request_limit} tokens, manifest {r.manifest_id}; "
                   f"{calls}")
         print(f"tool reserve used: {run.tool_tokens_used} tokens")
         if run.turns:
             print(f"stored as turns {', '.join(str(t.turn_index) for t in run.turns)} of thread {args.thread}: "
                   "the question and the answer")
-        print(run.answer if run.answer is not None else "(no model was called)")
+        print(run.answer if run.answer is not None else
+              "(no model was called)" if run.status == NO_MODEL else "(no answer: the rounds ran out)")
         for check in checks:
             print(f"check {check.name}: {'passed' if check.passed else 'FAILED'} ({check.detail})")
     failed = [check.name for check in checks if not check.passed]
     if failed:
         _log(f"ctxasm ask: {len(failed)} of {len(checks)} checks of the transcript failed: {', '.join(failed)}")
         return 1
-    return 0
+    return 1 if run.status == ROUNDS_EXHAUSTED else 0
 
 
 def _add_turn(args: argparse.Namespace) -> int:

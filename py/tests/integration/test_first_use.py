@@ -176,3 +176,17 @@ def test_a_personal_fact_is_written_beside_the_shared_one_not_over_it(memory):
     assert shared.remember("model:x", "score", "X scores 0.91.") == ("entity", shared_ref[1], 2)
     with pytest.raises(InvalidArgument, match="personal"):
         shared.remember("model:x", "score", "nobody's", personal=True)
+
+
+def test_arguments_of_the_wrong_type_are_named_not_passed_to_the_database(memory):
+    memory.create_tenant("newco")
+    session = memory.session("newco", user_id="u1", agent_id="helper")
+    for call, named in ((lambda: session.remember(5, "p", "c"), "subject"),
+                        (lambda: session.search("x", limit=1.5), "limit"),
+                        (lambda: session.assemble(5), "question"),
+                        (lambda: session.assemble("x", at=12345), "at"),
+                        (lambda: session.add_turn("user", None), "content"),
+                        (lambda: memory.session(None), "tenant_id"),
+                        (lambda: memory.session("newco", roles="researcher"), "roles")):
+        with pytest.raises(InvalidArgument, match=named):
+            call()

@@ -238,12 +238,14 @@ def test_retired_tool_and_missing_role_are_refused(store):
     tools, _, _ = listing(manager)
     assert "expand" not in [t.name for t in tools]
     # FastMCP looks the tool up again for each call, so it never reaches a retired row; the manager refuses too.
-    assert call(manager, "expand", {"memory_id": "M012345678901"}).is_error
+    retired = call(manager, "expand", {"memory_id": "M012345678901"})
+    assert retired.is_error and retired.content[0].text.startswith("tool_refused: 'expand'")
     with pytest.raises(errors.ToolRefused, match="tool_refused: 'expand'"):
         asyncio.run(manager.call("expand", {"memory_id": "M012345678901"}))
 
     no_role = MemoryManager(store, Caller("acme", "jane", "research-assistant", "thread_jane_research", ()), at=AT)
     assert listing(no_role)[0] == []
-    assert call(no_role, "search_memory", {"query": "eviction"}).is_error
+    refused = call(no_role, "search_memory", {"query": "eviction"})
+    assert refused.is_error and refused.content[0].text.startswith("tool_refused:")
     with pytest.raises(errors.ToolRefused, match="access_policy"):
         asyncio.run(no_role.call("search_memory", {"query": "eviction"}))
