@@ -84,8 +84,13 @@ def budget_missing(store: MemoryStore, spec: WindowSpec, at: datetime | None, ex
     missing = sorted({f.removesuffix("_id") for row in view.rows for f in budgets.SCOPE_FIELDS
                       if row.get(f) and getattr(scope, f) is None})
     hint = f" A budget applies only to windows that name its {' and '.join(missing)}." if missing else ""
+    # A claim for one user or agent sees only the budget rows of its scope and wider: the tenant may have others.
+    seen = "The budget rows this claim can see" if spec.user_id or spec.agent_id else "The tenant's budget rows"
+    if spec.user_id or spec.agent_id:
+        hint += (" Budgets for another user or agent are not visible to a claim for this one: `ctxasm budget show "
+                 f"--tenant {spec.tenant_id}` lists the tenant's.")
     return BudgetMissing(f"budget_missing: no context_budget guideline is in effect for tenant {spec.tenant_id}, "
-                         f"{scope.text()}, at {view.evaluation_time}. The tenant's budget rows: {rows}.{hint} "
+                         f"{scope.text()}, at {view.evaluation_time}. {seen}: {rows}.{hint} "
                          "(`ctxasm budget show`, `ctxasm budget set`)")
 
 

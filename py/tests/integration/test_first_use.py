@@ -94,6 +94,12 @@ def test_a_missing_agent_is_named_with_the_budget_it_would_get(memory):
         memory.session("newco", user_id="u1").assemble("hello")
     message = str(caught.value)
     assert "NULL" not in message and "for agent helper only" in message and "name its agent" in message
+    # a claim for another agent sees none of the tenant's budget rows, and is told why the list is empty
+    with pytest.raises(BudgetMissing) as caught:
+        memory.session("newco", agent_id="nobody").assemble("hello")
+    message = str(caught.value)
+    assert "rows this claim can see: guideline context_context_budget" in message
+    assert "agent helper" not in message and "ctxasm budget show --tenant newco" in message
 
 
 def test_a_file_with_several_bad_memories_names_every_one(tmp_path):
