@@ -656,12 +656,44 @@ create or replace package body ctx_memory is
       end loop;
    end mark_manifest;
 
+   -- Whether a context_source_ref row of scope (in_user_id, in_agent_id) may carry the erasure to the row it names
+   -- as derived: that row is there (a version not erased yet, that the session sees) and every version of it is
+   -- of that user, when the reference names one, and of that agent, when it names one. A context_source_ref row is
+   -- a row of its own, which a claim of its scope may write naming any row it can see: followed further, a claim
+   -- for one user could make the erasure of its own row reach a row of the whole tenant or of another user. A
+   -- row's own source_refs, a compression's source and a chunk's document_id were written by whoever could write
+   -- that row, and are followed whatever its scope (PostgreSQL: the same test in ctxasm.derived_rows).
+   function provenance_covers(
+      in_tenant_id    in varchar2,
+      in_derived_type in varchar2,
+      in_derived_id   in varchar2,
+      in_user_id      in varchar2,
+      in_agent_id     in varchar2
+   ) return boolean is
+      l_live    pls_integer;
+      l_outside pls_integer;
+      l_sql     varchar2(1000);
+   begin
+      -- placeholders bind by position in dynamic SQL: the user and the agent are given twice each
+      l_sql := 'select count(case when d.status <> :b_erased then 1 end),'
+               || ' count(case when (:b_user_id is not null and (d.user_id is null or d.user_id <> :b_user_id))'
+               || ' or (:b_agent_id is not null and (d.agent_id is null or d.agent_id <> :b_agent_id))'
+               || ' then 1 end)'
+               || ' from ' || table_for_type(in_memory_type => in_derived_type) || ' d'
+               || ' where d.tenant_id = :b_tenant_id and d.id = :b_id';
+      execute immediate l_sql
+         into l_live, l_outside
+         using co_erased, in_user_id, in_user_id, in_agent_id, in_agent_id, in_tenant_id, in_derived_id;
+      return l_live > 0 and l_outside = 0;
+   end provenance_covers;
+
    -- What the stored provenance says was made from one erased memory or from a window in in_manifests (one
    -- that showed its text), to erase next (PostgreSQL: ctxasm.derived_rows): every row of any memory table whose
    -- source_refs cite either (a user's own turn excepted where it cites a window: it is the window's question,
-   -- not made from it), every row a context_source_ref names as derived from the memory, its compressions, and
-   -- every event recorded for such a window. Rows already erased are left out. No list of today's writers: a new
-   -- kind of derived row is followed as soon as it records its sources.
+   -- not made from it), every row a context_source_ref names as derived from the memory when that reference's own
+   -- user and agent could have written the row (provenance_covers), its compressions, the chunks of a
+   -- kb_document, and every event recorded for such a window. Rows already erased are left out. No list of
+   -- today's writers: a new kind of derived row is followed as soon as it records its sources.
    function copies_of(
       in_tenant_id   in varchar2,
       in_memory_type in varchar2,
@@ -698,21 +730,43 @@ create or replace package body ctx_memory is
             l_copies.append(val => l_pair);
          end loop;
       end loop;
-      for r_copy in (
-         select r.derived_type as memory_type, r.derived_id as id
+      for r_ref in (
+         select distinct r.derived_type, r.derived_id, r.user_id, r.agent_id
            from context_source_ref r
           where r.tenant_id = in_tenant_id
             and r.source_type = in_memory_type
             and r.source_id = in_id
             and r.status <> co_erased
             and r.derived_type <> 'manifest'
-         union
-         select cast('compression' as varchar2(32)), c.id
+      ) loop
+         -- a derived type the catalogue does not know is not a memory row: nothing to erase there
+         if instr(', ' || co_memory_types || ',', ', ' || r_ref.derived_type || ',') > 0
+            and provenance_covers(in_tenant_id    => in_tenant_id,
+                                  in_derived_type => r_ref.derived_type,
+                                  in_derived_id   => r_ref.derived_id,
+                                  in_user_id      => r_ref.user_id,
+                                  in_agent_id     => r_ref.agent_id) then
+            l_pair := json_array_t();
+            l_pair.append(val => r_ref.derived_type);
+            l_pair.append(val => r_ref.derived_id);
+            l_copies.append(val => l_pair);
+         end if;
+      end loop;
+      for r_copy in (
+         select cast('compression' as varchar2(32)) as memory_type, c.id
            from context_compression c
           where c.tenant_id = in_tenant_id
             and c.source_type = in_memory_type
             and c.source_id = in_id
             and c.status <> co_erased
+         union
+         -- a chunk names its document by document_id, not by source_refs: it goes with the document
+         select cast('kb_chunk' as varchar2(32)), k.id
+           from knowledge_base_chunk k
+          where k.tenant_id = in_tenant_id
+            and in_memory_type = 'kb_document'
+            and k.document_id = in_id
+            and k.status <> co_erased
          union
          select cast('conversation' as varchar2(32)), m.id
            from conversation_memory m
@@ -722,13 +776,10 @@ create or replace package body ctx_memory is
             and m.status <> co_erased
             and json_value(m.content_json, '$.manifest_id') in (select column_value from table(in_manifests))
       ) loop
-         -- a derived type the catalogue does not know is not a memory row: nothing to erase there
-         if instr(', ' || co_memory_types || ',', ', ' || r_copy.memory_type || ',') > 0 then
-            l_pair := json_array_t();
-            l_pair.append(val => r_copy.memory_type);
-            l_pair.append(val => r_copy.id);
-            l_copies.append(val => l_pair);
-         end if;
+         l_pair := json_array_t();
+         l_pair.append(val => r_copy.memory_type);
+         l_pair.append(val => r_copy.id);
+         l_copies.append(val => l_pair);
       end loop;
       return l_copies;
    end copies_of;
@@ -797,7 +848,6 @@ create or replace package body ctx_memory is
          l_key := l_type || ':' || l_id;
          if not l_seen.exists(l_key) then
             l_seen(l_key) := true;
-            l_erased.append(val => l_pair);
             l_table := table_for_type(in_memory_type => l_type);
             -- References and texts first: after the scrub there is nothing left to follow.
             execute immediate 'select content from ' || l_table || ' where tenant_id = :b_tenant_id and id = :b_id'
@@ -807,7 +857,9 @@ create or replace package body ctx_memory is
                l_contents(l_contents.count) := l_texts(i);
             end loop;
             -- the windows that showed its text: rendered it, or its compression (one that only excluded it, or
-            -- cited it for an annotation, showed the model none of its text)
+            -- cited it for an annotation, showed the model none of its text); as in copies_of, a reference is
+            -- followed only to a manifest its own user and agent could have recorded: one of theirs, which the
+            -- session sees, when it names a user or an agent; any, when it names neither (a tenant-wide writer's)
             select distinct r.derived_id
               bulk collect into l_found
               from context_source_ref r
@@ -815,7 +867,23 @@ create or replace package body ctx_memory is
                and r.source_type = l_type
                and r.source_id = l_id
                and r.derived_type = 'manifest'
-               and r.relation in ('rendered', 'compression');
+               and r.relation in ('rendered', 'compression')
+               and ((r.user_id is null and r.agent_id is null)
+                    or exists (
+                          select 1
+                            from conversation_memory m
+                           where m.tenant_id = l_tenant_id
+                             and m.id = r.derived_id
+                             and m.event_type = 'context_manifest'
+                       ))
+               and not exists (
+                      select 1
+                        from conversation_memory m
+                       where m.tenant_id = l_tenant_id
+                         and m.id = r.derived_id
+                         and ((r.user_id is not null and (m.user_id is null or m.user_id <> r.user_id))
+                              or (r.agent_id is not null and (m.agent_id is null or m.agent_id <> r.agent_id)))
+                   );
             for i in 1 .. l_found.count loop
                l_manifest := l_found(i);
                if not l_seen.exists('manifest:' || l_manifest) then
@@ -831,17 +899,21 @@ create or replace package body ctx_memory is
                l_queue.append(val => l_copies.get(i));
             end loop;
             l_rows := scrub_row(in_table => l_table, in_tenant_id => l_tenant_id, in_id => l_id);
-            l_total := l_total + l_rows;
-            if l_tables.has(key => lower(l_table)) then
-               l_counts := l_tables.get_object(key => lower(l_table));
-               l_counts.put(key => 'rows', val => l_counts.get_number(key => 'rows') + l_rows);
-            else
-               l_counts := json_object_t();
-               l_counts.put(key => 'rows', val => l_rows);
-               -- Oracle keeps no history table: earlier images are undo, the database's own (docs/security.md)
-               l_counts.put(key => 'history_rows', val => 0);
+            -- the report lists what went: a row the session cannot see (VPD) was not touched
+            if l_rows > 0 then
+               l_erased.append(val => l_pair);
+               l_total := l_total + l_rows;
+               if l_tables.has(key => lower(l_table)) then
+                  l_counts := l_tables.get_object(key => lower(l_table));
+                  l_counts.put(key => 'rows', val => l_counts.get_number(key => 'rows') + l_rows);
+               else
+                  l_counts := json_object_t();
+                  l_counts.put(key => 'rows', val => l_rows);
+                  -- Oracle keeps no history table: earlier images are undo, the database's own (docs/security.md)
+                  l_counts.put(key => 'history_rows', val => 0);
+               end if;
+               l_tables.put(key => lower(l_table), val => l_counts);
             end if;
-            l_tables.put(key => lower(l_table), val => l_counts);
          end if;
       end loop;
       for i in 1 .. l_manifests.count loop

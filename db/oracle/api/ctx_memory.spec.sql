@@ -79,9 +79,11 @@ create or replace package ctx_memory authid definer is
     * the row keeps its keys and scope, but its text columns become '[erased]' (NOT NULL) or NULL, its JSON
     * payloads empty, its embedding and source_hash NULL, and its status erased. Followed the same way, until
     * nothing new turns up: compressions of an erased row; conversation events (tool results, model responses,
-    * recorded requests) whose source_refs cite an erased row; the windows (manifests) that rendered an erased
-    * row and every event recorded for them. The manifests keep their references (no memory text), get
-    * erased_dependencies, and lose the question when it contained an erased text.
+    * recorded requests) whose source_refs cite an erased row; rows a context_source_ref names as derived from
+    * an erased row, when that reference's own user and agent could have written them; the chunks of an erased
+    * kb_document; the windows (manifests) that rendered an erased row and every event recorded for them. The
+    * manifests keep their references (no memory text), get erased_dependencies, and lose the question when it
+    * contained an erased text. "erased" lists only the rows erased (not those VPD hides from the session).
     * Oracle keeps the pre-erasure row images in undo (and in a Flashback Time Travel archive if one is
     * enabled) until their retention ends; rows_as_of and select_window do not return versions erased now
     * (docs/security.md).

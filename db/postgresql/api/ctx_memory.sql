@@ -89,7 +89,12 @@ BEGIN
     PERFORM ctxasm.require_row_scope(in_memory_type, l_current || in_record);
     l_version := (l_current ->> 'version')::integer;
     BEGIN
-        l_from := coalesce((in_record ->> 'valid_from')::timestamptz, now());
+        -- By default the new version starts now: the transaction's start, unless a version committed since (a
+        -- concurrent writer of the same row, whose lock this call waited for) starts later; then the moment it is
+        -- written, as Oracle's systimestamp is read after the lock too.
+        l_from := coalesce((in_record ->> 'valid_from')::timestamptz,
+                           CASE WHEN now() >= (l_current ->> 'valid_from')::timestamptz THEN now()
+                                ELSE clock_timestamp() END);
     EXCEPTION WHEN data_exception THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s.valid_from: %s', in_memory_type, left(SQLERRM, 300));
@@ -473,7 +478,8 @@ REVOKE ALL ON FUNCTION ctxasm.scrub_row(varchar, varchar, varchar) FROM PUBLIC;
 --comment: what the stored provenance says was made from one memory ([type, id]) or from a window in
 --comment: in_manifests (windows that showed it): every row of any memory table whose source_refs cite either
 --comment: (a user's own turn excepted where it cites a window: it is the window's question, not made from it),
---comment: every row a context_source_ref names as derived from the memory, its compressions, and every event
+--comment: every row a context_source_ref names as derived from the memory when that reference's own user and agent
+--comment: could have written the derived row, its compressions, the chunks of a kb_document, and every event
 --comment: recorded for such a window (requests, responses, tool results). Rows already erased are left out.
 --comment: Nothing here lists today's writers: a new kind of derived row is followed as soon as it records its
 --comment: sources in source_refs or in context_source_ref.
@@ -499,17 +505,34 @@ BEGIN
                ' UNION ' ORDER BY m.ordinal)
       INTO l_branches
       FROM ctxasm.memory_type AS m;
-    RETURN QUERY EXECUTE l_branches || format(
-        ' UNION SELECT r.derived_type, r.derived_id FROM ctxasm.context_source_ref AS r'
-        ' WHERE r.tenant_id = $1 AND r.source_type = %L AND r.source_id = %L AND r.status <> ''erased'''
-        '   AND r.derived_type IN (SELECT k.memory_type FROM ctxasm.memory_type AS k)'
-        ' UNION SELECT ''compression'', c.id FROM ctxasm.context_compression AS c'
-        ' WHERE c.tenant_id = $1 AND c.source_type = %L AND c.source_id = %L AND c.status <> ''erased'''
-        ' UNION SELECT ''conversation'', e.id FROM ctxasm.conversation_memory AS e'
-        ' WHERE e.tenant_id = $1 AND e.role = ''event'' AND e.event_type <> ''context_manifest'''
-        '   AND e.status <> ''erased'' AND e.content_json ->> ''manifest_id'' = ANY ($3)',
-        in_memory_type, in_id, in_memory_type, in_id)
-        USING in_tenant_id, l_cites, in_manifests;
+    -- A context_source_ref row is a row of its own, which a claim of its scope may write naming any row it can
+    -- see: it is followed only to a derived row its own scope could have written too (every version of it of
+    -- that user, when the reference names one, and of that agent, when it names one), so a claim for one user
+    -- cannot make the erasure of its own row reach a row of the whole tenant or of another user. A row's own
+    -- source_refs, a compression's source and a chunk's document_id were written by whoever could write that
+    -- row: they are followed whatever its scope (a tenant summary of Jane's turn goes with her turn).
+    SELECT l_branches || string_agg(format(
+               ' UNION SELECT r.derived_type, r.derived_id FROM ctxasm.context_source_ref AS r'
+               ' WHERE r.tenant_id = $1 AND r.source_type = $4 AND r.source_id = $5 AND r.derived_type = %L'
+               ' AND r.status <> ''erased'''
+               ' AND EXISTS (SELECT 1 FROM ctxasm.%I AS d WHERE d.tenant_id = $1 AND d.id = r.derived_id'
+               ' AND d.status <> ''erased'')'
+               ' AND NOT EXISTS (SELECT 1 FROM ctxasm.%I AS d WHERE d.tenant_id = $1 AND d.id = r.derived_id'
+               ' AND ((r.user_id IS NOT NULL AND d.user_id IS DISTINCT FROM r.user_id)'
+               ' OR (r.agent_id IS NOT NULL AND d.agent_id IS DISTINCT FROM r.agent_id)))',
+               m.memory_type, m.table_name, m.table_name), '' ORDER BY m.ordinal)
+      INTO l_branches
+      FROM ctxasm.memory_type AS m;
+    -- A chunk names its document by document_id, not by source_refs: it goes with the document.
+    RETURN QUERY EXECUTE l_branches
+        || ' UNION SELECT ''compression'', c.id FROM ctxasm.context_compression AS c'
+           ' WHERE c.tenant_id = $1 AND c.source_type = $4 AND c.source_id = $5 AND c.status <> ''erased'''
+           ' UNION SELECT ''kb_chunk'', k.id FROM ctxasm.knowledge_base_chunk AS k'
+           ' WHERE k.tenant_id = $1 AND $4 = ''kb_document'' AND k.document_id = $5 AND k.status <> ''erased'''
+           ' UNION SELECT ''conversation'', e.id FROM ctxasm.conversation_memory AS e'
+           ' WHERE e.tenant_id = $1 AND e.role = ''event'' AND e.event_type <> ''context_manifest'''
+           '   AND e.status <> ''erased'' AND e.content_json ->> ''manifest_id'' = ANY ($3)'
+        USING in_tenant_id, l_cites, in_manifests, in_memory_type, in_id;
 END;
 $$;
 REVOKE ALL ON FUNCTION ctxasm.derived_rows(varchar, varchar, varchar, varchar[]) FROM PUBLIC;
@@ -518,14 +541,16 @@ REVOKE ALL ON FUNCTION ctxasm.derived_rows(varchar, varchar, varchar, varchar[])
 --changeset ctxasm:pg-ctx-memory-erase-report dbms:postgresql runOnChange:true splitStatements:false logicalFilePath:db/packages/postgresql/0035_ctx_memory_erase.sql
 --comment: CTX_MEMORY.erase_report: erase one memory and everything made from it, and say what went. Erasure
 --comment: follows derivation, by the stored provenance (ctxasm.derived_rows), until nothing new turns up: rows
---comment: whose source_refs or context_source_ref rows cite an erased row, its compressions, and the windows
+--comment: whose source_refs cite an erased row, or that a context_source_ref whose own scope could have written
+--comment: them names as made from one, its compressions, a document's chunks, and the windows
 --comment: (manifests) that showed an erased row's text (rendered it, or its compression) with everything made from
 --comment: them: the model's answers recorded as turns, each round's provider request, the model's responses, the
 --comment: tool results. A summary or an answer made from an erased row is erased whole (the database cannot write
 --comment: it again without that row; the one who made it may). Manifests keep their references (no text), get
 --comment: erased_dependencies, lose the question when it held the erased text, and lose their history copies.
 --comment: The result: {"erased": [[type, id], ...], "tables": {table: {"rows", "history_rows"}},
---comment: "manifests_marked": n, "total": row versions erased, "erased_xid": the erasing transaction}.
+--comment: "manifests_marked": n, "total": row versions erased, "erased_xid": the erasing transaction}; "erased" and
+--comment: "tables" name only rows it erased, not those the session's row level security hides.
 CREATE OR REPLACE FUNCTION ctx_memory.erase_report(in_memory_type varchar, in_id varchar) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -559,7 +584,6 @@ BEGIN
         l_queue := l_queue - 0;
         CONTINUE WHEN l_item::text = ANY (l_done_keys);
         l_done_keys := l_done_keys || l_item::text;
-        l_done := l_done || jsonb_build_array(l_item);
         l_table := ctxasm.memory_table(l_item ->> 0);
         -- References and texts first: after the scrub there is nothing left to follow.
         EXECUTE format('SELECT array_agg(content) FROM (SELECT content FROM ctxasm.%I WHERE tenant_id = $1 AND id = $2 '
@@ -568,21 +592,36 @@ BEGIN
             INTO l_new USING l_tenant, l_item ->> 1;
         l_contents := l_contents || coalesce(l_new, '{}');
         -- The windows that showed its text: rendered it, or its compression. (A window that only excluded it, or
-        -- cited it for an annotation, showed the model none of its text.)
+        -- cited it for an annotation, showed the model none of its text.) As in derived_rows, a reference is
+        -- followed only to a manifest its own user and agent could have recorded: one of theirs, which the
+        -- session sees, when it names a user or an agent; any, when it names neither (a tenant-wide writer's).
         SELECT coalesce(array_agg(DISTINCT r.derived_id), '{}') INTO l_new
           FROM ctxasm.context_source_ref AS r
          WHERE r.tenant_id = l_tenant AND r.derived_type = 'manifest' AND r.relation IN ('rendered', 'compression')
            AND r.source_type = l_item ->> 0 AND r.source_id = l_item ->> 1
-           AND r.derived_id <> ALL (l_manifests);
+           AND r.derived_id <> ALL (l_manifests)
+           AND ((r.user_id IS NULL AND r.agent_id IS NULL)
+                OR EXISTS (SELECT 1 FROM ctxasm.conversation_memory AS m
+                            WHERE m.tenant_id = l_tenant AND m.id = r.derived_id
+                              AND m.event_type = 'context_manifest'))
+           AND NOT EXISTS (SELECT 1 FROM ctxasm.conversation_memory AS m
+                            WHERE m.tenant_id = l_tenant AND m.id = r.derived_id
+                              AND ((r.user_id IS NOT NULL AND m.user_id IS DISTINCT FROM r.user_id)
+                                   OR (r.agent_id IS NOT NULL AND m.agent_id IS DISTINCT FROM r.agent_id)));
         l_manifests := l_manifests || l_new;
         SELECT l_queue || coalesce(jsonb_agg(DISTINCT jsonb_build_array(d.memory_type, d.id)), '[]'::jsonb)
           INTO l_queue
           FROM ctxasm.derived_rows(l_tenant, l_item ->> 0, l_item ->> 1, l_manifests) AS d;
         l_counts := ctxasm.scrub_row(l_table, l_tenant, l_item ->> 1);
-        l_total := l_total + l_counts.out_rows;
-        l_tables := jsonb_set(l_tables, ARRAY[l_table], jsonb_build_object(
-            'rows', coalesce((l_tables -> l_table ->> 'rows')::integer, 0) + l_counts.out_rows,
-            'history_rows', coalesce((l_tables -> l_table ->> 'history_rows')::integer, 0) + l_counts.out_history_rows));
+        -- The report lists what went: a row the session cannot see (row level security) was not touched.
+        IF l_counts.out_rows > 0 THEN
+            l_done := l_done || jsonb_build_array(l_item);
+            l_total := l_total + l_counts.out_rows;
+            l_tables := jsonb_set(l_tables, ARRAY[l_table], jsonb_build_object(
+                'rows', coalesce((l_tables -> l_table ->> 'rows')::integer, 0) + l_counts.out_rows,
+                'history_rows', coalesce((l_tables -> l_table ->> 'history_rows')::integer, 0)
+                                + l_counts.out_history_rows));
+        END IF;
     END LOOP;
     -- Manifests hold references, not text, except the question: mark them, and drop the question when it
     -- holds an erased text. Their history copies go too.
