@@ -26,6 +26,8 @@ MIN_CANDIDATES = 10
 MAX_CANDIDATES = 1000
 #: the largest candidate limit a budget's candidate_limits may set
 MAX_CANDIDATE_LIMIT = 1000
+#: the largest whole number of a context budget (usable_context, a reserve, max_rounds, a tier or compression limit; candidate_limits have their own): above any model's context window, far below what the engines' integer arithmetic over a budget holds
+MAX_BUDGET_TOKENS = 10000000
 #: the most items search_memory returns
 SEARCH_MAX_LIMIT = 20
 #: the length of every embedding (all-MiniLM-L6-v2)

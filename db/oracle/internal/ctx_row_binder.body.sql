@@ -8,7 +8,13 @@ create or replace package body ctx_row_binder is
    co_max_document_chars constant pls_integer := 2000000;
    co_max_json_chars     constant pls_integer := 2000000;
    co_max_source_refs    constant pls_integer := 1000;
+   -- the largest token count of a context budget (contract/constants.toml: max_budget_tokens)
+   co_max_budget_tokens  constant pls_integer := 10000000;
    co_kb_document        constant varchar2(32) := 'kb_document';
+   co_guideline          constant varchar2(32) := 'guideline';
+   co_budget_key         constant varchar2(32) := 'context_budget';
+   co_key_guideline_key  constant varchar2(32) := 'guideline_key';
+   co_key_content_json   constant varchar2(32) := 'content_json';
 
    e_json_syntax exception;
    pragma exception_init(e_json_syntax, -40441);
@@ -331,6 +337,50 @@ create or replace package body ctx_row_binder is
       return l_field;
    end field_value;
 
+   -- A budget: a guideline naming the key context_budget, or a guideline's new version that names no key (the key
+   -- is the stored version's; a budget's new version sends only what changes). The Python layer checks every
+   -- field of a budget; the database bounds the counts its own arithmetic reads (CTX_BUDGET.candidate_limits),
+   -- so a writer that skips the Python checks cannot store a budget that breaks every window of its scope.
+   -- The PostgreSQL twin: the end of ctxasm.check_record.
+   procedure check_budget_counts(in_memory_type in varchar2, in_record in json_object_t) is
+      l_counts sys.odcivarchar2list := sys.odcivarchar2list(
+         'usable_context', 'output_reserve', 'tool_reserve', 'request_overhead_reserve', 'max_rounds',
+         'max_tool_result_tokens'
+      );
+      l_key    json_element_t;
+      l_budget json_object_t;
+      l_value  json_element_t;
+      l_count  number;
+   begin
+      if in_memory_type <> co_guideline then
+         return;
+      end if;
+      l_key := in_record.get(co_key_guideline_key);
+      if l_key is not null and not l_key.is_null()
+         and (not l_key.is_string() or in_record.get_string(co_key_guideline_key) <> co_budget_key)
+      then
+         return;
+      end if;
+      l_value := in_record.get(co_key_content_json);
+      if l_value is null or not l_value.is_object() then
+         return;
+      end if;
+      l_budget := treat(l_value as json_object_t);
+      for i in 1 .. l_counts.count loop
+         l_value := l_budget.get(l_counts(i));
+         if l_value is not null and l_value.is_number() then
+            l_count := l_budget.get_number(l_counts(i));
+            if l_count < 0 or l_count > co_max_budget_tokens then
+               ctx_errors.raise_error(
+                  in_code   => ctx_errors.co_invalid_budget,
+                  in_detail => in_memory_type || '.content_json.' || l_counts(i) || ': must be 0..'
+                               || to_char(co_max_budget_tokens) || ', got ' || substr(l_value.to_string(), 1, 40)
+               );
+            end if;
+         end if;
+      end loop;
+   end check_budget_counts;
+
    -- in_record checked against the table: a JSON object whose keys are all columns the caller may set
    function record_fields(
       in_memory_type in varchar2,
@@ -408,6 +458,7 @@ create or replace package body ctx_row_binder is
             );
          end if;
       end loop;
+      check_budget_counts(in_memory_type => in_memory_type, in_record => l_record);
       return l_fields;
    end record_fields;
 

@@ -77,8 +77,10 @@ create or replace package ctx_row_binder authid definer is
    /**
     * in_record checked against the table: a JSON object whose keys are all columns the caller may set
     * (tenant_id only as the session's tenant; version, status, created_at, text_key and pointer_text never),
-    * each value of its column's type and size.
+    * each value of its column's type and size; a context budget's token counts (a guideline keyed
+    * context_budget, or naming no key: a new version) at most max_budget_tokens.
     * @throws -20104 invalid_field naming the field (or the record, when it is no JSON object)
+    * @throws -20112 invalid_budget naming the budget's field and the range allowed
     */
    function record_fields(
       in_memory_type in varchar2,

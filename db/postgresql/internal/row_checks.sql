@@ -186,7 +186,9 @@ $$;
 --changeset ctxasm:pg-internal-check-record dbms:postgresql runOnChange:true splitStatements:false
 --comment: reject what would otherwise vanish or be coerced silently (non-objects, unknown and system keys, an
 --comment: empty user or agent id) and what is too large to store: every free text, JSON value and list of
---comment: source references has a limit (contract/constants.toml), a varchar its declared length
+--comment: source references has a limit (contract/constants.toml), a varchar its declared length, and a
+--comment: context budget's token counts too (invalid_budget): a writer that skips the Python checks must not
+--comment: store a budget whose arithmetic breaks every window of its scope
 CREATE OR REPLACE FUNCTION ctxasm.check_record(in_memory_type varchar, in_table varchar,
                                                in_record jsonb, in_tenant_id varchar)
 RETURNS void
@@ -196,6 +198,9 @@ DECLARE
     co_max_document_chars constant integer := 2000000;
     co_max_json_chars     constant integer := 2000000;
     co_max_source_refs    constant integer := 1000;
+    co_max_budget_tokens  constant integer := 10000000;
+    co_budget_counts      constant text[] := ARRAY['usable_context', 'output_reserve', 'tool_reserve',
+                                                   'request_overhead_reserve', 'max_rounds', 'max_tool_result_tokens'];
     l_key       text;
     l_type      text;
     l_generated boolean;
@@ -257,6 +262,20 @@ BEGIN
        AND (jsonb_typeof(in_record -> 'content') <> 'string' OR in_record ->> 'content' = '') THEN
         RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_field'),
             MESSAGE = format('invalid_field: %s.content: must be a non-empty string', in_memory_type);
+    END IF;
+    -- A budget: a guideline naming the key context_budget, or a guideline's new version that names no key (the
+    -- key is the stored version's; a budget's new version sends only what changes). The Python layer checks
+    -- every field of a budget; the database bounds the counts its own arithmetic reads (candidate_limits).
+    IF in_memory_type = 'guideline' AND jsonb_typeof(in_record -> 'content_json') = 'object'
+       AND coalesce(in_record ->> 'guideline_key', 'context_budget') = 'context_budget' THEN
+        FOREACH l_key IN ARRAY co_budget_counts LOOP
+            IF jsonb_typeof(in_record -> 'content_json' -> l_key) = 'number'
+               AND (in_record -> 'content_json' ->> l_key)::numeric NOT BETWEEN 0 AND co_max_budget_tokens THEN
+                RAISE EXCEPTION USING ERRCODE = ctxasm.error_code('invalid_budget'), MESSAGE = format(
+                    'invalid_budget: %s.content_json.%s: must be 0..%s, got %s', in_memory_type, l_key,
+                    co_max_budget_tokens, left(in_record -> 'content_json' ->> l_key, 40));
+            END IF;
+        END LOOP;
     END IF;
 END;
 $$;

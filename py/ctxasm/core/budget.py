@@ -43,6 +43,11 @@ _REQUIRED = _TOKEN_FIELDS + ("weights", "recency_days", "shares", "overflow_orde
 _OPTIONAL = ("require_current_facts", "tier_limits", "reclaim_unused", "candidate_limits", "compression")
 #: The most candidates a budget may let one slice keep after scoring (the database's limit step).
 MAX_CANDIDATE_LIMIT = contract_constants.MAX_CANDIDATE_LIMIT
+#: The largest whole number any other field of a budget may hold (a token count, a reserve, max_rounds, a tier
+#: limit, a compression limit): above the largest context window of any model, far below what the database's
+#: integer arithmetic over a budget can hold (a usable_context of 10^12 broke every window of its scope). The
+#: database refuses a budget guideline whose token counts exceed it too (ctxasm.check_record, CTX_ROW_BINDER).
+MAX_BUDGET_TOKENS = contract_constants.MAX_BUDGET_TOKENS
 #: Tiers a budget may cap per slice; pointers are bounded by the slice's allowance alone.
 LIMITED_TIERS = ("full", "summary")
 _WEIGHTS = ("rerank", "confidence", "recency")
@@ -153,14 +158,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _token_count(data: Mapping[str, Any], key: str, minimum: int, parent: str = "") -> int:
+def _token_count(data: Mapping[str, Any], key: str, minimum: int, parent: str = "",
+                 maximum: int = MAX_BUDGET_TOKENS) -> int:
     value = data[key]
     path = f"{parent}.{key}" if parent else key
     # Integral floats/Decimals (5000.0) are accepted: JSON has one number type and drivers differ.
     if not _is_number(value) or value != int(value):
-        raise InvalidBudget.at(path, f"must be a whole number, got {value!r}")
-    if value < minimum:
-        raise InvalidBudget.at(path, f"must be >= {minimum}, got {value!r}")
+        raise InvalidBudget.at(path, f"must be a whole number {minimum}..{maximum}, got {value!r}")
+    if not minimum <= value <= maximum:
+        raise InvalidBudget.at(path, f"must be {minimum}..{maximum}, got {value!r}")
     return int(value)
 
 
@@ -257,9 +263,7 @@ def _parse_candidate_limits(data: Any) -> Mapping[str, int]:
         path = f"candidate_limits.{slice_name}"
         if slice_name not in DYNAMIC_SLICES:
             raise InvalidBudget.at(path, f"is not a dynamic slice (known: {', '.join(DYNAMIC_SLICES)})")
-        parsed[slice_name] = _token_count(data, slice_name, 1, "candidate_limits")
-        if parsed[slice_name] > MAX_CANDIDATE_LIMIT:
-            raise InvalidBudget.at(path, f"must be <= {MAX_CANDIDATE_LIMIT}, got {parsed[slice_name]}")
+        parsed[slice_name] = _token_count(data, slice_name, 1, "candidate_limits", MAX_CANDIDATE_LIMIT)
     return MappingProxyType(parsed)
 
 
@@ -273,23 +277,34 @@ def _parse_compression(data: Any) -> Compression:
     return Compression(enabled=enabled, **limits)
 
 
+#: The budget's top-level whole numbers and the least each may be.
+_COUNT_MINIMUM = {"usable_context": 1, "output_reserve": 0, "tool_reserve": 0, "request_overhead_reserve": 0,
+                  "max_rounds": 1, "max_tool_result_tokens": 0}
+_RESERVES = ("output_reserve", "tool_reserve", "request_overhead_reserve")
+
+
+def _check_reserves(usable: int, reserves: Mapping[str, int]) -> None:
+    if sum(reserves[key] for key in _RESERVES) >= usable:
+        raise InvalidBudget.at(
+            "usable_context",
+            f"{usable} leaves nothing after the reserves ({' + '.join(str(reserves[key]) for key in _RESERVES)})",
+        )
+
+
+def _check_tool_result(max_tool_result: int, tool_reserve: int) -> None:
+    if max_tool_result > tool_reserve:
+        raise InvalidBudget.at("max_tool_result_tokens", f"{max_tool_result} exceeds tool_reserve ({tool_reserve})")
+
+
 def parse_budget(data: Mapping[str, Any]) -> Budget:
     """Validate a context_budget content_json and return it as a Budget; raise InvalidBudget naming the field."""
     _check_keys(data, "$", _REQUIRED, _OPTIONAL)
     usable = _token_count(data, "usable_context", 1)
-    reserves = {key: _token_count(data, key, 0)
-                for key in ("output_reserve", "tool_reserve", "request_overhead_reserve")}
-    if sum(reserves.values()) >= usable:
-        raise InvalidBudget.at(
-            "usable_context",
-            f"{usable} leaves nothing after the reserves ({' + '.join(map(str, reserves.values()))})",
-        )
+    reserves = {key: _token_count(data, key, 0) for key in _RESERVES}
+    _check_reserves(usable, reserves)
     max_rounds = _token_count(data, "max_rounds", 1)
     max_tool_result = _token_count(data, "max_tool_result_tokens", 0)
-    if max_tool_result > reserves["tool_reserve"]:
-        raise InvalidBudget.at(
-            "max_tool_result_tokens", f"{max_tool_result} exceeds tool_reserve ({reserves['tool_reserve']})"
-        )
+    _check_tool_result(max_tool_result, reserves["tool_reserve"])
     weights = _parse_weights(data["weights"])
     recency_days = data["recency_days"]
     if not _is_number(recency_days) or recency_days <= 0:
@@ -336,10 +351,18 @@ def budget_problems(data: Any) -> list[InvalidBudget]:
     problems += [InvalidBudget.at(key, "is required") for key in _REQUIRED if key not in data]
     problems += [InvalidBudget.at(str(key), f"is not a known field (known: {', '.join(known)})")
                  for key in data if key not in known]
-    for key, minimum in (("usable_context", 1), ("output_reserve", 0), ("tool_reserve", 0),
-                         ("request_overhead_reserve", 0), ("max_rounds", 1), ("max_tool_result_tokens", 0)):
+    counts: dict[str, int] = {}
+    for key, minimum in _COUNT_MINIMUM.items():
         if key in data:
-            attempt(_token_count, data, key, minimum)
+            try:
+                counts[key] = _token_count(data, key, minimum)
+            except InvalidBudget as exc:
+                problems.append(exc)
+    # The checks across fields, each once the fields it compares are sound, whatever else is wrong.
+    if "usable_context" in counts and all(key in counts for key in _RESERVES):
+        attempt(_check_reserves, counts["usable_context"], counts)
+    if "max_tool_result_tokens" in counts and "tool_reserve" in counts:
+        attempt(_check_tool_result, counts["max_tool_result_tokens"], counts["tool_reserve"])
     for key, parse in (("weights", _parse_weights), ("shares", _parse_shares),
                        ("overflow_order", _parse_overflow_order), ("tier_limits", _parse_tier_limits),
                        ("candidate_limits", _parse_candidate_limits), ("compression", _parse_compression)):

@@ -118,15 +118,16 @@ def _db_status(args: argparse.Namespace) -> int:
     from ctxasm.local import pgcluster, pgconn
     from ctxasm.settings import Environment
 
+    database = getattr(args, "database", None)  # the top-level --database, as every other command reads it
     if Environment.read().pg_dsn:
-        target = pgconn.resolve_target()
+        target = pgconn.resolve_target(database)
         print(target.describe())
     else:
         status = pgcluster.status()
         print(status.describe())
         if not status.running:
             return 3
-        target = pgconn.resolve_target()
+        target = pgconn.resolve_target(database)
     from ctxasm.local.schema_info import databases, deployment_summary
 
     print(deployment_summary(target))
@@ -330,12 +331,23 @@ def _add_turn(args: argparse.Namespace) -> int:
 
 def _remember(args: argparse.Namespace) -> int:
     import json
+    import math
 
     from ctxasm.errors import ConfigError
 
+    def finite(text: str) -> float:
+        number = float(text)
+        if math.isinf(number):
+            raise ValueError(f"{text} is beyond the numbers JSON values here may hold")
+        return number
+
+    def refused(constant: str) -> float:  # NaN and Infinity: Python reads them, JSON and the database do not
+        raise ValueError(f"{constant} is not a JSON number")
+
     try:
-        value = json.loads(args.value_json) if args.value_json is not None else None
-    except json.JSONDecodeError as exc:
+        value = (json.loads(args.value_json, parse_float=finite, parse_constant=refused)
+                 if args.value_json is not None else None)
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
         raise ConfigError(f"config_error: --value-json is not JSON: {exc}") from None
     with _session(args, scoped=True) as session:
         memory_type, memory_id, version = session.remember(

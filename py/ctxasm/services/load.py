@@ -11,6 +11,8 @@ error there leaves the tenants before it loaded and rolls back the rest.
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Collection
@@ -28,7 +30,7 @@ from ctxasm.engines.tool_schemas import unbounded_strings
 from ctxasm.errors import CtxasmError, ScenarioError, brief_message
 from ctxasm.progress import ProgressCallback, progress
 from ctxasm.services import memory_spans as spans
-from ctxasm.services.upsert import instant, row_fields
+from ctxasm.services.upsert import ADDED_FOR, instant, row_fields
 
 
 def validator() -> Draft202012Validator:
@@ -42,12 +44,31 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScenarioError(name, "$", "no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(name, "$", "is a directory, not a scenario file") from None
     except UnicodeDecodeError as exc:
         raise ScenarioError(name, "$", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:  # a permission, a device that cannot be read
+        raise ScenarioError(name, "$", f"cannot be read: {exc.strerror or exc}") from None
+    not_numbers: list[str] = []
+
+    def not_a_number(token: str) -> _NotANumber:
+        not_numbers.append(token)
+        return _NotANumber(token)
+
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=not_a_number)
     except json.JSONDecodeError as exc:
         raise ScenarioError(name, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ScenarioError(name, "$", "not valid JSON: nested too deeply") from None
+    # NaN and Infinity are no JSON (Python's reader takes them, and reads 1e999 as infinity), and a \ud800 escape
+    # without its pair is no text: none can be stored or embedded, so each is named at its JSON path here, before
+    # anything is read for it. The walk runs only for a file whose text may hold one.
+    if not_numbers or _HUGE_EXPONENT.search(text) or _LONE_SURROGATE_ESCAPE.search(text):
+        problem = _unstorable(document)
+        if problem is not None:
+            raise ScenarioError(name, *problem)
     # The compiled check decides (4,008 memories in 0.04 s, where jsonschema took 4.7 s); jsonschema runs only to
     # say where and why a file fails.
     errors = [] if schemas.checker(schemas.SCENARIO)(document) else list(validator().iter_errors(document))
@@ -66,6 +87,49 @@ def read_scenario(path: str | Path) -> dict[str, Any]:
 
 #: How many schema problems one error message lists (each at its JSON path).
 MAX_PROBLEMS_SHOWN = 20
+
+#: A \u escape of a UTF-16 surrogate: only a file that has one can hold a lone surrogate.
+_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: An exponent of three digits: only a file that has one can hold a number beyond a double's range.
+_HUGE_EXPONENT = re.compile(r"[eE][+]?0*[1-9][0-9]{2}")
+
+
+class _NotANumber(float):
+    """What the reader makes of NaN, Infinity and -Infinity (json.loads takes them; JSON has no such number):
+    a float that says which it was, found again by _unstorable with its JSON path."""
+
+    token: str
+
+    def __new__(cls, token: str) -> _NotANumber:
+        value = super().__new__(cls, token)
+        value.token = token
+        return value
+
+
+def _unstorable(document: Any) -> tuple[str, str] | None:
+    """(JSON path, problem) of the first NaN or Infinity, or the first string with a lone surrogate, in file order;
+    None when there is none. Walked with a list of its own, not by recursion."""
+    pending: list[tuple[str, Any]] = [("$", document)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            if isinstance(value, _NotANumber):
+                return where, f"{value.token} is not a JSON number"
+            return where, "a number beyond the range of a double (its exponent is too large)"
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return where, f"not valid Unicode text (a lone surrogate \\u{ord(value[exc.start]):04x} at " \
+                              f"character {exc.start})"
+        elif isinstance(value, dict):
+            for key in value:
+                if _unstorable(key) is not None:
+                    return f"{where}.{key!r}", "a key that is not valid Unicode text"
+            pending.extend(reversed([(f"{where}.{key}", item) for key, item in value.items()]))
+        elif isinstance(value, list):
+            pending.extend(reversed([(f"{where}[{index}]", item) for index, item in enumerate(value)]))
+    return None
 
 
 def schema_problems(errors: list[Any]) -> list[tuple[str, str]]:
@@ -221,7 +285,7 @@ def load_document(store: MemoryStore, document: dict[str, Any], name: str,
             versions_now: dict[tuple[str, str], tuple[int, int]] = {}
             batch = _Batch(store, name, tenant_id, report, on_progress)
             for m, memory in enumerate(tenant["memories"]):
-                where = f"$.tenants[{t}].memories[{m}]"
+                where = memory.get(ADDED_FOR) or f"$.tenants[{t}].memories[{m}]"
                 kind = memory["type"]
                 current = stored.get((tenant_id, kind, memory["id"]))
                 if current is None and not memory.get("versions") and "deleted_at" not in memory:
@@ -327,8 +391,8 @@ def _stored_state(store: MemoryStore, document: dict[str, Any], name: str) -> di
         for m, memory in enumerate(tenant["memories"]):
             row = found.get((memory["type"], memory["id"]))
             if row is upsert.ERASED:
-                erased.append(f"$.tenants[{t}].memories[{m}]: {memory['type']} {memory['id']!r} of tenant "
-                              f"{tenant_id!r}")
+                erased.append(f"{memory.get(ADDED_FOR) or f'$.tenants[{t}].memories[{m}]'}: {memory['type']} "
+                              f"{memory['id']!r} of tenant {tenant_id!r}")
             elif row is not None:
                 stored[(tenant_id, memory["type"], memory["id"])] = row
     if erased:
@@ -423,15 +487,17 @@ def compress_chunks(document: dict[str, Any]) -> int:
     from ctxasm.core import extractive as summarize
 
     added = 0
-    for tenant in document["tenants"]:
+    for t, tenant in enumerate(document["tenants"]):
         have = {(m["source_type"], m["source_id"]) for m in tenant["memories"] if m["type"] == "compression"}
-        for chunk in [m for m in tenant["memories"] if m["type"] == "kb_chunk"]:
+        for m, chunk in [(m, memory) for m, memory in enumerate(tenant["memories"]) if memory["type"] == "kb_chunk"]:
+            chunk_path = chunk.get(ADDED_FOR) or f"$.tenants[{t}].memories[{m}]"
             versions = chunk.get("versions", [])
             content = next((v["content"] for v in reversed(versions) if "content" in v), chunk["content"])
             if ("kb_chunk", chunk["id"]) in have or len(content.split()) <= COMPRESS_ABOVE_WORDS:
                 continue
             tenant["memories"].append({
                 "type": "compression", "id": f"cmp_{chunk['id']}", "source_type": "kb_chunk",
+                ADDED_FOR: f"{chunk_path} (the compression cmp_{chunk['id']} the loader adds for this kb_chunk)",
                 "source_id": chunk["id"], "source_version": 1 + len(versions),
                 "source_hash": summarize.source_hash(content), "generating_model": summarize.GENERATING_MODEL,
                 "prompt_version": summarize.PROMPT_VERSION, "content": summarize.summarize(content, max_words=SUMMARY_WORDS),
@@ -440,6 +506,7 @@ def compress_chunks(document: dict[str, Any]) -> int:
             })
             tenant["memories"].append({
                 "type": "source_ref", "id": f"ref_cmp_{chunk['id']}", "derived_type": "compression",
+                ADDED_FOR: f"{chunk_path} (the source_ref ref_cmp_{chunk['id']} the loader adds for this kb_chunk)",
                 "derived_id": f"cmp_{chunk['id']}", "derived_version": 1, "source_type": "kb_chunk",
                 "source_id": chunk["id"], "source_version": 1 + len(versions), "relation": "compressed_from",
                 "content": f"compression cmp_{chunk['id']} of kb_chunk {chunk['id']}",

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from ctxasm.engines.store import MemoryStore
+from ctxasm.errors import InvalidArgument
 from ctxasm.services import load
 from ctxasm.services import memory_spans as spans
 from ctxasm.services.budgets import TENANT_BUDGET_ID
@@ -62,8 +63,13 @@ def new_tenant_document(tenant_id: str, display_name: str, at: datetime | None) 
 
 def create_tenant(store: MemoryStore, tenant_id: str, display_name: str, at: datetime | None) -> load.LoadReport:
     """Register the tenant (a transaction of its own), then write its default rows in one transaction, through an
-    owner store. Its span: create_memory_store (a tenant's memory is its store)."""
+    owner store; a tenant the database has already is refused (InvalidArgument), before anything is written. Its
+    span: create_memory_store (a tenant's memory is its store)."""
     with spans.memory_span(spans.CREATE_MEMORY_STORE, tenant_id, "tenant_create"):
+        if load.registered_tenants(store, [tenant_id]):
+            raise InvalidArgument(
+                f"invalid_argument: tenant {tenant_id!r} exists already; `ctxasm budget set` changes its budget, "
+                "`ctxasm load --upsert` adds memories to it")
         return load.load_document(store, new_tenant_document(tenant_id, display_name, at), f"new tenant {tenant_id}")
 
 

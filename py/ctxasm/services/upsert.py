@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ctxasm.engines.store import MemoryStore
+from ctxasm.memory_types import BY_NAME
 
 #: What stored_memories gives for a memory whose rows were erased.
 ERASED = object()
@@ -23,8 +24,12 @@ ERASED = object()
 #: row_states takes at most 10,000 references a call (CTX_MEMORY.row_states).
 _REFS_PER_CALL = 5000
 
+#: The key of a row the loader adds for a memory of the file (a long chunk's compression and its source_ref,
+#: load.compress_chunks): the JSON path its errors name, the memory's it was made for (not one past the file's
+#: last memory).
+ADDED_FOR = "added_for"
 #: Keys of a file's memory that steer the loader rather than describe the row.
-LOADER_KEYS = ("type", "versions", "deleted_at")
+LOADER_KEYS = ("type", "versions", "deleted_at", ADDED_FOR)
 #: Columns the database derives (or the loader computes from the text), never compared.
 _DERIVED = frozenset({"id", "version", "status", "embedding", "content_tokens", "valid_from", "created_at"})
 #: (type, id, version) field triples that name another row by its version: a version number in a file counts
@@ -37,13 +42,18 @@ def stored_memories(store: MemoryStore, tenant_id: str,
     """(type, id) -> the latest stored row version (a dict), or ERASED, for each of `refs` the tenant has.
     The store's tenant must be set; on PostgreSQL the transaction is rolled back by the state read."""
     wanted = list(dict.fromkeys(refs))
+    # row_states answers for the types of the memory-row view only (PostgreSQL's ctx_memory.row_states joins
+    # ctxasm.memory_row); the loader's own rows (a chunk's compression and its source_ref) are never candidates
+    # and not in it: those types are read whole below, every wanted id of them a maybe.
+    derived = {kind for kind, _ in wanted if kind in BY_NAME and not BY_NAME[kind].slice}
+    asked = [ref for ref in wanted if ref[0] not in derived]
     snapshot = store.capture_snapshot()
     states: dict[str, tuple[str, str | None]] = {}
-    for start in range(0, len(wanted), _REFS_PER_CALL):
-        batch = [[kind, memory_id, 1] for kind, memory_id in wanted[start:start + _REFS_PER_CALL]]
+    for start in range(0, len(asked), _REFS_PER_CALL):
+        batch = [[kind, memory_id, 1] for kind, memory_id in asked[start:start + _REFS_PER_CALL]]
         states.update(store.row_states(tenant_id, batch, snapshot))
-    found: dict[tuple[str, str], Any] = {}
-    for kind, memory_id in wanted:
+    found: dict[tuple[str, str], Any] = {ref: None for ref in wanted if ref[0] in derived}
+    for kind, memory_id in asked:
         state = states.get(f"{kind}:{memory_id}:1")
         if state is not None:
             found[(kind, memory_id)] = ERASED if state[0] == "erased" else None
@@ -55,7 +65,7 @@ def stored_memories(store: MemoryStore, tenant_id: str,
             for row in store.rows_as_of(kind, snapshot):  # ordered by id and version: the last one stays
                 key = (kind, row.get("id"))
                 if key in found and found[key] is not ERASED:
-                    found[key] = row
+                    found[key] = ERASED if row.get("status") == "erased" else row
     return {key: row for key, row in found.items() if row is not None}
 
 

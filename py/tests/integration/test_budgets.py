@@ -134,3 +134,50 @@ def test_engine_and_database_go_before_or_after_the_command(clean_db, memory, ca
                  ["inventory", "--tenant", "newco", "--engine", "postgresql", "--database", clean_db.database]):
         assert main(argv) == 0, argv
         assert "guideline" in capsys.readouterr().out
+
+
+def test_a_huge_budget_is_refused_by_the_cli_and_the_api_and_nothing_is_written(clean_db, memory, capsys,
+                                                                                 monkeypatch):
+    from ctxasm.interfaces.cli import main
+
+    monkeypatch.setenv("CTXASM_PG_DATABASE", clean_db.database)
+    memory.create_tenant("newco")
+    assert main(["budget", "set", "--tenant", "newco", "--agent", "tiny", "--field", "usable_context=1e12"]) == 1
+    err = capsys.readouterr().err
+    assert "invalid_budget: usable_context: must be 1..10000000" in err and "Traceback" not in err
+    assert main(["budget", "set", "--tenant", "newco", "--agent", "tiny", "--field", "usable_context=100",
+                 "--field", "max_rounds=0"]) == 1
+    err = capsys.readouterr().err
+    assert "max_rounds" in err and "usable_context: 100 leaves nothing after the reserves" in err
+    with pytest.raises(InvalidBudget, match="usable_context"):
+        memory.session("newco", agent_id="tiny").set_budget({**SMALL, "usable_context": 10**12})
+    # the scope's windows still work: nothing was written
+    assert main(["budget", "show", "--tenant", "newco", "--agent", "tiny", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["budget"]["usable_context"] == DEFAULT_BUDGET["usable_context"]
+
+
+def test_the_database_refuses_a_huge_budget_from_a_writer_that_skips_python(clean_db, memory):
+    """put_memory and supersede (whose record names no guideline_key: the stored version's is kept) check a
+    budget's token counts themselves: the bound of ctxasm.check_record (CTX_ROW_BINDER on Oracle)."""
+    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.local import pgconn
+
+    memory.create_tenant("newco")
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("newco")
+        with pytest.raises(InvalidBudget, match=r"guideline\.content_json\.usable_context: must be 0\.\.10000000"):
+            store.put_memory("guideline", {"id": "budget_huge", "guideline_key": "context_budget", "agent_id": "tiny",
+                                           "content": "huge", "content_json": {**SMALL, "usable_context": 10**12}})
+        store.rollback()
+        store.set_tenant("newco")
+        with pytest.raises(InvalidBudget, match="tool_reserve"):
+            store.supersede("guideline", "context_context_budget", {"content_json": {**SMALL, "tool_reserve": -10**12}})
+        store.rollback()
+        store.set_tenant("newco")
+        # another guideline's content_json is not a budget; a budget at the bound is written
+        store.put_memory("guideline", {"id": "notes", "guideline_key": "house_style", "content": "notes",
+                                       "content_json": {"usable_context": 10**12}})
+        assert store.supersede("guideline", "context_context_budget",
+                               {"content_json": {**SMALL, "usable_context": 10_000_000}}) == 2
+        store.rollback()

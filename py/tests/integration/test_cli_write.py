@@ -49,6 +49,8 @@ def test_remember_writes_then_supersedes_by_identity(demo, capsys):
     assert found.items and "Helios-RAG 2." in found.items[0].text, (found.items, found.notes)
 
 
-def test_remember_refuses_a_value_that_is_not_json(demo, capsys):
-    assert cli.main(["remember", "retriever_cli", "in_use", "x", "--tenant", "acme", "--value-json", "{nope"]) == 2
+@pytest.mark.parametrize("value", ["{nope", "NaN", '{"score": Infinity}', "1e999"])
+def test_remember_refuses_a_value_that_is_not_json(demo, capsys, value):
+    """NaN, Infinity and a number beyond a float are what Python's reader takes and JSON does not."""
+    assert cli.main(["remember", "retriever_cli", "in_use", "x", "--tenant", "acme", "--value-json", value]) == 2
     assert "--value-json is not JSON" in capsys.readouterr().err

@@ -94,7 +94,7 @@ def test_a_missing_agent_is_named_with_the_budget_it_would_get(memory):
         memory.session("newco", user_id="u1").assemble("hello")
     message = str(caught.value)
     assert "NULL" not in message and "for agent helper only" in message and "name its agent" in message
-    # a claim for another agent sees none of the tenant's budget rows, and is told why the list is empty
+    # a claim for another agent sees only the tenant-wide rows, not the helper's, and is told so
     with pytest.raises(BudgetMissing) as caught:
         memory.session("newco", agent_id="nobody").assemble("hello")
     message = str(caught.value)

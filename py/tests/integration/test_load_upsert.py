@@ -15,7 +15,7 @@ import pytest
 from ctxasm.errors import ScenarioError
 from ctxasm.services import load
 
-from ..conftest import SCENARIOS, TEST_DATABASE, read_as_owner
+from ..conftest import SCENARIOS, TEST_DATABASE, embedded_json, read_as_owner
 
 DEMO = json.loads((SCENARIOS / "acme_demo.json").read_text())
 
@@ -127,3 +127,72 @@ def test_cli_load_upsert_reports_unchanged(demo_target):
                            str(SCENARIOS / "acme_demo.json")], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "(upsert)" in done.stdout and "0 new, 0 changed" in done.stdout
+
+
+def test_a_file_with_long_chunks_loads_twice_and_the_second_writes_nothing(clean_db, embedded_files):
+    """The loader adds a compression and a source_ref for every long chunk (load.compress_chunks); those rows
+    are not in the memory-row view that row_states reads, and the second --upsert took them for new
+    (duplicate_memory at $.tenants[0].memories[160] of a file of 160 memories)."""
+    first = load.load_file(clean_db, embedded_files["corpus"], upsert=True)
+    assert first.rows[("acme", "compression")] > 0
+    before = row_versions(clean_db)
+    again = load.load_file(clean_db, embedded_files["corpus"], upsert=True)
+    assert again.unchanged == sum(again.rows.values()) == sum(first.rows.values())
+    assert (again.changed, again.versions, again.deletions) == (0, 0, 0)
+    assert row_versions(clean_db) == before
+
+
+LONG_TEXT = ("The Letta paper starts from a simple observation: a language model's context window is a small, fixed "
+             "working space, while a useful agent needs to remember far more than fits. It borrows the operating-system "
+             "idea of virtual memory, and the agent decides what to page in and out through its own function calls.")
+
+
+def chunk_document(*extra: dict) -> dict:
+    """One document and one chunk long enough to get a compression from the loader, then `extra`."""
+    return {"format": "ctxasm-scenario/1", "name": "long-chunk", "tenants": [{
+        "tenant_id": "acme", "display_name": "Acme", "memories": [
+            {"type": "kb_document", "id": "doc_letta", "title": "Letta", "collection": "papers",
+             "valid_from": "2026-06-02T09:00:00Z", "content": "The Letta paper."},
+            {"type": "kb_chunk", "id": "chunk_letta_00", "document_id": "doc_letta", "document_version": 1,
+             "chunk_index": 0, "title": "Letta", "valid_from": "2026-06-02T09:00:00Z", "content": LONG_TEXT},
+            *extra]}]}
+
+
+def test_an_error_at_a_row_the_loader_adds_names_the_chunk_it_is_for(clean_db, tmp_path):
+    """The file's own compression takes the id the loader gives the chunk's: the refusal names the chunk (a place
+    in the file), not a memory past the file's last one."""
+    from ctxasm.core import extractive
+
+    fact = {"type": "entity", "id": "fact_letta", "subject": "paper:letta", "predicate": "idea",
+            "valid_from": "2026-06-02T09:00:00Z", "content": LONG_TEXT}
+    taken = {"type": "compression", "id": "cmp_chunk_letta_00", "source_type": "entity", "source_id": "fact_letta",
+             "source_version": 1, "source_hash": extractive.source_hash(LONG_TEXT),
+             "generating_model": extractive.GENERATING_MODEL, "prompt_version": extractive.PROMPT_VERSION,
+             "valid_from": "2026-06-02T09:00:00Z", "content": "Letta: virtual memory for a context window."}
+    path = tmp_path / "scenario.json"
+    path.write_text(embedded_json(chunk_document(fact, taken)))
+    with pytest.raises(ScenarioError) as refused:
+        load.load_file(clean_db, path)
+    assert refused.value.json_path.startswith("$.tenants[0].memories[1] (the compression cmp_chunk_letta_00"), \
+        str(refused.value)
+    assert "duplicate_memory" in str(refused.value)
+
+
+def test_an_erased_chunk_is_refused_with_the_rows_the_loader_added_for_it(clean_db, tmp_path):
+    from ctxasm.engines.postgres import PostgresStore
+    from ctxasm.local import pgconn
+
+    path = tmp_path / "scenario.json"
+    path.write_text(embedded_json(chunk_document()))
+    load.load_file(clean_db, path, upsert=True)
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.set_tenant("acme")
+        store.erase("kb_chunk", "chunk_letta_00")
+        store.commit()
+    with pytest.raises(ScenarioError) as refused:
+        load.load_file(clean_db, path, upsert=True)
+    message = str(refused.value)
+    assert "2 memories were erased" in message, message  # the chunk and its compression
+    assert "$.tenants[0].memories[1] (the compression cmp_chunk_letta_00" in message
+    assert "memories[2]" not in message and "memories[3]" not in message

@@ -113,6 +113,41 @@ def test_invalid_json_names_line_and_column(clean_db, tmp_path):
         load.load_file(clean_db, path)
 
 
+#: Values Python's JSON reader takes and no store can hold: (field of a fact of the demo's acme tenant, the value as
+#: written in the file, the JSON path its refusal names below the fact, what the refusal says).
+UNSTORABLE_CASES = [
+    ("confidence", "NaN", "confidence", "NaN is not a JSON number"),
+    ("confidence", "-Infinity", "confidence", "-Infinity is not a JSON number"),
+    ("content_json", '{"score": 1e999}', "content_json.score", "a number beyond the range of a double"),
+    ("content", '"bad \\ud800 text"', "content", "not valid Unicode text (a lone surrogate \\ud800"),
+]
+
+
+@pytest.mark.parametrize("field, raw, below, problem", UNSTORABLE_CASES, ids=[c[1] for c in UNSTORABLE_CASES])
+def test_what_json_cannot_carry_is_named_at_its_path_with_exit_4(clean_db, tmp_path, monkeypatch, capsys, field,
+                                                                  raw, below, problem):
+    """Python's reader takes NaN, Infinity, 1e999 (as infinity) and a lone \\ud800 escape; the database refused
+    the numbers with a traceback, and the embedding model the text (TypeError in the tokenizer)."""
+    from ctxasm.interfaces.cli import main
+
+    document = copy.deepcopy(DEMO)
+    document["tenants"][0]["memories"][FACT][field] = "RAW_VALUE"
+    path = write(tmp_path, json.dumps(document).replace('"RAW_VALUE"', raw, 1))
+    monkeypatch.setenv("CTXASM_PG_DATABASE", clean_db.database)
+    assert main(["load", str(path)]) == 4
+    err = capsys.readouterr().err
+    assert f"{path}: $.tenants[0].memories[{FACT}].{below}: {problem}" in err, err
+    assert total_rows(clean_db) == 0
+
+
+def test_a_directory_is_refused_as_a_scenario_file_with_exit_4(clean_db, tmp_path, monkeypatch, capsys):
+    from ctxasm.interfaces.cli import main
+
+    monkeypatch.setenv("CTXASM_PG_DATABASE", clean_db.database)
+    assert main(["load", str(tmp_path)]) == 4
+    assert capsys.readouterr().err.strip() == f"ctxasm: error: {tmp_path}: $: is a directory, not a scenario file"
+
+
 def test_duplicate_ids_are_refused(clean_db, tmp_path):
     def duplicate(document):
         document["tenants"][0]["memories"].append(copy.deepcopy(document["tenants"][0]["memories"][FACT]))

@@ -140,6 +140,8 @@ BROKEN: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("null token count", with_("tool_reserve", None), "tool_reserve"),
     ("negative reserve", with_("request_overhead_reserve", -1), "request_overhead_reserve"),
     ("zero usable_context", with_("usable_context", 0), "usable_context"),
+    ("usable_context above the bound", with_("usable_context", 10**12), "usable_context"),
+    ("reserve above the bound", with_("tool_reserve", 10_000_001), "tool_reserve"),
     ("reserves leave nothing", with_("usable_context", 1900), "usable_context"),
     ("reserves exceed", with_("tool_reserve", 4200), "usable_context"),
     ("zero rounds", with_("max_rounds", 0), "max_rounds"),

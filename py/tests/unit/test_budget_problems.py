@@ -72,3 +72,45 @@ def test_budgets_one_after_the_other_or_of_other_scopes_load(tmp_path):
     later = budget_row("budget_b", DEFAULT_BUDGET, valid_from="2026-03-01T00:00:00Z")
     other = budget_row("budget_c", copy.deepcopy(DEFAULT_BUDGET), thread_id="t1")
     assert load.read_scenario(write(tmp_path, document_with(ended, later, other)))
+
+
+def test_a_token_count_above_the_bound_is_refused_naming_the_field_and_the_range():
+    from ctxasm.core.budget import MAX_BUDGET_TOKENS, parse_budget
+    from ctxasm.errors import InvalidBudget
+
+    huge = dict(DEFAULT_BUDGET, usable_context=10**12)
+    problems = budget_problems(huge)
+    assert [(p.field, p.problem) for p in problems] == \
+        [("usable_context", f"must be 1..{MAX_BUDGET_TOKENS}, got {10**12}")]
+    with pytest.raises(InvalidBudget, match=r"usable_context: must be 1\.\.10000000"):
+        parse_budget(huge)
+    at_the_bound = dict(DEFAULT_BUDGET, usable_context=MAX_BUDGET_TOKENS)
+    assert budget_problems(at_the_bound) == []
+    for field in ("output_reserve", "max_rounds"):
+        assert [p.field for p in budget_problems(dict(DEFAULT_BUDGET, **{field: MAX_BUDGET_TOKENS + 1}))] == [field]
+    assert [p.field for p in budget_problems(dict(DEFAULT_BUDGET, tier_limits={"evidence": {"full": 10**12}}))] == \
+        ["tier_limits.evidence.full"]
+
+
+def test_a_load_refuses_a_budget_above_the_bound(tmp_path):
+    path = write(tmp_path, document_with(budget_row("budget_a", dict(DEFAULT_BUDGET, usable_context=1e12))))
+    with pytest.raises(ScenarioError) as caught:
+        load.read_scenario(path)
+    assert "$.tenants[0].memories[0].content_json.usable_context: must be 1..10000000" in str(caught.value)
+
+
+def test_a_cross_field_problem_is_named_beside_a_field_problem():
+    """usable_context below the reserves and max_rounds 0: both, not max_rounds alone."""
+    broken = dict(DEFAULT_BUDGET, usable_context=100, max_rounds=0, max_tool_result_tokens=5000)
+    assert {p.field for p in budget_problems(broken)} == {"usable_context", "max_rounds", "max_tool_result_tokens"}
+
+
+def test_a_load_counts_every_problem_of_one_budget(tmp_path):
+    path = write(tmp_path, document_with(budget_row("budget_a", dict(DEFAULT_BUDGET, usable_context=100,
+                                                                     max_rounds=0))))
+    with pytest.raises(ScenarioError) as caught:
+        load.read_scenario(path)
+    message = str(caught.value)
+    assert "2 budget problems" in message, message
+    assert "content_json.usable_context: 100 leaves nothing after the reserves" in message
+    assert "content_json.max_rounds: must be 1..10000000, got 0" in message
