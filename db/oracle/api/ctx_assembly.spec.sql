@@ -4,7 +4,8 @@
 create or replace package ctx_assembly authid definer is
    /**
     * The assembler's database half (docs/assembly.md): select_window makes the selection for one context
-    * window, record_manifest records what the window used. The Oracle twin of the PostgreSQL schema
+    * window, record_manifest records what the window used (through CTX_MANIFEST_STORE, which stores and reads
+    * manifests outside the selection version's digest). The Oracle twin of the PostgreSQL schema
     * ctx_assembly (db/postgresql/api/ctx_assembly.sql); the engine-internal functions it calls are in the
     * packages named as PostgreSQL's files: CTX_RULES (internal/ctx_rules.sql), CTX_RETRIEVAL
     * (internal/ctx_retrieval.sql), CTX_SOURCES (internal/ctx_sources.sql), CTX_BUDGET (internal/ctx_budget.sql),
@@ -104,25 +105,21 @@ create or replace package ctx_assembly authid definer is
    ) return clob;
 
    /**
-    * Records a composed window: the context_manifest event in CONVERSATION_MEMORY (role event, the manifest
-    * as content_json, through CTX_MEMORY) and, in one INSERT, one CONTEXT_SOURCE_REF row per dependency
-    * (rendered memories, their compressions, annotation sources, excluded rows, the budget), every reference
-    * checked before anything is written to CONTEXT_SOURCE_REF. In the caller's transaction.
-    * Inserts 1 + n rows (VPD: the session's tenant); does not commit.
+    * Records a composed window: the context_manifest event and one CONTEXT_SOURCE_REF row per dependency, in
+    * the caller's transaction; does not commit. The work, the rows written and the bounds are
+    * CTX_MANIFEST_STORE.record_manifest's (internal/ctx_manifest_store.*), outside this package's digest.
     * @param in_manifest the manifest (docs/assembly.md) as a JSON object in a CLOB
     * @return the manifest id, 'manifest_' and 32 hex digits; the source refs are '<manifest id>:<n>'
     * @throws -20102 tenant_not_set, -20119 scope_not_allowed (the manifest's scope names a user or agent the
-    *         claim does not), -20114 invalid_manifest (not an object; memories, excluded or
-    *         required_refs not arrays; request_hash not 64 lower-case hex digits; a reference that is not
-    *         [type, id, version], named by its relation and quoted to 200 characters), -20104 invalid_field
-    *         (from CTX_MEMORY for the event; a reference's type or id longer than its column)
+    *         claim does not), -20114 invalid_manifest (not a manifest, or larger than the store's bounds, naming
+    *         what is wrong), -20104 invalid_field (a scope value, or a reference's type or id, longer than its
+    *         column)
     */
    function record_manifest(in_manifest in clob) return varchar2;
 
    /**
-    * A recorded manifest of the session's tenant: the content_json of its active context_manifest event, or
-    * NULL when there is none (another tenant's manifest is as unknown as one that never existed).
-    * Reads CONVERSATION_MEMORY (VPD: the session's tenant); writes nothing.
+    * A recorded manifest of the session's tenant, or NULL (another tenant's manifest is as unknown as one that
+    * never existed): CTX_MANIFEST_STORE.read_manifest.
     * @param in_manifest_id the id record_manifest returned
     * @return the manifest as a JSON object in a CLOB, or NULL
     * @throws -20102 tenant_not_set
@@ -130,9 +127,8 @@ create or replace package ctx_assembly authid definer is
    function read_manifest(in_manifest_id in conversation_memory.id%type) return clob;
 
    /**
-    * The scope's most recent window: the id of its latest active context_manifest event (created_at desc,
-    * id desc) whose user, agent and thread are exactly these (NULL matches NULL), or NULL.
-    * Reads CONVERSATION_MEMORY; writes nothing.
+    * The scope's most recent window: the id of its latest active context_manifest event whose user, agent and
+    * thread are exactly these (NULL matches NULL), or NULL: CTX_MANIFEST_STORE.latest_manifest_id.
     * @throws -20102 tenant_not_set, -20119 scope_not_allowed when the claim names another user or agent
     */
    function latest_manifest_id(

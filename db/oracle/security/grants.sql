@@ -5,9 +5,9 @@
 -- packages: a SELECT grant would let it see the tables' optimizer statistics, ALL_TAB_COL_STATISTICS and its
 -- histograms, which hold every tenant's values). Nothing on CTX_TENANT, CTX_HMAC_KEY, CTX_ADMIN, CTX_POLICY
 -- or the internal packages (CTX_ERRORS, CTX_RULES, CTX_RETRIEVAL, CTX_SOURCES, CTX_BUDGET, CTX_SELECTION, CTX_JSON,
--- CTX_ROW_BINDER), which only the owner's packages call (CTX_RETRIEVAL, CTX_SOURCES and CTX_BUDGET read the
--- tenant they are given), nor on the types ctx_selection_candidate(s), which only CTX_SOURCES and CTX_SELECTION
--- use.
+-- CTX_ROW_BINDER, CTX_MANIFEST_STORE), which only the owner's packages call (CTX_RETRIEVAL, CTX_SOURCES and
+-- CTX_BUDGET read the tenant they are given), nor on the types ctx_selection_candidate(s), which only CTX_SOURCES
+-- and CTX_SELECTION use.
 -- The first changeset below granted SELECT before that rule; the last one takes it back. CTX_MEMORY.rows_as_of,
 -- CTX_ASSEMBLY.select_window and CTX_TOOLS.search_memory read AS OF SCN as the owner (definer's rights), so the app needs no FLASHBACK
 -- privilege, and nothing on the Oracle Text or vector indexes or the embedding model either.

@@ -201,12 +201,13 @@ BEGIN
     FOREACH l_slice IN ARRAY co_dynamic_slices LOOP
         l_limits := l_limits || jsonb_build_object(l_slice, coalesce(
             (l_content -> 'candidate_limits' ->> l_slice)::numeric::integer,
+            -- bounded before it is an integer: a budget row stored before budgets were bounded may hold any count
             least(co_max_candidates, greatest(co_min_candidates, ceil(
                 1.25 * l_available * coalesce(CASE WHEN jsonb_typeof(l_content -> 'shares' -> in_intent -> l_slice)
                                                         = 'number'
                                                    THEN (l_content -> 'shares' -> in_intent ->> l_slice)::numeric
                                               END, 0)
-                / co_tokens_per_candidate)::integer))));
+                / co_tokens_per_candidate)))::integer));
     END LOOP;
     RETURN l_limits;
 END;

@@ -3,8 +3,8 @@
 -- utPLSQL v3 suite for CTX_ASSEMBLY: the selection of select_window (lifecycle, supersede -> current fact
 -- plus labelled history, the exclusion rules, tenant isolation, errors, the budget and conflicts by scope
 -- containment, candidate limits and their cuts, the claim's winner in annotations, replay from the recorded
--- sources), record_manifest (one statement for every dependency, each checked first) and the stored text
--- columns. It mirrors the conformance scenarios 02-05, 20, 30 and 31 (db/tests/scenarios) with its own small
+-- sources), record_manifest (one statement for every dependency, each checked first; its bounds) and the stored
+-- text columns. It mirrors the conformance scenarios 02-05, 20, 30 and 31 (db/tests/scenarios) with its own small
 -- fixtures. Deployed only by liquibase/changelog-utplsql.yaml, after the main changelog.
 --
 -- Transactions: retrieval reads Oracle Text indexes that sync on commit, and a replay reads AS OF SCN, which
@@ -138,6 +138,12 @@ create or replace package test_ctx_assembly authid definer is
    --%test(record_manifest whose scope names another user than the claim raises scope_not_allowed)
    --%throws(ctx_errors.e_scope_not_allowed)
    procedure manifest_outside_the_claim_scope;
+
+   --%test(record_manifest refuses a manifest longer than a stored JSON field, 2000000 characters, naming its size)
+   procedure manifest_longer_than_a_json_field;
+
+   --%test(record_manifest refuses more than 20000 dependency references before it writes one)
+   procedure manifest_with_too_many_references;
 end test_ctx_assembly;
 /
 
@@ -1185,5 +1191,72 @@ create or replace package body test_ctx_assembly is
       );
       l_id := ctx_assembly.record_manifest(in_manifest => scoped_manifest('bob', 'research-assistant'));
    end manifest_outside_the_claim_scope;
+
+   -- the message of the invalid_manifest record_manifest raises for in_manifest (NULL if it raised none), and
+   -- whether it wrote a source ref of the tenant
+   procedure refused_manifest(in_manifest in clob, out_message out varchar2, out_written out number) is
+      l_id     varchar2(128);
+      l_before number;
+   begin
+      ctx_session.set_tenant(in_claim => test_claims.claim_for(in_tenant_id => co_tenant));
+      select count(*) into l_before from context_source_ref r where r.tenant_id = co_tenant;
+      begin
+         l_id := ctx_assembly.record_manifest(in_manifest => in_manifest);
+      exception
+         when others then
+            if sqlcode <> -20114 then
+               raise;
+            end if;
+            out_message := sqlerrm;
+      end;
+      select count(*) - l_before into out_written from context_source_ref r where r.tenant_id = co_tenant;
+   end refused_manifest;
+
+   procedure manifest_longer_than_a_json_field is
+      l_expect   ut_expectation;
+      l_manifest clob;
+      l_message  varchar2(4000);
+      l_written  number;
+   begin
+      -- 63 x 32,000 characters of a string member: 2,016,000 and the rest of the manifest
+      l_manifest := to_clob('{"request_hash": "' || co_hash || '", "budget_ref": ["guideline", "ut_budget", 1], '
+                            || '"memories": [], "excluded": [], "required_refs": [], "question": "');
+      for i in 1 .. 63 loop
+         l_manifest := l_manifest || to_clob(rpad('x', 32000, 'x'));
+      end loop;
+      l_manifest := l_manifest || to_clob('"}');
+      refused_manifest(in_manifest => l_manifest, out_message => l_message, out_written => l_written);
+      l_expect := ut.expect(l_message);
+      l_expect.to_match('the manifest is [0-9]+ characters of JSON, more than 2000000');
+      l_expect := ut.expect(l_written);
+      l_expect.to_equal(0);
+   end manifest_longer_than_a_json_field;
+
+   procedure manifest_with_too_many_references is
+      co_excluded constant varchar2(64) := '{"ref": ["entity", "ut_probe", 1], "rule": "limit"}, ';
+      l_expect   ut_expectation;
+      l_manifest clob;
+      l_chunk    varchar2(32767);
+      l_message  varchar2(4000);
+      l_written  number;
+   begin
+      -- 20,000 excluded rows, one rendered memory and the budget: 20,002 references
+      l_manifest := to_clob('{"request_hash": "' || co_hash || '", "budget_ref": ["guideline", "ut_budget", 1], '
+                            || '"memories": [{"ref": ["entity", "ut_f_helios", 2]}], "required_refs": [], '
+                            || '"excluded": [');
+      for i in 1 .. 19999 loop
+         if length(l_chunk) + length(co_excluded) > 32000 then
+            l_manifest := l_manifest || to_clob(l_chunk);
+            l_chunk := null;
+         end if;
+         l_chunk := l_chunk || co_excluded;
+      end loop;
+      l_manifest := l_manifest || to_clob(l_chunk || '{"ref": ["entity", "ut_probe", 1], "rule": "limit"}]}');
+      refused_manifest(in_manifest => l_manifest, out_message => l_message, out_written => l_written);
+      l_expect := ut.expect(l_message);
+      l_expect.to_match('the manifest has 20002 dependency references, more than 20000');
+      l_expect := ut.expect(l_written);
+      l_expect.to_equal(0);
+   end manifest_with_too_many_references;
 end test_ctx_assembly;
 /

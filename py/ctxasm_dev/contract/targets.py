@@ -51,6 +51,9 @@ TARGETS: dict[str, str] = {
     "ora_memory_body": "db/oracle/api/ctx_memory.body.sql",
     "pg_row_checks": "db/postgresql/internal/row_checks.sql",
     "ora_row_binder_body": "db/oracle/internal/ctx_row_binder.body.sql",
+    # how a manifest is stored and read: outside the selection version's files (contract/selection.toml)
+    "pg_manifest_store": "db/postgresql/api/ctx_manifest_store.sql",
+    "ora_manifest_store_body": "db/oracle/internal/ctx_manifest_store.body.sql",
     # per-type unions and lists (Oracle)
     "ora_admin_body": "db/oracle/api/ctx_admin.body.sql",
     "ora_vpd_policies": "db/oracle/security/vpd_policies.sql",

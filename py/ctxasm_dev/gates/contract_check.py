@@ -63,6 +63,9 @@ ENGINE_INTERNAL: dict[str, dict[str, str]] = {
                       "ctxasm in the file of the same name, internal/ctx_budget.sql",
         "ctx_selection": "the selection steps of a window, one routine per rule; PostgreSQL: functions of schema "
                          "ctxasm in the file of the same name, internal/ctx_selection.sql",
+        "ctx_manifest_store": "how a manifest is stored and read, CTX_ASSEMBLY's record_manifest, read_manifest and "
+                              "latest_manifest_id delegating to it (outside the selection version's digest); "
+                              "PostgreSQL: those functions of schema ctx_assembly in api/ctx_manifest_store.sql",
     },
     "postgresql": {
         "ctxasm": "the table schema and its helper functions (memory_table, check_record, history triggers, "

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from ctxasm import errors
+from ctxasm import contract_constants, errors
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
@@ -97,3 +97,55 @@ def test_the_first_bad_reference_in_manifest_order_is_the_one_named(demo_target,
     bad["memories"][-1]["ref"] = ["entity", "z"]  # the wrong shape, and first in order
     with pytest.raises(errors.InvalidManifest, match="a rendered reference"):
         record(demo_target, bad)
+
+
+# --- the bounds: a manifest's text and its dependency references, as the write path bounds other JSON -----------
+
+MAX_MANIFEST_REFS = 20000  # co_max_manifest_refs of api/ctx_manifest_store.sql and CTX_MANIFEST_STORE
+
+
+def dependency_count(manifest: dict) -> int:
+    """The context_source_ref rows record_manifest writes for `manifest` (ctxasm.manifest_refs)."""
+    return (len(manifest["memories"]) + len(manifest["excluded"]) + 1
+            + sum(1 for m in manifest["memories"] if isinstance(m.get("summary_ref"), list))
+            + sum(len(m.get("annotation_refs") or []) for m in manifest["memories"]))
+
+
+def with_references(manifest: dict, total: int) -> dict:
+    """`manifest` with excluded rows added until it has `total` dependency references."""
+    grown = copy.deepcopy(manifest)
+    missing = total - dependency_count(grown)
+    assert missing > 0
+    grown["excluded"] += [{"ref": ["entity", f"probe_{n}", 1], "rule": "limit"} for n in range(missing)]
+    assert dependency_count(grown) == total
+    return grown
+
+
+def source_refs(target, manifest_id: str) -> int:
+    return read_as_owner(target, "acme", "SELECT count(*) FROM ctxasm.context_source_ref "
+                                         "WHERE derived_type = 'manifest' AND derived_id = %s", (manifest_id,))[0][0]
+
+
+def test_a_manifest_longer_than_a_stored_json_field_is_refused_and_leaves_nothing(demo_target, window):
+    """A prober stored a 10,000,000-character manifest: the manifest is a JSON field of its event row, so it may be
+    as long as put_memory lets any JSON field be (max_json_chars), no longer."""
+    before = manifests(demo_target)
+    bad = copy.deepcopy(window.manifest)
+    bad["question"] = "x" * contract_constants.MAX_JSON_CHARS
+    with pytest.raises(errors.InvalidManifest) as raised:
+        record(demo_target, bad)
+    assert f"characters of JSON, more than {contract_constants.MAX_JSON_CHARS}" in str(raised.value)
+    assert manifests(demo_target) == before
+
+
+def test_a_manifest_is_recorded_with_as_many_references_as_the_bound_and_refused_with_one_more(demo_target, window):
+    """A prober wrote 200,000 reference rows in one call: at most MAX_MANIFEST_REFS are written, counted before
+    anything is (the message names the count), and a manifest at the bound is recorded whole."""
+    before = manifests(demo_target)
+    with pytest.raises(errors.InvalidManifest) as raised:
+        record(demo_target, with_references(window.manifest, MAX_MANIFEST_REFS + 1))
+    assert (f"the manifest has {MAX_MANIFEST_REFS + 1} dependency references, more than {MAX_MANIFEST_REFS}"
+            in str(raised.value))
+    assert manifests(demo_target) == before
+    manifest_id = record(demo_target, with_references(window.manifest, MAX_MANIFEST_REFS))
+    assert source_refs(demo_target, manifest_id) == MAX_MANIFEST_REFS

@@ -62,7 +62,9 @@ def test_the_tenant_context_is_bound_to_the_transaction_that_set_it():
     checked = 0
     for path in sorted(ORACLE.rglob("*.body.sql")):
         body_code = code(path)
-        if path.name not in ("ctx_memory.body.sql", "ctx_assembly.body.sql", "ctx_tools.body.sql"):  # granted
+        # granted, or (CTX_MANIFEST_STORE) called only through a granted package's wrappers
+        if path.name not in ("ctx_memory.body.sql", "ctx_assembly.body.sql", "ctx_tools.body.sql",
+                             "ctx_manifest_store.body.sql"):
             continue
         for name, text in re.findall(r"\n   (?:function|procedure)\s+(\w+)\b(.*?)\n   end \1;", body_code, re.DOTALL):
             touches = re.search(r"\b(from|into|update)\s+(" + "|".join(TABLES) + r")\b", text)
@@ -106,9 +108,15 @@ def test_routines_with_a_scope_check_it_against_the_claim():
     for name in ("active_tools", "search_memory", "lookup_entity"):
         assert "ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id)" in routine(tools, name)
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
-    for name in ("select_window", "latest_manifest_id", "record_manifest"):
-        assert "ctx_session.require_scope(" in routine(assembly, name), name
+    assert "ctx_session.require_scope(" in routine(assembly, "select_window")
     assert "co_max_question" in routine(assembly, "select_window")
+    # the manifest routines are CTX_MANIFEST_STORE's, which CTX_ASSEMBLY's wrappers call
+    store = code(ORACLE / "internal" / "ctx_manifest_store.body.sql")
+    for name in ("latest_manifest_id", "record_manifest"):
+        assert "ctx_session.require_scope(" in routine(store, name), name
+        assert f"return ctx_manifest_store.{name}(" in routine(assembly, name), name
+    assert "ctx_session.require_tenant(" in routine(store, "read_manifest")
+    assert "return ctx_manifest_store.read_manifest(" in routine(assembly, "read_manifest")
 
 
 def test_the_oracle_store_sends_claims():
@@ -157,6 +165,10 @@ def test_oracle_refuses_empty_scope_ids_and_bounds_stored_fields_and_replay_inpu
     assembly = code(ORACLE / "api" / "ctx_assembly.body.sql")
     assert routine(assembly, "score_rows").count("co_max_replay_items") == 2
     assert routine(assembly, "source_items").count("co_max_replay_items") == 2
+    # a manifest: its text and its dependency references (PostgreSQL: test_manifest_write.py)
+    record = routine(code(ORACLE / "internal" / "ctx_manifest_store.body.sql"), "record_manifest")
+    assert "sys.dbms_lob.getlength(lob_loc => in_manifest)" in record and "co_max_json_chars" in record
+    assert "check_reference_count(" in record
 
 
 def test_set_tenant_refuses_as_a_bad_claim_only_what_a_claims_contents_can_raise():

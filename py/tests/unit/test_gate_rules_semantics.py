@@ -15,7 +15,8 @@ from ctxasm_dev.gates.oracle_deployment import DEPLOYMENT, Deployment, for_repos
 
 REPO = Path(__file__).resolve().parents[3]
 SESSION = "db/oracle/api/ctx_session.body.sql"
-ASSEMBLY = "db/oracle/api/ctx_assembly.body.sql"
+# read_manifest, whose query the mutants edit, is CTX_MANIFEST_STORE's (CTX_ASSEMBLY.read_manifest calls it)
+MANIFEST_STORE = "db/oracle/internal/ctx_manifest_store.body.sql"
 MEMORY = "db/oracle/api/ctx_memory.body.sql"
 RETRIEVAL = "db/oracle/internal/ctx_retrieval.body.sql"
 TOOLS = "db/oracle/api/ctx_tools.body.sql"
@@ -145,10 +146,10 @@ MUTANTS = {
         [(RETRIEVAL, CHUNK_CONTAINS, "where contains(r.title, in_probe, 4) > 0")],
         "[text-index] CONTAINS on knowledge_base_chunk.title, which no CONTEXT index covers (DRG-10599"),
     "CONTAINS on a subquery's column": (
-        [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
+        [(MANIFEST_STORE, MANIFEST_SELECT + "\n        from conversation_memory m",
           "select max(c.id)\n        into l_manifest\n"
           "        from (select q.id, q.content from conversation_memory q) c, conversation_memory m"),
-         (ASSEMBLY, MANIFEST_FILTER, MANIFEST_FILTER + " and contains(c.content, 'x') > 0")],
+         (MANIFEST_STORE, MANIFEST_FILTER, MANIFEST_FILTER + " and contains(c.content, 'x') > 0")],
         "[text-index] CONTAINS on the subquery.content"),
     "the second blocker: tenant_id back in characters under a FILTER BY": (
         [(TABLES, "alter table entity_memory modify (tenant_id varchar2(64 byte));",
@@ -169,28 +170,28 @@ MUTANTS = {
         "[text-index] conversation_memory_text_ix indexes conversation_memory.contents, which does not exist"),
     # --- LOBs where Oracle refuses them --------------------------------------------------------------------------
     "a CLOB compared with =": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.content = co_manifest_event")],
-        "ctx_assembly.body.sql:{line}: [lob] a CLOB compared with ="),
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.content = co_manifest_event")],
+        "ctx_manifest_store.body.sql:{line}: [lob] a CLOB compared with ="),
     "a CLOB variable compared in SQL": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.event_type = l_manifest")], "[lob] a CLOB compared with ="),
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.event_type = l_manifest")], "[lob] a CLOB compared with ="),
     "a concatenation with a CLOB compared": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.content || 'x' = co_manifest_event")], "[lob] a CLOB compared with ="),
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.content || 'x' = co_manifest_event")], "[lob] a CLOB compared with ="),
     "JSON_VALUE RETURNING CLOB compared": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and json_value(m.content_json, '$.a' returning clob) = co_manifest_event")],
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and json_value(m.content_json, '$.a' returning clob) = co_manifest_event")],
         "[lob] a CLOB compared with ="),
     "a CLOB in an IN list": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.content in ('a', 'b')")], "[lob] a CLOB compared with IN"),
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.content in ('a', 'b')")], "[lob] a CLOB compared with IN"),
     "a CLOB in BETWEEN": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.content between 'a' and 'b'")], "[lob] a CLOB compared with BETWEEN"),
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.content between 'a' and 'b'")], "[lob] a CLOB compared with BETWEEN"),
     "a join on CLOB columns": (
-        [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
+        [(MANIFEST_STORE, MANIFEST_SELECT + "\n        from conversation_memory m",
           MANIFEST_SELECT + "\n        from conversation_memory m join entity_memory e on e.content = m.content")],
         "[lob] a CLOB compared with ="),
     "a JSON-type column compared": (
-        [(ASSEMBLY, MANIFEST_FILTER, "and m.content_json = co_manifest_event")],
+        [(MANIFEST_STORE, MANIFEST_FILTER, "and m.content_json = co_manifest_event")],
         "[lob] a JSON-type value compared with = (ORA-40796)"),
     "a CLOB in ORDER BY (by position)": (
-        [(ASSEMBLY, MANIFEST_END, "         and m.status = 'active'\n       order by 1;\n      return l_manifest;")],
+        [(MANIFEST_STORE, MANIFEST_END, "         and m.status = 'active'\n       order by 1;\n      return l_manifest;")],
         "[lob] a CLOB in ORDER BY"),
     "a CLOB in ORDER BY (a column)": (
         [(RETRIEVAL, "order by score(1) desc, r.id, r.version", "order by r.content, r.id, r.version")],
@@ -199,30 +200,30 @@ MUTANTS = {
         [(TOOLS, "                order by t.tool_name", "                order by t.usage_notes")],
         "ctx_tools.body.sql:{line}: [lob] a CLOB in ORDER BY"),
     "a CLOB in a JSON aggregate's ORDER BY, NULL ON NULL after it": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select json_arrayagg(m.id order by m.content desc null on null)\n"
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select json_arrayagg(m.id order by m.content desc null on null)\n"
                                      "        into l_manifest")],
         "[lob] a CLOB in ORDER BY"),
     "a CLOB in GROUP BY": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select count(*)\n        into l_manifest"),
-         (ASSEMBLY, MANIFEST_END,
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select count(*)\n        into l_manifest"),
+         (MANIFEST_STORE, MANIFEST_END,
           "         and m.status = 'active'\n       group by m.content;\n      return l_manifest;")],
         "[lob] a CLOB in GROUP BY"),
     "a CLOB in PARTITION BY": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select row_number() over (partition by m.content order by m.id)\n"
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select row_number() over (partition by m.content order by m.id)\n"
                                      "        into l_manifest")],
         "[lob] a CLOB in PARTITION BY"),
     "a CLOB in SELECT DISTINCT": (
         [(MEMORY, "select distinct r.derived_id", "select distinct r.content")], "[lob] a CLOB in SELECT DISTINCT"),
     "a CLOB in COUNT(DISTINCT ...)": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select count(distinct m.content)\n        into l_manifest")],
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select count(distinct m.content)\n        into l_manifest")],
         "[lob] a CLOB in an aggregate's DISTINCT"),
     "a CLOB in MAX()": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select max(m.content)\n        into l_manifest")], "[lob] a CLOB in MAX()"),
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select max(m.content)\n        into l_manifest")], "[lob] a CLOB in MAX()"),
     "a CLOB as a simple CASE's selector": (
-        [(ASSEMBLY, MANIFEST_SELECT, "select case m.content when 'a' then 'b' end\n        into l_manifest")],
+        [(MANIFEST_STORE, MANIFEST_SELECT, "select case m.content when 'a' then 'b' end\n        into l_manifest")],
         "[lob] a CLOB in a simple CASE's selector"),
     "a CLOB column in a UNION": (
-        [(ASSEMBLY, MANIFEST_SELECT + "\n        from conversation_memory m",
+        [(MANIFEST_STORE, MANIFEST_SELECT + "\n        from conversation_memory m",
           "select x.c into l_manifest from (select q.content as c from conversation_memory q union "
           "select to_clob('x') from dual) x, conversation_memory m")],
         "[lob] column c is a LOB in UNION"),
