@@ -595,8 +595,9 @@ create or replace package body ctx_memory is
       end loop;
       l_sql := 'update ' || in_table || ' set ' || l_sets
                || ', status = :b_status, deleted_at = nvl(deleted_at, systimestamp)'
-               || ' where tenant_id = :b_tenant_id and id = :b_id';
-      execute immediate l_sql using co_erased, in_tenant_id, in_id;
+               || ' where tenant_id = :b_tenant_id and id = :b_id and status <> :b_erased';
+      -- a version erased before has nothing left to scrub: it is not counted again (a second erase reports none)
+      execute immediate l_sql using co_erased, in_tenant_id, in_id, co_erased;
       return sql%rowcount;
    end scrub_row;
 

@@ -435,8 +435,8 @@ $$;
 -- logicalFilePath, so a deployment that ran them there runs nothing again.
 
 --changeset ctxasm:pg-internal-scrub-row dbms:postgresql runOnChange:true splitStatements:false logicalFilePath:db/packages/postgresql/0035_ctx_memory_erase.sql
---comment: remove the content of every version of one row, in the table and in its history; returns the row
---comment: versions scrubbed and the history copies removed
+--comment: remove the content of every version of one row not erased yet, in the table and in its history; returns
+--comment: the row versions scrubbed and the history copies removed
 DROP FUNCTION IF EXISTS ctxasm.scrub_row(varchar, varchar, varchar);
 CREATE OR REPLACE FUNCTION ctxasm.scrub_row(in_table varchar, in_tenant_id varchar, in_id varchar,
                                             OUT out_rows integer, OUT out_history_rows integer)
@@ -459,8 +459,9 @@ BEGIN
                              'event_type', 'source_type', 'source_id', 'derived_type', 'derived_id', 'relation',
                              'document_id')
        AND (t.typname IN ('text', 'varchar', 'bpchar', 'jsonb', 'vector') OR a.attname = 'confidence');
+    -- A version erased before has nothing left to scrub: it is not counted again (a second erase reports none).
     EXECUTE format('UPDATE ctxasm.%I SET %s, status = ''erased'', deleted_at = coalesce(deleted_at, now()) '
-                   'WHERE tenant_id = $1 AND id = $2', in_table, l_sets)
+                   'WHERE tenant_id = $1 AND id = $2 AND status <> ''erased''', in_table, l_sets)
         USING in_tenant_id, in_id;
     GET DIAGNOSTICS out_rows = ROW_COUNT;
     -- The history holds the earlier versions, and the copies the UPDATE above just made: all of it goes.

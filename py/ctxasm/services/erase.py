@@ -62,7 +62,8 @@ class VacuumReport:
 def describe_erasure(memory_type: str, memory_id: str, report: dict[str, Any]) -> str:
     erased = report.get("erased", [])
     lines = [f"erased {memory_type} {memory_id}: {report.get('total', 0)} row versions in {len(erased)} memories "
-             "(the row and everything made from it)"]
+             "(the row and everything made from it)" if report.get("total") else
+             f"{memory_type} {memory_id} was erased already: nothing left to scrub"]
     for table, counts in sorted(report.get("tables", {}).items()):
         lines.append(f"  {table:<24} {counts['rows']:>5} row versions scrubbed, "
                      f"{counts['history_rows']:>5} history copies deleted")

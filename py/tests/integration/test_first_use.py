@@ -196,3 +196,16 @@ def test_arguments_of_the_wrong_type_are_named_not_passed_to_the_database(memory
                         (lambda: memory.session("newco", roles="researcher"), "roles")):
         with pytest.raises(InvalidArgument, match=named):
             call()
+
+
+def test_a_second_erase_finds_nothing_left_to_scrub(memory):
+    from ctxasm.services.erase import describe_erasure
+
+    memory.create_tenant("newco")
+    session = memory.session("newco")
+    ref = session.remember("model:y", "score", "Y scores 0.7.")
+    session.remember("model:y", "score", "Y scores 0.8.")
+    first = session.forget("entity", ref[1])
+    again = session.forget("entity", ref[1])
+    assert first["total"] == 2 and (again["total"], again["erased"]) == (0, [])
+    assert describe_erasure("entity", ref[1], again).startswith(f"entity {ref[1]} was erased already")
