@@ -17,7 +17,8 @@ still do to itself then reaches that one instance only: change its own password,
 In the database, PUBLIC loses the functions that cross tenants under one shared server: signals and other
 sessions' activity (pg_terminate_backend, pg_stat_activity, ...), advisory locks (a lock one tenant takes
 another waits on), large objects (storage outside every tenant's rows), pg_notify, the per-relation statistics
-and size functions (each tenant partition's row counts and activity) and pg_lock_status (pg_locks). Superusers
+and size functions (each tenant partition's row counts and activity), pg_lock_status (pg_locks) and the
+status of any transaction by its id (pg_xact_status, txid_status). Superusers
 and the members of pg_signal_backend / pg_read_all_stats keep theirs; no ctxasm role is one.
 """
 
@@ -43,7 +44,9 @@ _SESSION_VIEWS = ("pg_stat_activity", "pg_stat_ssl", "pg_stat_gssapi")
 #: Functions shared by every tenant: locks and storage outside the tenant's rows, a channel between sessions,
 #: and the lock table (pg_locks: who holds what, every tenant's partitions by oid).
 _SHARED_FUNCTIONS = ("pg_notify", "pg_lock_status", "pg_relation_size", "pg_table_size", "pg_indexes_size",
-                     "pg_total_relation_size", "pg_stat_have_stats")
+                     "pg_total_relation_size", "pg_stat_have_stats",
+                     # any transaction's outcome by its id: whether another tenant's session committed or not
+                     "pg_xact_status", "txid_status")
 _SHARED_PREFIXES = (r"pg\_advisory\_%", r"pg\_try\_advisory\_%", r"lo\_%", "loread", "lowrite",
                     r"pg\_stat\_get\_%", r"pg\_stat\_clear\_snapshot", r"pg\_stat\_force\_next\_flush")
 

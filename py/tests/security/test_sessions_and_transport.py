@@ -40,6 +40,14 @@ def test_an_application_session_cannot_read_another_sessions_activity(demo_targe
         assert pid
 
 
+def test_an_application_session_cannot_read_another_transactions_outcome(demo_target):
+    with app_session(demo_target) as other, app_session(demo_target) as attacker:
+        xid = other.execute("SELECT pg_current_xact_id()").fetchone()[0]
+        for query in ("SELECT pg_xact_status(%s::xid8)", "SELECT txid_status(%s::text::bigint)"):
+            answer = refusal(attacker, query, (str(xid),))
+            assert answer is not None and answer[0] == "42501", (query, answer)
+
+
 def test_the_application_role_connects_to_the_ctxasm_database_only(demo_target):
     """Signals are revoked per database: in another database of the cluster they would still be PUBLIC's."""
     if not demo_target.embedded:  # a server of its own: the deployment does not touch its other databases
