@@ -608,7 +608,8 @@ create or replace package body ctx_memory is
       in_manifest_id in varchar2,
       in_memory_type in varchar2,
       in_id          in varchar2,
-      in_contents    in t_text_tab
+      in_contents    in t_text_tab,
+      io_marked      in out number
    ) is
       co_marks_key    constant varchar2(30) := 'erased_dependencies';
       co_question_key constant varchar2(30) := 'question';
@@ -654,6 +655,8 @@ create or replace package body ctx_memory is
           where m.tenant_id = in_tenant_id
             and m.id = in_manifest_id
             and m.version = r_version.version;
+         -- counted as PostgreSQL's UPDATE counts them: the manifest versions changed, none for an id of no row
+         io_marked := io_marked + sql%rowcount;
       end loop;
    end mark_manifest;
 
@@ -812,6 +815,7 @@ create or replace package body ctx_memory is
       l_manifest  varchar2(128);
       l_rows      number;
       l_total     number := 0;
+      l_marked    number := 0;
       l_tables    json_object_t := json_object_t();
       l_counts    json_object_t;
       l_report    json_object_t := json_object_t();
@@ -924,12 +928,13 @@ create or replace package body ctx_memory is
             in_manifest_id => l_manifest,
             in_memory_type => in_memory_type,
             in_id          => in_id,
-            in_contents    => l_contents
+            in_contents    => l_contents,
+            io_marked      => l_marked
          );
       end loop;
       l_report.put(key => 'erased', val => l_erased);
       l_report.put(key => 'tables', val => l_tables);
-      l_report.put(key => 'manifests_marked', val => l_manifests.count);
+      l_report.put(key => 'manifests_marked', val => l_marked);
       l_report.put(key => 'total', val => l_total);
       return l_report.to_clob();
    end erase_report;

@@ -159,10 +159,12 @@ create or replace package body ctx_manifest_store is
       l_scope       json_object_t;
       l_value       json_element_t;
       l_notes       json_array_t;
-      l_hash        varchar2(4000);
-      l_user_id     varchar2(4000);
-      l_agent_id    varchar2(4000);
-      l_thread_id   varchar2(4000);
+      -- as long as ctx_json.member_text may return: an over-long value is named by the checks below, where a
+      -- shorter variable would raise ORA-06502 first
+      l_hash        varchar2(32767);
+      l_user_id     varchar2(32767);
+      l_agent_id    varchar2(32767);
+      l_thread_id   varchar2(32767);
       l_content     varchar2(4000);
       l_rows        json_array_t := json_array_t();
       l_rows_json   clob;
