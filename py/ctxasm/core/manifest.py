@@ -159,6 +159,21 @@ def dependencies(manifest: Mapping[str, Any]) -> list[list[Any]]:
     return list(unique.values())
 
 
+def read_rows(manifest: Mapping[str, Any]) -> list[list[Any]]:
+    """Every row the selection read that the window did not show: the other entries of the recorded source list
+    and the excluded rows, each once, in a stable order. Replay reads them again, so one erased since changes what
+    the selection would decide even though the model never saw it."""
+    shown = {Ref.of(ref).key for ref in dependencies(manifest)}
+    refs = [item["ref"] for item in (manifest.get("retrieval") or {}).get("items") or () if item.get("ref")]
+    refs += [entry["ref"] for entry in manifest.get("excluded") or () if entry.get("ref")]
+    unique: dict[str, list[Any]] = {}
+    for ref in refs:
+        key = Ref.of(ref).key
+        if key not in shown:
+            unique.setdefault(key, list(ref))
+    return list(unique.values())
+
+
 def issued(manifest: Mapping[str, Any]) -> Iterator[tuple[str, Sequence[Any]]]:
     """(id, row reference) of every id the window showed: its memories and the items of its tool results."""
     for memory in manifest.get("memories") or ():

@@ -370,6 +370,20 @@ def _seconds(text: str, flag: str) -> float:
     return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
 
 
+def at_least(smallest: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `smallest` (argparse names the flag in its error)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < smallest:
+            raise argparse.ArgumentTypeError(f"must be at least {smallest}, got {value}")
+        return value
+    return whole
+
+
 def _summarize_threads(args: argparse.Namespace) -> int:
     import json
     import time
@@ -745,15 +759,16 @@ def build_parser() -> argparse.ArgumentParser:
     tenant_arguments(summarize_cmd)
     summarize_cmd.add_argument("--user", help="only this user's threads (the claim's user, when it names one)")
     summarize_cmd.add_argument("--agent", help="only this agent's threads (the claim's agent, when it names one)")
-    summarize_cmd.add_argument("--min-turns", type=int, default=20, metavar="N",
+    # The bounds of episodes.Thresholds, checked by argparse: a bad value is a usage error naming the flag (exit 2).
+    summarize_cmd.add_argument("--min-turns", type=at_least(1), default=20, metavar="N",
                                help="a thread with N turns its summary does not cover is due (default 20)")
     summarize_cmd.add_argument("--quiet-after", default="6h", metavar="DURATION",
                                help="so is one whose last turn is this old (default 6h) ...")
-    summarize_cmd.add_argument("--min-quiet-turns", type=int, default=4, metavar="N",
+    summarize_cmd.add_argument("--min-quiet-turns", type=at_least(1), default=4, metavar="N",
                                help="... with at least N turns not covered (default 4)")
-    summarize_cmd.add_argument("--summary-tokens", type=int, default=300, metavar="N",
+    summarize_cmd.add_argument("--summary-tokens", type=at_least(16), default=300, metavar="N",
                                help="the longest summary, in tokens (default 300)")
-    summarize_cmd.add_argument("--max-threads", type=int, default=100, metavar="N",
+    summarize_cmd.add_argument("--max-threads", type=at_least(1), default=100, metavar="N",
                                help="summarize at most N threads per pass, busiest first (default 100)")
     summarize_cmd.add_argument("--at", help="measure quiet from this time, ISO 8601 (default now)")
     summarize_cmd.add_argument("--every", metavar="DURATION",

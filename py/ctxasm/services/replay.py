@@ -4,7 +4,8 @@
 2. Every dependency (rendered rows, the current facts and historical sources of annotations, the budget) must
    be visible now, not erased, and readable as of the recorded snapshot (its history retained); so must every
    stored compression the window showed or wrote, read as it is now (one written during the window was stored
-   after the snapshot).
+   after the snapshot). No row the selection read without showing it (the rest of the source list, the
+   excluded rows) may have been erased either: the selection reads it again.
 3. The selection runs again at the recorded snapshot and evaluation time with the recorded scores, the
    compressions the window wrote are put back from storage (never from a model), the window is composed again,
    and both the request hash and the manifest's account of the window must be equal.
@@ -18,7 +19,7 @@ from typing import Any
 from ctxasm.core import render
 from ctxasm.core.compose import WindowSpec, code_hash, compose
 from ctxasm.core.compression import Stored, with_compressions, written_refs
-from ctxasm.core.manifest import Manifest, dependencies, first_difference
+from ctxasm.core.manifest import Manifest, dependencies, first_difference, read_rows
 from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore, WindowScope
@@ -27,6 +28,8 @@ from ctxasm.services.assemble import parse_time
 MATCH, MISMATCH, UNAVAILABLE = "match", "mismatch", "unavailable"
 EXIT_CODES = {MATCH: 0, MISMATCH: 5, UNAVAILABLE: 6}
 #: The parts of a manifest that describe the window itself (not when or where it was recorded).
+#: row_states takes at most 10,000 references a call (CTX_MEMORY.row_states).
+_STATES_PER_CALL = 5000
 COMPARED = ("budget_ref", "required_refs", "memories", "excluded", "allocation", "request_tokens")
 
 
@@ -109,6 +112,20 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
         if status != status_then:
             notes.append(f"dependency {key} was {status_then} then and is {status} now; "
                          "replayed from its retained version")
+
+    # A row the selection read without showing it (ranked below the cut, excluded by a rule) is read again: if it
+    # was erased since, its scrubbed version changes the selection (dedup, scores, the window's numbering), so
+    # the window cannot be rebuilt as it ran, whatever the model saw.
+    read = read_rows(manifest)
+    for start in range(0, len(read), _STATES_PER_CALL):
+        batch = read[start:start + _STATES_PER_CALL]
+        read_states = store.row_states(tenant_id, batch, manifest["scn"])
+        for ref in batch:
+            key = Ref.of(ref).key
+            if read_states.get(key, ("",))[0] == "erased":
+                return unavailable(f"{key}, which the selection read but did not show, was erased: the selection "
+                                   "cannot be rebuilt as it ran")
+    store.rollback()
 
     scope = manifest["scope"]
     spec = WindowSpec(tenant_id=tenant_id, user_id=scope.get("user_id"), agent_id=scope.get("agent_id"),

@@ -215,3 +215,26 @@ def test_erasure_leaves_no_copy_and_replay_names_it(demo_target):
     assert manifest["erased_dependencies"] == [["kb_document", "doc_briefing"]]
     fresh = window_for(demo_target)
     assert all(m["ref"][1] != "doc_briefing" for m in fresh.manifest["memories"])
+
+
+def test_erasing_a_row_the_window_read_but_did_not_show_makes_it_unavailable_naming_the_row(demo_target):
+    """Not a mismatch: the erased row is read again, scrubbed, and changes what the selection decides (its
+    numbering, its scores), so the window cannot be rebuilt as it ran. The row: a second copy of a document,
+    which dedup leaves out."""
+    text = "Helios-RAG BEIR notes: the corrected run puts Helios-RAG at 0.78 nDCG@10 on BEIR, not 0.92."
+
+    def seed(store, _):
+        store.put_memory("kb_document", {"id": "doc_beir_notes", "title": "BEIR notes",
+                                         "valid_from": "2026-09-10T00:00:00Z", "content": text})
+        store.put_memory("kb_document", {"id": "doc_beir_notes_copy", "title": "BEIR notes",
+                                         "valid_from": "2026-09-05T00:00:00Z", "content": text})
+    as_owner(demo_target, seed)
+    window = window_for(demo_target)
+    excluded = {tuple(entry["ref"]): entry for entry in window.manifest["excluded"]}
+    assert ("kb_document", "doc_beir_notes_copy", 1) in excluded, window.manifest["excluded"]
+    assert replay_of(demo_target, window.manifest_id).status == "match"
+    as_owner(demo_target, lambda store, _: store.erase("kb_document", "doc_beir_notes_copy"))
+    result = replay_of(demo_target, window.manifest_id)
+    assert (result.status, result.exit_code) == ("unavailable", 6), result.reason
+    assert "kb_document:doc_beir_notes_copy:1, which the selection read but did not show, was erased" \
+        in result.reason

@@ -55,3 +55,13 @@ def test_usage_errors_exit_2(capsys, monkeypatch):
     with pytest.raises(SystemExit) as done:
         cli.main(["claim"])  # claim --tenant is required
     assert done.value.code == 2
+
+
+@pytest.mark.parametrize(("flag", "value", "problem"), [
+    ("--min-turns", "0", "must be at least 1"), ("--min-quiet-turns", "0", "must be at least 1"),
+    ("--max-threads", "x", "is not a whole number"), ("--summary-tokens", "5", "must be at least 16")])
+def test_summarize_threads_names_a_bad_threshold_flag(capsys, flag, value, problem):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["summarize-threads", "--tenant", "acme", flag, value])
+    assert done.value.code == 2
+    assert f"argument {flag}: " in (err := capsys.readouterr().err) and problem in err
