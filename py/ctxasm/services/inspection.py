@@ -331,6 +331,16 @@ def _states(store: MemoryStore, tenant_id: str, snapshot: str, keys: Sequence[Re
     except CtxasmError:
         store.rollback()
         return {}
+    # row_states answers for the memory rows; a compression is read as it is now, by its own routine.
+    compressions = [key for key in keys if key[0] == "compression" and key.key not in now]
+    if compressions:
+        try:
+            stored = store.read_compressions(tenant_id, [list(key) for key in compressions])
+        except CtxasmError:
+            stored = {}
+        store.rollback()
+        now = {**now, **{key.key: (row["status"], None) for key in compressions
+                         if (row := stored.get(key.key)) is not None and row.get("status")}}
     states: dict[RefKey, str] = {}
     for key in keys:
         found = now.get(key.key)

@@ -282,3 +282,20 @@ def test_each_compression_written_is_a_create_memory_span_inside_the_windows_sea
     assert sorted(s.attributes["gen_ai.memory.record.id"] for s in created) == sorted(written)
     assert all(s.attributes["ctxasm.memory_type"] == "compression" and s.parent.span_id == search.context.span_id
                and s.attributes["gen_ai.memory.store.id"] == data.TENANT for s in created)
+
+
+def test_the_inspector_says_a_persisted_compression_the_window_showed_was_erased(clean_db, tmp_path, server):
+    from ctxasm.services.inspection import load_inspection
+
+    data.load_tenant(clean_db, tmp_path, ON)
+    window(clean_db, summarizer(server))  # writes the compressions
+    again = window(clean_db, summarizer(server))  # shows them as stored rows
+    shown = next(m for m in facts(again.manifest).values() if m.get("summary_ref") and not m.get("summary_written"))
+    with data.app_store(clean_db) as store:
+        store.set_tenant(data.TENANT)
+        store.erase_report("compression", shown["summary_ref"][1])
+        store.commit()
+    with data.app_store(clean_db) as store:
+        inspection = load_inspection(store, data.TENANT, again.manifest_id, with_request=False)
+    assert inspection.state(shown["summary_ref"]) == "erased"
+    assert any("erased since" in note for note in inspection.notes)
