@@ -299,3 +299,10 @@ def test_the_inspector_says_a_persisted_compression_the_window_showed_was_erased
         inspection = load_inspection(store, data.TENANT, again.manifest_id, with_request=False)
     assert inspection.state(shown["summary_ref"]) == "erased"
     assert any("erased since" in note for note in inspection.notes)
+    # asked about by its own reference, the compression is found where the window showed it
+    from ctxasm.interfaces.inspector.exclusions import why_not
+
+    kind, compression_id, version = shown["summary_ref"]
+    answer = why_not(inspection, f"{kind}:{compression_id}:{version}")
+    assert answer[0].startswith(f"compression / {compression_id} / version {version}: the stored compression "
+                                f"shown as the summary tier of ") and f"({shown['id']})" in answer[0]

@@ -231,6 +231,11 @@ def test_why_not_one_row():
     assert tool_sentence[2] == ("It is a tool's memory instruction: rendered only when a tool with handler expand is "
                                 "in the window, and none was.")
     assert "no version of it was readable" in why_not(look, "entity:nothing")[1].lower()
+    # a version the window does not name, of a row it names in another version: said, then that version answered
+    other = why_not(look, "entity:fact_x:7")
+    assert other[0] == ("entity:fact_x:7: this window names no version 7 of it, only entity / fact_x / version 1, "
+                        "entity / fact_x / version 2.")
+    assert "excluded by lifecycle" in other[1] and "in the window at position 3" in other[2]
 
 
 def test_the_literal_request_links_every_memory():

@@ -251,6 +251,8 @@ def _refs_named(manifest: Mapping[str, Any]) -> list[RefKey]:
     found: list[RefKey | None] = []
     for memory in manifest.get("memories") or []:
         found.append(ref_key(memory.get("ref")))
+    for memory in manifest.get("memories") or []:  # the compressions shown as summary tiers
+        found.append(ref_key(memory.get("summary_ref")))
     for item in manifest.get("excluded") or []:
         found.append(ref_key(item.get("ref")))
     for item in (manifest.get("retrieval") or {}).get("items") or []:
@@ -290,11 +292,25 @@ def why_not(inspection: Inspection, query: str, rows_then: Sequence[Mapping[str,
         keys = [key for key in named if (kind is None or key[0] == kind) and key[1] == row_id
                 and (version is None or key[2] == version)]
     if not keys:
+        # Another version of the row may be in the window: say which, and answer for it.
+        others = sorted(key for key in named if (kind is None or key[0] == kind) and key[1] == row_id)
+        if version is not None and others:
+            return ([f"{query.strip()}: this window names no version {version} of it, only "
+                     + ", ".join(ref_text(key) for key in others) + "."]
+                    + [line for key in others for line in why_not(inspection, f"{key[0]}:{key[1]}:{key[2]}",
+                                                                  rows_then)])
         return _not_named(inspection, query.strip(), row_id, rows_then)
     out = []
     for key in sorted(keys, key=lambda k: (k[0], k[1], k[2])):
         memory = inspection.memory_at(key)
         head = f"{ref_text(key)} ({inspection.cited_as(key)})"
+        summarized = next((m for m in inspection.manifest.get("memories") or []
+                           if ref_key(m.get("summary_ref")) == key), None)
+        if memory is None and summarized is not None:
+            out.append(f"{ref_text(key)}: the stored compression shown as the summary tier of "
+                       f"{ref_text(summarized.get('ref'))} ({summarized.get('id')}), at position "
+                       f"{summarized.get('position')}, {summarized.get('tokens')} tokens.")
+            continue
         if memory is not None:
             why = f", below full because of {memory['tier_rule']}" if memory.get("tier_rule") else ""
             priority = (memory.get("scores") or {}).get("priority")
