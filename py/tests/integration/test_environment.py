@@ -50,6 +50,10 @@ def test_pg_dsn_points_everything_at_another_server(pg_target):
         assert f"database {DSN_DATABASE}:" in status.stdout and "changesets applied" in status.stdout
         listed = next(line for line in status.stdout.splitlines() if line.startswith("databases on this server: "))
         assert f"{DSN_DATABASE}," in listed or f"{DSN_DATABASE};" in listed, listed
+        # the top-level --database picks the database, as for every other command
+        named = ctxasm("--database", DSN_DATABASE, "db", "status",
+                       env={k: v for k, v in env.items() if k != "CTXASM_PG_DATABASE"})
+        assert named.returncode == 0 and f"database {DSN_DATABASE}:" in named.stdout, named.stdout + named.stderr
         up = ctxasm("db", "up", env=env)
         assert up.returncode == 0 and "CTXASM_PG_DSN is set" in up.stderr
     finally:
