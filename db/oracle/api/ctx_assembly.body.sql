@@ -20,7 +20,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-e8b3238d8e39';
+   co_selection_version constant varchar2(30) := 'selection-ca21dacaef94';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -215,7 +215,8 @@ create or replace package body ctx_assembly is
       l_result         clob;
    begin
       l_candidates := ctx_selection.candidate_items(in_rows => in_rows, in_tenant_id => in_tenant_id,
-                                                    in_snapshot_scn => in_snapshot_scn, in_read_scn => in_read_scn);
+                                                    in_snapshot_scn => in_snapshot_scn, in_read_scn => in_read_scn,
+                                                    in_evaluation_time => in_evaluation_time);
       l_required := ctx_selection.required_refs(in_rows => in_rows);
       l_cuts := ctx_selection.candidate_cuts(in_rows => in_rows);
       l_recorded := ctx_selection.recorded_sources(in_rows => in_rows, in_sources => in_sources);

@@ -710,10 +710,11 @@ create or replace package body ctx_selection is
    -- tier is the row version's newest active compression, by index, read as the rows are (live, or AS OF
    -- in_read_scn when in_snapshot_scn is given), refused when it no longer matches the row's text.
    function candidate_items(
-      in_rows         in ctx_selection_candidates,
-      in_tenant_id    in ctx_tenant.tenant_id%type,
-      in_snapshot_scn in number,
-      in_read_scn     in number
+      in_rows            in ctx_selection_candidates,
+      in_tenant_id       in ctx_tenant.tenant_id%type,
+      in_snapshot_scn    in number,
+      in_read_scn        in number,
+      in_evaluation_time in timestamp with time zone
    ) return clob is
       l_items clob;
    begin
@@ -736,6 +737,8 @@ create or replace package body ctx_selection is
           where in_snapshot_scn is null
             and k.status = 'active'
             and k.deleted_at is null
+            and k.valid_from <= in_evaluation_time
+            and (k.valid_until is null or k.valid_until > in_evaluation_time)
          union all
          select k.source_type, k.source_id, k.source_version, k.id, k.version, k.valid_from, k.content,
                 k.content_tokens, k.source_hash, k.generating_model, k.prompt_version
@@ -748,6 +751,8 @@ create or replace package body ctx_selection is
           where in_snapshot_scn is not null
             and k.status = 'active'
             and k.deleted_at is null
+            and k.valid_from <= in_evaluation_time
+            and (k.valid_until is null or k.valid_until > in_evaluation_time)
             -- a compression erased since the SCN is not returned (as CTX_SOURCES.rows_as_of's erased_now)
             and not exists (select 1
                               from context_compression n

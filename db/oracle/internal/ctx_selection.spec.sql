@@ -115,15 +115,17 @@ create or replace package ctx_selection authid definer is
 
    /**
     * Step tiers and the candidates: each kept row (competing, not cut) with its full, summary and pointer tiers,
-    * by slice and selection rank. The summary tier is the row version's newest active compression, read by index
+    * by slice and selection rank. The summary tier is the row version's newest active compression in effect at
+    * in_evaluation_time (valid_from <= t < valid_until, as every row the window reads), read by index
     * led by in_tenant_id, live or, with in_snapshot_scn, AS OF in_read_scn (one erased since is not returned),
     * refused when it no longer matches the row's text. Reads CONTEXT_COMPRESSION; the only part that reads.
     */
    function candidate_items(
-      in_rows         in ctx_selection_candidates,
-      in_tenant_id    in ctx_tenant.tenant_id%type,
-      in_snapshot_scn in number,
-      in_read_scn     in number
+      in_rows            in ctx_selection_candidates,
+      in_tenant_id       in ctx_tenant.tenant_id%type,
+      in_snapshot_scn    in number,
+      in_read_scn        in number,
+      in_evaluation_time in timestamp with time zone
    ) return clob;
 
    /**

@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-5e9cdf893efb'::varchar
+    SELECT 'selection-8d78a8b31aaf'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -155,7 +155,7 @@ BEGIN
                        ELSE co_hybrid_scorer END,
         'budget', l_budget,
         'fixed', ctxasm.fixed_items(l_selection),
-        'candidates', ctxasm.candidate_items(l_selection, l_tenant, l_snapshot),
+        'candidates', ctxasm.candidate_items(l_selection, l_tenant, l_snapshot, in_evaluation_time),
         'required_refs', ctxasm.required_refs(l_selection, l_require),
         'candidate_limits', l_limits,
         'candidate_cuts', ctxasm.candidate_cuts(l_selection, l_limits),

@@ -517,15 +517,18 @@ $$;
 
 --changeset ctxasm:pg-selection-persisted-compressions dbms:postgresql runOnChange:true splitStatements:false
 --comment: the persisted compression of each row version named (in_types, in_ids, in_versions side by side): the
---comment: newest active one, live or as of a snapshot, by index. Its own statement, planned for each call for
+--comment: newest active one in effect at the evaluation time (valid_from <= t < valid_until, as every row the
+--comment: window reads), live or as of a snapshot, by index. Its own statement, planned for each call for
 --comment: the tenant's own partitions (a generic plan would lock every tenant's: see ctx_sources.sql), apart from
 --comment: candidate_items, whose array of rows would be a constant of that plan.
+DROP FUNCTION IF EXISTS ctxasm.persisted_compressions(varchar, pg_snapshot, varchar[], varchar[], integer[]);
 CREATE OR REPLACE FUNCTION ctxasm.persisted_compressions(
-    in_tenant_id varchar,
-    in_snapshot  pg_snapshot,
-    in_types     varchar[],
-    in_ids       varchar[],
-    in_versions  integer[]
+    in_tenant_id       varchar,
+    in_snapshot        pg_snapshot,
+    in_evaluation_time timestamptz,
+    in_types           varchar[],
+    in_ids             varchar[],
+    in_versions        integer[]
 )
 RETURNS TABLE (memory_type varchar, id varchar, version integer, content text, compression_id varchar,
                compression_version integer, content_tokens integer, source_hash bpchar,
@@ -546,6 +549,8 @@ BEGIN
           JOIN ctxasm.context_compression AS k
             ON k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
            AND k.source_version = s.version AND k.status = 'active' AND k.deleted_at IS NULL
+           AND k.valid_from <= in_evaluation_time
+           AND (k.valid_until IS NULL OR k.valid_until > in_evaluation_time)
          ORDER BY s.memory_type, s.id, s.version, k.valid_from DESC, k.id;
         RETURN;
     END IF;
@@ -555,24 +560,25 @@ BEGIN
       FROM unnest(in_types, in_ids, in_versions) AS s(memory_type, id, version)
       CROSS JOIN LATERAL (
           SELECT c.content, c.id, c.version, c.content_tokens, c.source_hash, c.generating_model, c.prompt_version
-            FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                         k.deleted_at, k.generating_model, k.prompt_version
+            FROM (SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.valid_until,
+                         k.status, k.deleted_at, k.generating_model, k.prompt_version
                     FROM ctxasm.context_compression AS k
                    WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
                      AND k.source_version = s.version AND pg_visible_in_snapshot(k.created_xid, in_snapshot)
                   UNION ALL
-                  SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.status,
-                         k.deleted_at, k.generating_model, k.prompt_version
+                  SELECT k.content, k.id, k.version, k.content_tokens, k.source_hash, k.valid_from, k.valid_until,
+                         k.status, k.deleted_at, k.generating_model, k.prompt_version
                     FROM ctxasm.context_compression_history AS k
                    WHERE k.tenant_id = in_tenant_id AND k.source_type = s.memory_type AND k.source_id = s.id
                      AND k.source_version = s.version AND pg_visible_in_snapshot(k.created_xid, in_snapshot)
                      AND NOT pg_visible_in_snapshot(k.retired_xid, in_snapshot)) AS c
-           WHERE c.status = 'active' AND c.deleted_at IS NULL
+           WHERE c.status = 'active' AND c.deleted_at IS NULL AND c.valid_from <= in_evaluation_time
+             AND (c.valid_until IS NULL OR c.valid_until > in_evaluation_time)
            ORDER BY c.valid_from DESC, c.id
            LIMIT 1) AS c;
 END;
 $$;
---rollback DROP FUNCTION ctxasm.persisted_compressions(varchar, pg_snapshot, varchar[], varchar[], integer[]);
+--rollback DROP FUNCTION ctxasm.persisted_compressions(varchar, pg_snapshot, timestamptz, varchar[], varchar[], integer[]);
 
 --changeset ctxasm:pg-selection-candidate-items dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's candidates: the competing rows the limit kept, by slice and rank, each with its tiers
@@ -583,9 +589,10 @@ $$;
 --comment: for a few hundred candidates), and once more as text for the client.
 DROP FUNCTION IF EXISTS ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot);
 CREATE OR REPLACE FUNCTION ctxasm.candidate_items(
-    in_rows      ctxasm.selection_candidate[],
-    in_tenant_id varchar,
-    in_snapshot  pg_snapshot
+    in_rows            ctxasm.selection_candidate[],
+    in_tenant_id       varchar,
+    in_snapshot        pg_snapshot,
+    in_evaluation_time timestamptz
 )
 RETURNS json
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -596,7 +603,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     ),
     persisted AS MATERIALIZED (
         SELECT p.* FROM kept AS k
-         CROSS JOIN LATERAL ctxasm.persisted_compressions(in_tenant_id, in_snapshot, k.types, k.ids, k.versions) AS p
+         CROSS JOIN LATERAL ctxasm.persisted_compressions(in_tenant_id, in_snapshot, in_evaluation_time, k.types, k.ids,
+                                                          k.versions) AS p
     )
     SELECT coalesce(json_agg(json_build_object(
                'ref', json_build_array(o.memory_type, o.id, o.version),
@@ -654,7 +662,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                       THEN p.source_hash = encode(sha256(convert_to(o.content, 'UTF8')), 'hex') END AS fresh) AS cm
      WHERE ctxasm.competes(o) AND NOT o.cut
 $$;
---rollback DROP FUNCTION ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot);
+--rollback DROP FUNCTION ctxasm.candidate_items(ctxasm.selection_candidate[], varchar, pg_snapshot, timestamptz);
 
 --changeset ctxasm:pg-selection-candidate-cuts dbms:postgresql runOnChange:true splitStatements:false
 --comment: the document's candidate_cuts: per slice, how many competing rows the limit cut and the best priority

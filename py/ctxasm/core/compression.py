@@ -27,11 +27,14 @@ NO_ROOM = (SLICE_BUDGET, "request_budget")
 
 @dataclass(frozen=True)
 class Target:
-    """A candidate to compress: its row reference, its full text and that text's token count."""
+    """A candidate to compress: its row reference, its full text, that text's token count, and when the row
+    version took effect (its compression is in effect from then: a window evaluated at any time that version was
+    in effect may show it)."""
 
     ref: Ref
     text: str
     tokens: int
+    valid_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,8 @@ def targets(selection: Selection, manifest: Mapping[str, Any], summary_tokens: i
         if tokens <= summary_tokens:
             continue
         priority = candidate.priority or 0
-        found.append((-float(priority), int(candidate.selection_rank or 0), Target(candidate.ref, text, tokens)))
+        found.append((-float(priority), int(candidate.selection_rank or 0), Target(candidate.ref, text, tokens,
+                                                                                   candidate.valid_from)))
     found.sort(key=lambda item: (item[0], item[1], item[2].ref.key))
     return [target for _, _, target in found]
 

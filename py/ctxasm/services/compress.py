@@ -136,6 +136,7 @@ def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outco
     """Write each compression with its provenance row (a create_memory span each); a refused write is recorded as
     a failure of that candidate and the others are written without it."""
     texts = {target.ref.key: target.text for target in wanted}
+    since = {target.ref.key: target.valid_from for target in wanted}
     stored: dict[str, Stored] = {}
     for key, written in list(outcome.written.items()):
         source = Ref.of(key)
@@ -144,7 +145,8 @@ def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outco
         try:
             with spans.memory_span(spans.CREATE_MEMORY, spec.tenant_id, "compress",
                                    memory_type="compression") as span:
-                _write(store, spec, source, compression_id, texts[key], written, scope)
+                _write(store, spec, source, compression_id, texts[key], written,
+                       {**scope, **({"valid_from": since[key]} if since.get(key) else {})})
                 spans.set_records(span, 1, compression_id)
         except CtxasmError as exc:
             store.rollback()
@@ -157,7 +159,10 @@ def _store(store: MemoryStore, spec: WindowSpec, wanted: Sequence[Target], outco
 
 def _write(store: MemoryStore, spec: WindowSpec, source: Ref, compression_id: str, text: str, written: Any,
            scope: dict[str, Any]) -> None:
-    """One compression and its provenance row, committed together."""
+    """One compression and its provenance row, committed together. A compression is in effect from when its
+    source version is (`scope`'s valid_from): it renders that version's text, and a window evaluated at a time
+    before the compression was written, while the version was in effect, may show it (the selection reads a
+    compression in effect at the window's evaluation time only)."""
     store.set_tenant(spec.tenant_id)
     store.put_memory("compression", {
         "id": compression_id, "source_type": source.memory_type, "source_id": source.id,
@@ -167,6 +172,7 @@ def _write(store: MemoryStore, spec: WindowSpec, source: Ref, compression_id: st
     store.put_memory("source_ref", {
         "id": f"ref_{compression_id}", "derived_type": "compression", "derived_id": compression_id,
         "derived_version": 1, "source_type": source.memory_type, "source_id": source.id,
-        "source_version": source.version, "relation": COMPRESSED_FROM, **scope,
+        "source_version": source.version, "relation": COMPRESSED_FROM,
+        **{k: v for k, v in scope.items() if k != "valid_from"},
         "content": f"compression {compression_id} of {source.memory_type} {source.id} version {source.version}"})
     store.commit()

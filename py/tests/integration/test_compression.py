@@ -162,6 +162,31 @@ def test_a_window_shows_the_newest_active_compression_of_a_row(clean_db, tmp_pat
     assert len([c for c in selection.candidates if c.ref.id == "fact_latency"]) == 1
 
 
+def test_a_compression_not_in_effect_at_the_evaluation_time_is_not_the_summary_tier(clean_db, tmp_path):
+    """As every row the window reads: one that takes effect after the evaluation time, or ended before it, is not
+    shown; a compression in effect then is."""
+    data.load_tenant(clean_db, tmp_path)
+    digest = {topic: hashlib.sha256(data.fact_text(topic).encode()).hexdigest() for topic in data.TOPICS}
+    rows = [("cmp_future", "fact_latency", "2026-10-01T00:00:00Z", None),
+            ("cmp_ended", "fact_eviction", "2026-09-01T00:00:00Z", "2026-09-10T00:00:00Z"),
+            ("cmp_in_effect", "fact_sharding", "2026-09-01T00:00:00Z", None)]
+    with data.app_store(clean_db) as store:
+        store.set_tenant(data.TENANT)
+        for cid, source, valid_from, valid_until in rows:
+            store.put_memory("compression", {
+                "id": cid, "source_type": "entity", "source_id": source, "source_version": 1,
+                "source_hash": digest[source.removeprefix("fact_")], "generating_model": MODEL,
+                "prompt_version": "compress-000000000000", "content": f"{cid} in short.", "valid_from": valid_from,
+                **({"valid_until": valid_until} if valid_until else {}), "user_id": data.USER, "agent_id": data.AGENT})
+        store.commit()
+        spec = data.spec()
+        selection = store.select_window(data.TENANT, WindowScope(
+            spec.user_id, spec.agent_id, spec.thread_id, spec.intent, parse_time(data.AT), spec.question, None))
+    by_id = {c.ref.id: c for c in selection.candidates}
+    assert by_id["fact_latency"].summary_ref is None and by_id["fact_eviction"].summary_ref is None
+    assert by_id["fact_sharding"].summary_ref.id == "cmp_in_effect"
+
+
 @pytest.mark.parametrize("mode, problem", [
     ("error", "InternalServerError 500"),
     ("not_json", "not a chat completion"),
