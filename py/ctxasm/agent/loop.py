@@ -198,7 +198,7 @@ class AgentLoop:
         try:
             arguments = json.loads(call["function"]["arguments"] or "{}")
         except json.JSONDecodeError:
-            arguments, output = None, ToolOutput(name, (), ("invalid_argument: the arguments are not JSON",))
+            arguments, output = None, ToolOutput(name, (), (f"invalid_argument: {name}.arguments: not JSON",))
         else:
             result = await mcp.call_tool(name, arguments, raise_on_error=False)
             if result.is_error or not result.structured_content or "tool" not in result.structured_content:

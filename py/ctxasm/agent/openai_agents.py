@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -128,6 +129,21 @@ def window_items(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"role": m["role"], "content": m["content"]} for m in messages[1:]]
 
 
+_CONNECTION_LOCKS: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+_CONNECTION_LOCKS_GUARD = threading.Lock()
+
+
+def connection_lock(store: Any) -> threading.RLock:
+    """The one lock of a store's database connection (of the store itself when it shows none), shared by every
+    ContextAssembly using it: a store's calls (set the tenant, then read or write) must not interleave."""
+    owner = getattr(store, "connection", None) or store
+    with _CONNECTION_LOCKS_GUARD:
+        lock = _CONNECTION_LOCKS.get(owner)
+        if lock is None:
+            lock = _CONNECTION_LOCKS[owner] = threading.RLock()  # forgotten with the connection
+        return lock
+
+
 class ContextAssembly:
     """Assemble and record every model call of an Agents SDK run for one scope (see the module docstring).
 
@@ -155,8 +171,10 @@ class ContextAssembly:
         #: True once not even a notice fitted the tool reserve: the memory tools are then disabled
         self.exhausted = False
         # The SDK may run several tools of one response at once, each in a worker thread; they share the
-        # store's connection, the ledger and `calls`, so one call, tool or response record runs at a time.
-        self._lock = threading.Lock()
+        # store's connection, the ledger and `calls`, so one call, tool or response record runs at a time. The
+        # lock is the connection's, not this instance's: two instances given one store (two agents, two tenants)
+        # would otherwise interleave on it, and one's manifest could be written under the other's tenant.
+        self._lock = connection_lock(store)
         #: the context wrapper of the run the memory tools were last offered in
         self._run_context: RunContextWrapper[Any] | None = None
 
@@ -257,7 +275,7 @@ class ContextAssembly:
         try:
             arguments = json.loads(arguments_json or "{}")
         except json.JSONDecodeError:
-            arguments, output = None, ToolOutput(name, (), ("invalid_argument: the arguments are not JSON",))
+            arguments, output = None, ToolOutput(name, (), (f"invalid_argument: {name}.arguments: not JSON",))
         else:
             try:
                 # The manager's dispatch is a coroutine (clarify may ask the client); this worker thread has

@@ -10,7 +10,9 @@ not the user, agent or thread, not a tool call's arguments. Figures, rule names,
 and manifest ids do.
 
 A span that ends on an exception has status ERROR (the exception's type and error code), an `exception` event and
-`error.type`: the error's symbolic code (contract/errors.toml), else the exception's class name.
+`error.type`: the error's symbolic code (contract/errors.toml), else the exception's class name. Without content
+capture the event's message is that type too, and its stack trace the frames alone: an error's text may quote an
+argument.
 
 Where spans go:
 - CTXASM_TELEMETRY=console|otlp|off (a ctxasm setting), else the standard OTEL_TRACES_EXPORTER
@@ -31,6 +33,7 @@ import inspect
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,7 +132,15 @@ def error_type(exc: BaseException) -> str:
 
 
 def _failed(span: Span, exc: BaseException) -> None:
-    span.record_exception(exc)
+    # An error's message may quote what the caller sent (a tool's argument, an id that spells its content out):
+    # without content capture the `exception` event says only the error's type, and its stack trace only the
+    # frames (a formatted trace ends with the message).
+    if content_allowed():
+        span.record_exception(exc)
+    else:
+        span.record_exception(exc, attributes={
+            "exception.message": error_type(exc),
+            "exception.stacktrace": "".join(traceback.format_tb(exc.__traceback__))})
     span.set_attribute(ERROR_TYPE, error_type(exc))
     span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {getattr(exc, 'code', '')}".rstrip(": ")))
 

@@ -303,3 +303,13 @@ def test_a_spent_tool_reserve_gives_a_notice_and_withdraws_the_memory_tools(stor
     asyncio.run(memory.run(agent, "And on MTEB?"))
     assert not memory.exhausted and memory.ledger.used == 0
     assert "lookup_entity" in model.received[2]["tools"]
+
+
+def test_arguments_that_are_not_json_are_named_to_the_model(store):
+    memory = assembly(store, roles=("researcher",))
+    model = RecordingModel([[tool_call("lookup_entity", "{nope", "call_json")], [message("Done.")]])
+    agent = Agent(name="research-assistant", instructions=INSTRUCTIONS, model=model, tools=memory.tools())
+    assert asyncio.run(memory.run(agent, QUESTION)).final_output == "Done."
+    outputs = {item["call_id"]: item["output"] for item in model.received[-1]["input"]
+               if item.get("type") == "function_call_output"}
+    assert "invalid_argument: lookup_entity.arguments: not JSON" in outputs["call_json"]

@@ -67,9 +67,10 @@ def test_an_id_a_caller_chose_waits_for_the_content_opt_in(spans, monkeypatch):
 
 
 def test_a_failure_sets_error_type_to_the_error_code(spans):
+    sent = "fact_" + "x"  # a value the caller sent, quoted by the error (not a literal of the raising line)
     with pytest.raises(MemoryNotFound):
         with memory_spans.memory_span(memory_spans.DELETE_MEMORY, "acme", "retract"):
-            raise MemoryNotFound("memory_not_found: entity fact_x")
+            raise MemoryNotFound(f"memory_not_found: entity {sent}")
     with pytest.raises(KeyError):
         with memory_spans.memory_span(memory_spans.SEARCH_MEMORY, "acme", "lookup"):
             raise KeyError("x")
@@ -77,6 +78,18 @@ def test_a_failure_sets_error_type_to_the_error_code(spans):
     assert coded.attributes["error.type"] == "memory_not_found" and coded.status.status_code == StatusCode.ERROR
     assert plain.attributes["error.type"] == "KeyError"
     assert [e.name for e in coded.events] == ["exception"]
+    # without content capture, the event carries no text of the error: it may quote what the caller sent
+    event = coded.events[0].attributes
+    assert event["exception.message"] == "memory_not_found" and "fact_x" not in event["exception.stacktrace"]
+
+
+def test_with_content_capture_the_exception_event_has_the_errors_text(spans, monkeypatch):
+    monkeypatch.setenv("CTXASM_TELEMETRY_CONTENT", "1")
+    with pytest.raises(MemoryNotFound):
+        with memory_spans.memory_span(memory_spans.DELETE_MEMORY, "acme", "retract"):
+            raise MemoryNotFound("memory_not_found: entity fact_x")
+    (span,) = spans.get_finished_spans()
+    assert span.events[0].attributes["exception.message"] == "memory_not_found: entity fact_x"
 
 
 def test_error_type_names_a_class_by_its_module_unless_it_is_pythons():
