@@ -127,8 +127,8 @@ def source_refs(target, manifest_id: str) -> int:
 
 
 def test_a_manifest_longer_than_a_stored_json_field_is_refused_and_leaves_nothing(demo_target, window):
-    """A prober stored a 10,000,000-character manifest: the manifest is a JSON field of its event row, so it may be
-    as long as put_memory lets any JSON field be (max_json_chars), no longer."""
+    """A 10,000,000-character manifest was once stored whole: the manifest is a JSON field of its event row, so
+    it may be as long as put_memory lets any JSON field be (max_json_chars), no longer."""
     before = manifests(demo_target)
     bad = copy.deepcopy(window.manifest)
     bad["question"] = "x" * contract_constants.MAX_JSON_CHARS
@@ -139,7 +139,7 @@ def test_a_manifest_longer_than_a_stored_json_field_is_refused_and_leaves_nothin
 
 
 def test_a_manifest_is_recorded_with_as_many_references_as_the_bound_and_refused_with_one_more(demo_target, window):
-    """A prober wrote 200,000 reference rows in one call: at most MAX_MANIFEST_REFS are written, counted before
+    """One call once wrote 200,000 reference rows: at most MAX_MANIFEST_REFS are written, counted before
     anything is (the message names the count), and a manifest at the bound is recorded whole."""
     before = manifests(demo_target)
     with pytest.raises(errors.InvalidManifest) as raised:

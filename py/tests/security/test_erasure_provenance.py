@@ -70,7 +70,7 @@ def janes_fact(fact_id: str) -> dict:
 
 
 def test_a_reference_a_users_claim_wrote_does_not_make_her_erasure_reach_a_tenant_row(demo_target):
-    """The prober's repro: Jane's own fact, her own context_source_ref naming the tenant's guideline as derived
+    """The attack: Jane's own fact, her own context_source_ref naming the tenant's guideline as derived
     from it, then the erasure of her fact."""
     before = rows(demo_target, "guideline_memory", ("guideline_cite_sources",))
     report = as_claim(demo_target, jane(),
