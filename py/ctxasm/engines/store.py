@@ -85,3 +85,17 @@ class MemoryStore(Protocol):
     def expand(self, tenant_id: str, manifest_id: str, memory_id: str, at: datetime | None) -> dict[str, Any]: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
+
+
+#: CTX_MEMORY.row_states takes at most 10,000 references a call: longer lists are asked in parts of this size.
+ROW_STATES_PER_CALL = 5000
+
+
+def row_states_of(store: MemoryStore, tenant_id: str, refs: Sequence[Sequence[Any]],
+                  snapshot: str) -> dict[str, tuple[str, str | None]]:
+    """store.row_states of any number of references (`[type, id, version]`), asked ROW_STATES_PER_CALL at a time."""
+    states: dict[str, tuple[str, str | None]] = {}
+    for start in range(0, len(refs), ROW_STATES_PER_CALL):
+        states.update(store.row_states(tenant_id, [list(ref) for ref in refs[start:start + ROW_STATES_PER_CALL]],
+                                       snapshot))
+    return states

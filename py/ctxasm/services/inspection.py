@@ -15,7 +15,7 @@ from typing import Any
 from ctxasm.core import render
 from ctxasm.core.manifest import Manifest, issued
 from ctxasm.core.refs import Ref
-from ctxasm.engines.store import MemoryStore
+from ctxasm.engines.store import MemoryStore, row_states_of
 from ctxasm.errors import CtxasmError, InvalidMemoryType, InvalidSnapshot
 
 #: A row version the inspector keys rows by (a Ref is a (type, id, version) tuple).
@@ -327,7 +327,7 @@ def _read_rows(store: MemoryStore, tenant_id: str, snapshot: str, wanted: Iterab
 def _states(store: MemoryStore, tenant_id: str, snapshot: str, keys: Sequence[RefKey]) -> dict[RefKey, str]:
     """What became of row versions not readable at the snapshot: their status now ("erased", ...), or "gone"."""
     try:
-        now = store.row_states(tenant_id, [list(key) for key in keys], snapshot)
+        now = row_states_of(store, tenant_id, keys, snapshot)
     except CtxasmError:
         store.rollback()
         return {}

@@ -22,14 +22,12 @@ from ctxasm.core.compression import Stored, with_compressions, written_refs
 from ctxasm.core.manifest import Manifest, dependencies, first_difference, read_rows
 from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
-from ctxasm.engines.store import MemoryStore, WindowScope
+from ctxasm.engines.store import MemoryStore, WindowScope, row_states_of
 from ctxasm.services.assemble import parse_time
 
 MATCH, MISMATCH, UNAVAILABLE = "match", "mismatch", "unavailable"
 EXIT_CODES = {MATCH: 0, MISMATCH: 5, UNAVAILABLE: 6}
 #: The parts of a manifest that describe the window itself (not when or where it was recorded).
-#: row_states takes at most 10,000 references a call (CTX_MEMORY.row_states).
-_STATES_PER_CALL = 5000
 COMPARED = ("budget_ref", "required_refs", "memories", "excluded", "allocation", "request_tokens")
 
 
@@ -99,7 +97,7 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
                            f"(code_hash {str(manifest.get('code_hash'))[:12]} vs {code_hash()[:12]})")
 
     notes = []
-    states = store.row_states(tenant_id, dependencies(manifest), manifest["scn"])
+    states = row_states_of(store, tenant_id, dependencies(manifest), manifest["scn"])
     for ref in dependencies(manifest):
         key = Ref.of(ref).key
         if key not in states:
@@ -117,14 +115,12 @@ def _replay_window(store: MemoryStore, tenant_id: str, manifest_id: str) -> tupl
     # was erased since, its scrubbed version changes the selection (dedup, scores, the window's numbering), so
     # the window cannot be rebuilt as it ran, whatever the model saw.
     read = read_rows(manifest)
-    for start in range(0, len(read), _STATES_PER_CALL):
-        batch = read[start:start + _STATES_PER_CALL]
-        read_states = store.row_states(tenant_id, batch, manifest["scn"])
-        for ref in batch:
-            key = Ref.of(ref).key
-            if read_states.get(key, ("",))[0] == "erased":
-                return unavailable(f"{key}, which the selection read but did not show, was erased: the selection "
-                                   "cannot be rebuilt as it ran")
+    read_states = row_states_of(store, tenant_id, read, manifest["scn"])
+    for ref in read:
+        key = Ref.of(ref).key
+        if read_states.get(key, ("",))[0] == "erased":
+            return unavailable(f"{key}, which the selection read but did not show, was erased: the selection "
+                               "cannot be rebuilt as it ran")
     store.rollback()
 
     scope = manifest["scope"]

@@ -15,14 +15,12 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxasm.engines.store import MemoryStore
+from ctxasm.engines.store import MemoryStore, row_states_of
 from ctxasm.memory_types import BY_NAME
 
 #: What stored_memories gives for a memory whose rows were erased.
 ERASED = object()
 
-#: row_states takes at most 10,000 references a call (CTX_MEMORY.row_states).
-_REFS_PER_CALL = 5000
 
 #: The key of a row the loader adds for a memory of the file (a long chunk's compression and its source_ref,
 #: load.compress_chunks): the JSON path its errors name, the memory's it was made for (not one past the file's
@@ -48,10 +46,7 @@ def stored_memories(store: MemoryStore, tenant_id: str,
     derived = {kind for kind, _ in wanted if kind in BY_NAME and not BY_NAME[kind].slice}
     asked = [ref for ref in wanted if ref[0] not in derived]
     snapshot = store.capture_snapshot()
-    states: dict[str, tuple[str, str | None]] = {}
-    for start in range(0, len(asked), _REFS_PER_CALL):
-        batch = [[kind, memory_id, 1] for kind, memory_id in asked[start:start + _REFS_PER_CALL]]
-        states.update(store.row_states(tenant_id, batch, snapshot))
+    states = row_states_of(store, tenant_id, [[kind, memory_id, 1] for kind, memory_id in asked], snapshot)
     found: dict[tuple[str, str], Any] = {ref: None for ref in wanted if ref[0] in derived}
     for kind, memory_id in asked:
         state = states.get(f"{kind}:{memory_id}:1")
