@@ -46,6 +46,8 @@ MAX_TEXT_CHARS = 100000
 MAX_DOCUMENT_CHARS = 2000000
 #: the longest JSON value a memory row stores in one field (content_json, a tool schema, an access policy), serialized, in characters
 MAX_JSON_CHARS = 2000000
+#: the most dependency references record_manifest writes for one window (a context_source_ref row each): room for the largest budgets' rendered and excluded rows, and no call writes hundreds of thousands
+MAX_MANIFEST_REFS = 20000
 #: the most references a row's source_refs may hold
 MAX_SOURCE_REFS = 1000
 #: the most entries select_window takes in its replay inputs: the recorded sources (in_sources) and the recorded scores (in_scores)

@@ -66,7 +66,8 @@ DECLARE
     -- the most dependency references one manifest writes (one context_source_ref row each): a window of the
     -- largest budgets depends on some thousands of rows (at most max_candidate_limit, 1000, candidates per dynamic
     -- slice, rendered or excluded, with their compressions and annotation sources); the bound leaves room for that
-    -- and keeps one call from writing hundreds of thousands of rows
+    -- and keeps one call from writing hundreds of thousands of rows (the catalogue's max_manifest_refs,
+    -- written here by the contract generator, as max_json_chars above)
     co_max_manifest_refs CONSTANT integer := 20000;
     l_length integer;
 BEGIN

@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from ctxasm import contract_constants, errors
+from ctxasm.contract_constants import MAX_MANIFEST_REFS
 from ctxasm.core.compose import WindowSpec
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
@@ -100,8 +101,6 @@ def test_the_first_bad_reference_in_manifest_order_is_the_one_named(demo_target,
 
 
 # --- the bounds: a manifest's text and its dependency references, as the write path bounds other JSON -----------
-
-MAX_MANIFEST_REFS = 20000  # co_max_manifest_refs of api/ctx_manifest_store.sql and CTX_MANIFEST_STORE
 
 
 def dependency_count(manifest: dict) -> int:
