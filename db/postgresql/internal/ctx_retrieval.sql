@@ -53,7 +53,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                CASE WHEN c.reltuples > 0 THEN st.elems END AS elems,
                CASE WHEN c.reltuples > 0 THEN st.freqs END AS freqs
           FROM partitions AS p
-          LEFT JOIN pg_catalog.pg_class AS c ON c.oid = to_regclass('ctxasm.' || quote_ident(p.partition))
+          -- Each partition's row count by its oid (an index lookup): joined on the oid as an expression, the
+          -- planner hashed a scan of all of pg_class, whose size grows with every tenant's partitions.
+          LEFT JOIN LATERAL (SELECT k.reltuples FROM pg_catalog.pg_class AS k
+                              WHERE k.oid = to_regclass('ctxasm.' || quote_ident(p.partition))) AS c ON TRUE
           LEFT JOIN (
               SELECT s.tablename, s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs AS freqs
                 FROM pg_catalog.pg_stats AS s

@@ -204,7 +204,9 @@ $$;
 --comment: CTX_SELECTION.required_step: history (summaries, turns) that cites a version no longer in effect stays,
 --comment: with notes (annotations) naming the claim's current winner (whatever its row id), or, for a row that
 --comment: makes no claim, the current version of the same row; when the budget requires current facts
---comment: (in_require), those winners are required: the limit never cuts them.
+--comment: (in_require), those winners are required: the limit never cuts them. A row comes from
+--comment: ctxasm.candidate_rows not required; only the rows this step finds required are written (rewriting an
+--comment: element rebuilds the whole row), and the notes are looked for only when some history cites anything.
 CREATE OR REPLACE FUNCTION ctxasm.required_step(in_rows ctxasm.selection_candidate[], in_require boolean)
 RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
@@ -212,12 +214,19 @@ DECLARE
     l_rows     ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
     l_at       bigint;
     l_notes    jsonb;
-    l_required boolean;
     l_refs     jsonb;
 BEGIN
+    IF NOT EXISTS (SELECT 1 FROM unnest(in_rows) AS h
+                    WHERE h.memory_type IN ('summary', 'conversation') AND h.source_refs <> '[]'::jsonb
+                      AND ctxasm.competes(h.slice, h.lifecycle_reason, h.duplicate_of, h.beaten_by)) THEN
+        RETURN l_rows;
+    END IF;
     FOR l_at, l_notes IN
+        -- only the columns the notes need: the survivors are read twice, and a row's texts would be copied too
         WITH survivors AS MATERIALIZED (
-            SELECT s.* FROM unnest(in_rows) WITH ORDINALITY AS s
+            SELECT s.ordinality, s.memory_type, s.id, s.version, s.claim_key, s.source_refs, s.content, s.authority,
+                   s.scope_level, s.valid_from, s.table_name
+              FROM unnest(in_rows) WITH ORDINALITY AS s
              WHERE ctxasm.competes(s.slice, s.lifecycle_reason, s.duplicate_of, s.beaten_by)
         )
         SELECT s.ordinality,
@@ -246,13 +255,17 @@ BEGIN
         l_rows[l_at].annotations := l_notes;
     END LOOP;
     l_refs := ctxasm.required_refs(l_rows, in_require);
-    FOR l_at, l_required IN
-        SELECT r.ordinality, EXISTS (SELECT 1 FROM jsonb_array_elements(l_refs) AS e(ref)
-                                      WHERE e.ref = jsonb_build_array(r.memory_type, r.id, r.version))
+    IF l_refs = '[]'::jsonb THEN
+        RETURN l_rows;
+    END IF;
+    FOR l_at IN
+        SELECT r.ordinality
           FROM unnest(in_rows) WITH ORDINALITY AS r
          WHERE ctxasm.competes(r.slice, r.lifecycle_reason, r.duplicate_of, r.beaten_by)
+           AND EXISTS (SELECT 1 FROM jsonb_array_elements(l_refs) AS e(ref)
+                        WHERE e.ref = jsonb_build_array(r.memory_type, r.id, r.version))
     LOOP
-        l_rows[l_at].required := l_required;
+        l_rows[l_at].required := TRUE;
     END LOOP;
     RETURN l_rows;
 END;
@@ -471,11 +484,20 @@ $$;
 DROP FUNCTION IF EXISTS ctxasm.exclusions(ctxasm.selection_candidate[]);
 CREATE OR REPLACE FUNCTION ctxasm.exclusions(in_rows ctxasm.selection_candidate[]) RETURNS json
 LANGUAGE sql IMMUTABLE AS $$
-    -- Each entry is built as jsonb (its ref sorts the list), the list as json text: see candidate_items.
+    -- The rows are read once, for the few columns and rows the list is made of (a read per reason copied every
+    -- row four times). Each entry is built as jsonb (its ref sorts the list), the list as json text: see
+    -- candidate_items.
+    WITH marked AS MATERIALIZED (
+        SELECT r.memory_type, r.id, r.version, r.lifecycle_reason, r.key_name, r.key_rank, r.scope_level,
+               r.valid_from, r.duplicate_of, r.beaten_by
+          FROM unnest(in_rows) AS r
+         WHERE r.lifecycle_reason IS NOT NULL OR r.key_rank IS NOT NULL OR r.duplicate_of IS NOT NULL
+               OR r.beaten_by IS NOT NULL
+    )
     SELECT coalesce(json_agg(x.item ORDER BY x.item ->> 'rule', x.item -> 'ref'), '[]'::json)
       FROM (SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
                                       'rule', 'lifecycle', 'detail', r.lifecycle_reason) AS item
-              FROM unnest(in_rows) AS r WHERE r.lifecycle_reason IS NOT NULL
+              FROM marked AS r WHERE r.lifecycle_reason IS NOT NULL
             UNION ALL
             -- the row of the key in effect, and the order conflict_step ranked them by that put it first
             SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
@@ -484,18 +506,18 @@ LANGUAGE sql IMMUTABLE AS $$
                                       || CASE WHEN w.scope_level > r.scope_level THEN 'the narrower scope wins'
                                               WHEN w.valid_from > r.valid_from THEN 'the later valid_from wins'
                                               ELSE 'of the same scope and valid_from, the first id wins' END)
-              FROM unnest(in_rows) AS r
-              JOIN unnest(in_rows) AS w
+              FROM marked AS r
+              JOIN marked AS w
                 ON w.memory_type = r.memory_type AND w.key_name = r.key_name AND w.key_rank = 1
              WHERE r.key_rank > 1
             UNION ALL
             SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
                                       'rule', 'dedup', 'kept', r.duplicate_of)
-              FROM unnest(in_rows) AS r WHERE r.duplicate_of IS NOT NULL
+              FROM marked AS r WHERE r.duplicate_of IS NOT NULL
             UNION ALL
             SELECT jsonb_build_object('ref', jsonb_build_array(r.memory_type, r.id, r.version),
                                       'rule', 'conflict', 'kept', r.beaten_by)
-              FROM unnest(in_rows) AS r WHERE r.beaten_by IS NOT NULL) AS x
+              FROM marked AS r WHERE r.beaten_by IS NOT NULL) AS x
 $$;
 --rollback DROP FUNCTION ctxasm.exclusions(ctxasm.selection_candidate[]);
 

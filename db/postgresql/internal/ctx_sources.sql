@@ -240,11 +240,12 @@ $$;
 --changeset ctxasm:pg-internal-candidate-rows dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SOURCES.candidate_rows: the rows a source list names (ctxasm.source_rows: live, or as of a recorded
 --comment: snapshot) as the selection's candidate rows, each with its origin and source entry; the steps' columns
---comment: are empty but one: similarity holds the row's cosine similarity to in_embedding (NULL without one),
---comment: which score_step reads, and the embedding itself is left out. A vector is the widest column of a row
---comment: (1.5 kB), and every step copies the rows it passes on: compared here once, it travels no further (as
---comment: Oracle's CTX_SOURCES compares it in the union branch). The row's columns are read one by one, the
---comment: embedding's NULL (rebuilding each row without it, by jsonb_populate_record, cost a tenth of the call).
+--comment: are empty but two: required is false (required_step marks the rows it finds required), and similarity
+--comment: holds the row's cosine similarity to in_embedding (NULL without one), which score_step reads; the
+--comment: embedding itself is left out. A vector is the widest column of a row (1.5 kB), and every step copies the
+--comment: rows it passes on: compared here once, it travels no further (as Oracle's CTX_SOURCES compares it in the
+--comment: union branch). The row's columns are read one by one, the embedding's NULL (rebuilding each row without
+--comment: it, by jsonb_populate_record, cost a tenth of the call).
 DROP FUNCTION IF EXISTS ctxasm.candidate_rows(varchar, pg_snapshot, jsonb);
 CREATE OR REPLACE FUNCTION ctxasm.candidate_rows(in_tenant_id varchar, in_snapshot pg_snapshot, in_sources jsonb,
                                                  in_embedding public.vector)
@@ -252,8 +253,9 @@ RETURNS ctxasm.selection_candidate[]
 LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT coalesce(array_agg(ROW(
                x.origin, x.source,
-               -- the steps' columns, scope_level .. cut: all empty but similarity
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               -- the steps' columns, scope_level .. cut: all empty but required (false until required_step
+               -- finds the row required) and similarity
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL,
                CASE WHEN in_embedding IS NOT NULL AND (x.memory).embedding IS NOT NULL
                     THEN 1 - ((x.memory).embedding OPERATOR(public.<=>) in_embedding) END,
                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
