@@ -20,6 +20,9 @@ create or replace package body ctx_selection is
    co_tie_share          constant number := 0.005;
    -- stands for a neighbour that is not a candidate (greatest would return NULL for a missing one)
    co_no_logit           constant number := -1e9;
+   -- beyond this logit the rounded sigmoid is 0 or 1 (1 / (1 + e^40) is about 4e-18); EXP of a larger argument
+   -- overflows NUMBER, whose largest value is below e^290 (ORA-01426), where PostgreSQL's numeric still gives 0
+   co_sigmoid_bound      constant number := 40;
    -- the slices
    co_facts      constant varchar2(32) := ctx_rules.co_facts;
    co_evidence   constant varchar2(32) := ctx_rules.co_evidence;
@@ -500,7 +503,11 @@ create or replace package body ctx_selection is
            from adjacency a
       )
       select p.row_no, p.bm25_raw, p.own_logit, p.bm25, p.similarity, p.adjacent_logit, p.thread_logit, p.logit,
-             case when p.logit is null then 0 else round(1 / (1 + exp(-p.logit)), co_score_places) end,
+             case
+                when p.logit is null or p.logit < -co_sigmoid_bound then 0
+                when p.logit > co_sigmoid_bound then 1
+                else round(1 / (1 + exp(-p.logit)), co_score_places)
+             end,
              round(coalesce(p.confidence, co_default_confidence), co_score_places),
              round(
                 greatest(
