@@ -135,8 +135,9 @@ def stored_costs(row: CandidateRow, rendered: Mapping[str, str | None]) -> dict[
     of the plain text: it is joined with the record around it (tokens.count_joined) only where escaping (XML
     and JSON) leaves the text as it is, so the record contains the text unchanged."""
     costs: dict[str, int] = {}
-    if row.slice == "volatile_tail":
-        return costs
+    if row.slice == "volatile_tail" or (len(row.tiers.full) < JOIN_MIN_CHARS
+                                        and len(row.tiers.summary or "") < JOIN_MIN_CHARS):
+        return costs  # a window's turns are mostly shorter than a line: nothing to join
     for tier, stored, text in (("full", row.content_tokens, row.tiers.full),
                                ("summary", row.summary_tokens, row.tiers.summary)):
         record = rendered.get(tier)
@@ -158,11 +159,12 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str],
     section_cost = prices(render.TURN_SECTION_OPEN) + prices(render.TURN_SECTION_CLOSE)
     shared: dict[tuple[str | None, str | None], Groups] = {}
     for row in selection.candidates:
+        key = row.ref.key
         if row.slice == "volatile_tail":  # native messages: whole or not at all
             role, content = tail_turn(row, ids)
             message = render.serialize(tail_message(role, content)) + ","
             by_slice["volatile_tail"].append(
-                Candidate(key=row.ref.key, slice="volatile_tail", tiers={"full": content}, required=row.required,
+                Candidate(key=key, slice="volatile_tail", tiers={"full": content}, required=row.required,
                           ref=row, token_counts={"full": count_tokens(message)}))
             continue
         tiers = record_tiers(row, ids)
@@ -173,7 +175,7 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str],
             costs["full"] = prices(tiers["full"] or "")  # a record always has its full tier
         groups = _turn_groups(row, section_cost, prices, shared) if is_grouped(row) else ()
         by_slice[row.slice].append(
-            Candidate(key=row.ref.key, slice=row.slice, tiers=tiers, required=row.required, ref=row,
+            Candidate(key=key, slice=row.slice, tiers=tiers, required=row.required, ref=row,
                       token_counts=costs, groups=groups))
     return by_slice
 
