@@ -31,6 +31,13 @@ TIER_LIMIT = "tier_limit"
 
 Counter = Callable[[str], int]
 
+_KNOWN_TIERS = frozenset(TIERS)
+
+
+def _is_count(value: Any) -> bool:
+    """A whole number >= 0, not a bool (an int, mostly: tested first, a window makes hundreds of candidates)."""
+    return (type(value) is int or (isinstance(value, int) and not isinstance(value, bool))) and value >= 0
+
 
 class RequiredDoesNotFit(CtxasmError):
     """A required candidate does not fit its slice at full size."""
@@ -69,20 +76,21 @@ class Candidate:
     groups: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
-        unknown = [tier for tier in self.tiers if tier not in TIERS]
-        if unknown:
+        tiers = self.tiers
+        if not _KNOWN_TIERS.issuperset(tiers):
+            unknown = [tier for tier in tiers if tier not in _KNOWN_TIERS]
             raise ValueError(f"candidate {self.key!r}: unknown tiers {sorted(unknown)} (known: {', '.join(TIERS)})")
-        if self.tiers.get("full") is None:
+        if tiers.get("full") is None:
             raise ValueError(f"candidate {self.key!r}: the full tier is required")
         for tier, tokens in self.token_counts.items():
-            if tier not in TIERS or isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            if tier not in _KNOWN_TIERS or not _is_count(tokens):
                 raise ValueError(f"candidate {self.key!r}: bad token count {tokens!r} for tier {tier!r}")
         for group, cost in self.groups:
-            if isinstance(cost, bool) or not isinstance(cost, int) or cost < 0:
+            if not _is_count(cost):
                 raise ValueError(f"candidate {self.key!r}: bad cost {cost!r} of group {group!r}")
         # Worked out once: the fitting passes ask for every candidate in every pass.
         object.__setattr__(self, "_available", ("full",) if self.required else
-                           tuple(tier for tier in TIERS if self.tiers.get(tier) is not None))
+                           tuple([tier for tier in TIERS if tiers.get(tier) is not None]))
 
     def opening(self, open_groups: frozenset[str] | set[str]) -> int:
         """What seating this candidate costs beyond its own line: the groups it would be the first under."""

@@ -34,8 +34,10 @@ _OBJECT_LOOPS = frozenset({"properties", "additionalProperties", "propertyNames"
 #: property names by pattern: where they could evaluate names, which names are evaluated depends on the document.
 _CONDITIONAL = ("anyOf", "oneOf", "if", "then", "else")
 _BY_PATTERN = ("patternProperties", "additionalProperties", "unevaluatedProperties")
-_ARRAY_LOOPS = frozenset({"prefixItems", "items"})
-_KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_LOOPS
+#: An array's first items (prefixItems) are checked in place, and so is `items` when it is true or false (how
+#: many may follow them); only `items` with a schema loops.
+_ARRAY_ITEMS = frozenset({"prefixItems", "items"})
+_KNOWN = _INLINE | _OBJECT_LOOPS | _ARRAY_ITEMS
 
 # The numeric tests try the exact built-in types first (what a parsed document holds), then the general test.
 _NUMBER = ("(type({v}) is float or type({v}) is int "
@@ -114,7 +116,7 @@ class _Generator:
         if isinstance(node, dict):
             if _OBJECT_LOOPS & node.keys():
                 body += self.object_loops(node)
-            if _ARRAY_LOOPS & node.keys():
+            if _loops_over_items(node):
                 body += self.array_loops(node)
         self.functions.append("\n".join([f"def {name}(v):", *body, "    return True"]))
         return name
@@ -129,13 +131,14 @@ class _Generator:
         unknown = set(node) - _ANNOTATIONS - _KNOWN
         if unknown:
             raise ValueError(f"schema keyword(s) the compiled check does not know: {', '.join(sorted(unknown))}")
-        if loops and (_OBJECT_LOOPS | _ARRAY_LOOPS) & node.keys():
+        if loops and _loops(node):
             return f"{self.function(node)}({v})"
         kinds = node.get("type")
         kinds = [kinds] if isinstance(kinds, str) else kinds
         clauses = []
         if kinds is not None:
-            clauses.append(" or ".join(_TYPES[kind].format(v=v) for kind in kinds))
+            # null first: `is None` is the cheapest test, and a null is the value of many an optional field
+            clauses.append(" or ".join(_TYPES[kind].format(v=v) for kind in sorted(kinds, key=lambda k: k != "null")))
         numeric_only = kinds is not None and set(kinds) <= {"number", "integer"}
         for keyword, operator in _BOUNDS.items():
             if keyword in node:
@@ -156,9 +159,11 @@ class _Generator:
                            "is not None")
         if "required" in node:
             present = " and ".join(f"{key!r} in {v}" for key in node["required"]) or "True"
-            clauses.append(f"not isinstance({v}, dict) or ({present})")
+            clauses.append(present if kinds == ["object"] else f"not isinstance({v}, dict) or ({present})")
         if node.get("uniqueItems"):
             clauses.append(f"not isinstance({v}, list) or _unique({v})")
+        if "prefixItems" in node or isinstance(node.get("items"), bool):
+            clauses.append(self.first_items(node, v, kinds == ["array"]))
         if "$ref" in node:
             clauses.append(self.reference(node["$ref"], v))
         if "anyOf" in node:
@@ -177,7 +182,7 @@ class _Generator:
         cost more than most such checks, an enum or a number), any other through its function."""
         definition = self.root.get("$defs", {}).get(target[len("#/$defs/"):]) if target.startswith("#/$defs/") \
             else None
-        if isinstance(definition, dict) and not (_OBJECT_LOOPS | _ARRAY_LOOPS) & definition.keys() \
+        if isinstance(definition, dict) and not _loops(definition) \
                 and self.inlining < _INLINE_DEPTH:
             self.inlining += 1
             try:
@@ -200,11 +205,16 @@ class _Generator:
         return f"{count} == 1"
 
     def object_loops(self, node: Mapping[str, Any]) -> list[str]:
-        lines = ["    if isinstance(v, dict):"]
+        lines = [_guard(node, "object", "dict")]
         properties = node.get("properties", {})
+        required = frozenset(node.get("required", ()))
         for key, sub in properties.items():
             test = self.expression(sub, "x")
-            if test != "True":
+            if test == "True":
+                continue
+            if key in required:  # the node's own expression, checked before the loops, found it
+                lines += [f"        x = v[{key!r}]", f"        if not ({test}):", "            return False"]
+            else:
                 lines += [f"        x = v.get({key!r}, _absent)",
                           f"        if x is not _absent and not ({test}):", "            return False"]
         if "additionalProperties" in node:
@@ -258,20 +268,46 @@ class _Generator:
                                  f"only, not names a {keyword} branch evaluates")
         return names
 
-    def array_loops(self, node: Mapping[str, Any]) -> list[str]:
-        lines = ["    if isinstance(v, list):"]
+    def first_items(self, node: Mapping[str, Any], v: str, only_arrays: bool) -> str:
+        """An array's prefixItems, and `items: false` (nothing after them), as an expression: the check of a
+        reference, `[type, id, version]`, is made in place of a call per reference. A position below minItems
+        needs no length test: the node's expression tests minItems first."""
         prefix = node.get("prefixItems", ())
+        least = node.get("minItems", 0)
+        tests = []
         for at, sub in enumerate(prefix):
-            lines += [f"        if len(v) > {at}:", f"            x = v[{at}]",
-                      f"            if not ({self.expression(sub, 'x')}):", "                return False"]
-        if "items" in node:
-            rest = self.expression(node["items"], "x")
-            if rest == "False":
-                lines += [f"        if len(v) > {len(prefix)}:", "            return False"]
-            elif rest != "True":
-                lines += [f"        for x in {f'v[{len(prefix)}:]' if prefix else 'v'}:",
-                          f"            if not ({rest}):", "                return False"]
-        return lines
+            test = self.expression(sub, f"{v}[{at}]")
+            if test != "True":
+                tests.append(f"({test})" if at < least else f"(len({v}) <= {at} or ({test}))")
+        if node.get("items") is False:
+            tests.append(f"len({v}) <= {len(prefix)}")
+        joined = " and ".join(tests) or "True"
+        return joined if only_arrays else f"not isinstance({v}, list) or ({joined})"
+
+    def array_loops(self, node: Mapping[str, Any]) -> list[str]:
+        """The loop over the items after the prefixItems, checked against `items`."""
+        rest = self.expression(node["items"], "x")
+        if rest == "True":
+            return []
+        skipped = len(node.get("prefixItems", ()))
+        return [_guard(node, "array", "list"), f"        for x in {f'v[{skipped}:]' if skipped else 'v'}:",
+                f"            if not ({rest}):", "                return False"]
+
+
+def _loops(node: Mapping[str, Any]) -> bool:
+    """Whether checking `node` takes a loop (over an object's members or an array's items): it is a function."""
+    return bool(_OBJECT_LOOPS & node.keys()) or _loops_over_items(node)
+
+
+def _loops_over_items(node: Mapping[str, Any]) -> bool:
+    return "items" in node and not isinstance(node["items"], bool)
+
+
+def _guard(node: Mapping[str, Any], kind: str, cls: str) -> str:
+    """The line that opens a node's loops over an object's members or an array's items: they apply to that
+    kind of value only, which the node's own expression, checked before them, already made sure of when the
+    node's type is that kind alone (the test left out: a check runs once per entry of a large document)."""
+    return "    if True:" if node.get("type") in (kind, [kind]) else f"    if isinstance(v, {cls}):"
 
 
 def _strings(values: list[Any], keyword: str) -> frozenset[str]:

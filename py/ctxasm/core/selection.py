@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxasm.core import schemas
 from ctxasm.core.refs import Ref
@@ -24,11 +24,21 @@ from ctxasm.errors import InvalidSelection
 
 #: A JSON object handed on as the engine gave it.
 JsonObject = Mapping[str, Any]
+Built = TypeVar("Built")
 
 
 def selection_problems(document: Any) -> list[tuple[str, str]]:
     """(JSON path, problem) of every place `document` breaks the selection schema, the most specific first."""
     return schemas.problems(schemas.SELECTION, document)
+
+
+def _built(cls: type[Built], **fields: Any) -> Built:
+    """An instance of the frozen dataclass `cls` from a value for each of its fields, without its __init__: that
+    sets one field at a time through object.__setattr__ (what frozen takes), which for a candidate's two dozen
+    fields was half the time of parsing a selection document. The instance is as frozen as any other."""
+    instance = object.__new__(cls)
+    instance.__dict__.update(fields)
+    return instance
 
 
 def _ref(value: Any) -> Ref | None:
@@ -140,17 +150,20 @@ class CandidateRow:
     @classmethod
     def of(cls, data: JsonObject) -> CandidateRow:
         summary_by, generated_by = data.get("summary_by"), data.get("generated_by")
-        return cls(
-            ref=Ref.of(data["ref"]), type=data["type"], slice=data["slice"], status=data["status"],
-            selection_rank=data["selection_rank"], scores=data["scores"], tiers=Tiers(**data["tiers"]),
+        tiers, notes = data["tiers"], data.get("annotations")
+        return _built(
+            cls, ref=Ref.of(data["ref"]), type=data["type"], slice=data["slice"], status=data["status"],
+            selection_rank=data["selection_rank"], scores=data["scores"],
+            tiers=_built(Tiers, full=tiers["full"], summary=tiers.get("summary"), pointer=tiers.get("pointer")),
             origin=data.get("origin"), required=bool(data.get("required")), role=data.get("role"),
             turn_index=data.get("turn_index"), thread_id=data.get("thread_id"), title=data.get("title"),
             valid_from=data.get("valid_from"), summary_ref=_ref(data.get("summary_ref")),
             summary_by=None if summary_by is None else Authorship(**summary_by),
             generated_by=None if generated_by is None else Authorship(**generated_by),
             content_tokens=data.get("content_tokens"), summary_tokens=data.get("summary_tokens"),
-            annotations=tuple(Annotation(Ref.of(note["source"]), _ref(note.get("current")), note.get("current_content"))
-                              for note in data.get("annotations") or ()))
+            annotations=tuple([Annotation(Ref.of(note["source"]), _ref(note.get("current")), note.get("current_content"))
+                               for note in notes]) if notes else (),
+            summary_written=False)
 
 
 @dataclass(frozen=True)

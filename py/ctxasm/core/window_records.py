@@ -6,7 +6,7 @@ fitting passes have seated candidates. Pure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from operator import itemgetter
 
 from ctxasm.core import budget as budgets, render
 from ctxasm.core.fitting import Candidate, Counter, Seated
@@ -26,7 +26,8 @@ _TURN_SECTION = ""
 
 def row_of(candidate: Candidate) -> CandidateRow:
     """The selection's row a fitting candidate was made from (fitting carries it as its opaque `ref`)."""
-    return cast(CandidateRow, candidate.ref)
+    row: CandidateRow = candidate.ref  # an assignment, not typing.cast: a window asks a thousand times
+    return row
 
 
 def window_ids(selection: Selection) -> dict[str, str]:
@@ -134,8 +135,9 @@ def stored_costs(row: CandidateRow, rendered: Mapping[str, str | None]) -> dict[
     of the plain text: it is joined with the record around it (tokens.count_joined) only where escaping (XML
     and JSON) leaves the text as it is, so the record contains the text unchanged."""
     costs: dict[str, int] = {}
-    if row.slice == "volatile_tail":
-        return costs
+    if row.slice == "volatile_tail" or (len(row.tiers.full) < JOIN_MIN_CHARS
+                                        and len(row.tiers.summary or "") < JOIN_MIN_CHARS):
+        return costs  # a window's turns are mostly shorter than a line: nothing to join
     for tier, stored, text in (("full", row.content_tokens, row.tiers.full),
                                ("summary", row.summary_tokens, row.tiers.summary)):
         record = rendered.get(tier)
@@ -155,12 +157,14 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str],
     text and what it costs (`prices`: the window's LinePrices), the groups it shares with others."""
     by_slice: dict[str, list[Candidate]] = {name: [] for name in budgets.DYNAMIC_SLICES}
     section_cost = prices(render.TURN_SECTION_OPEN) + prices(render.TURN_SECTION_CLOSE)
+    shared: dict[tuple[str | None, str | None], Groups] = {}
     for row in selection.candidates:
+        key = row.ref.key
         if row.slice == "volatile_tail":  # native messages: whole or not at all
             role, content = tail_turn(row, ids)
             message = render.serialize(tail_message(role, content)) + ","
             by_slice["volatile_tail"].append(
-                Candidate(key=row.ref.key, slice="volatile_tail", tiers={"full": content}, required=row.required,
+                Candidate(key=key, slice="volatile_tail", tiers={"full": content}, required=row.required,
                           ref=row, token_counts={"full": count_tokens(message)}))
             continue
         tiers = record_tiers(row, ids)
@@ -169,22 +173,39 @@ def fitting_candidates(selection: Selection, ids: Mapping[str, str],
         costs = stored_costs(row, tiers)
         if "full" not in costs:
             costs["full"] = prices(tiers["full"] or "")  # a record always has its full tier
-        groups: tuple[tuple[str, int], ...] = ()
-        if is_grouped(row):
-            date = turn_date(row)
-            groups = ((_TURN_SECTION, section_cost),
-                      (_year_key(row), prices(render.turn_year(date)) if date else 0),
-                      (_group_key(row), prices(render.turn_heading(date))))
+        groups = _turn_groups(row, section_cost, prices, shared) if is_grouped(row) else ()
         by_slice[row.slice].append(
-            Candidate(key=row.ref.key, slice=row.slice, tiers=tiers, required=row.required, ref=row,
+            Candidate(key=key, slice=row.slice, tiers=tiers, required=row.required, ref=row,
                       token_counts=costs, groups=groups))
     return by_slice
+
+
+Groups = tuple[tuple[str, int], ...]
+
+
+def _turn_groups(row: CandidateRow, section_cost: int, prices: Counter,
+                 shared: dict[tuple[str | None, str | None], Groups]) -> Groups:
+    """The shared records a recalled turn's line sits under, with what opening each costs: the turns section,
+    its year's line, its conversation's heading of that date. Worked out once per conversation and date
+    (`shared`): a window's turns come a dozen or more to a conversation's date."""
+    date = turn_date(row)
+    groups = shared.get((row.thread_id, date))
+    if groups is None:
+        groups = shared[(row.thread_id, date)] = (
+            (_TURN_SECTION, section_cost),
+            (_year_key(row), prices(render.turn_year(date)) if date else 0),
+            (_group_key(row), prices(render.turn_heading(date))))
+    return groups
 
 
 def turn_order(seat: Seated) -> tuple[str, int, str]:
     """Turns in the order they were said: by time, then by place in their conversation."""
     row = row_of(seat.candidate)
     return (str(row.valid_from or ""), row.turn_index or 0, seat.candidate.key)
+
+
+def _selection_rank(seat: Seated) -> int:
+    return row_of(seat.candidate).selection_rank
 
 
 def record_lines(seated: Mapping[str, Sequence[Seated]]) -> list[tuple[Seated | None, str]]:
@@ -194,22 +215,27 @@ def record_lines(seated: Mapping[str, Sequence[Seated]]) -> list[tuple[Seated | 
     date, then the conversation's first turn), turns in order; undated turns last."""
     lines: list[tuple[Seated | None, str]] = []
     for name in RECORD_SLICES:
-        seats = sorted(seated[name], key=lambda s: row_of(s.candidate).selection_rank)
-        lines += [(seat, seat.candidate.tiers[seat.tier])  # type: ignore[misc]  # a seated tier has its text
-                  for seat in seats if not is_grouped(row_of(seat.candidate))]
-        turns = [seat for seat in seats if is_grouped(row_of(seat.candidate))]
+        turns: list[Seated] = []
+        for seat in sorted(seated[name], key=_selection_rank):
+            if is_grouped(row_of(seat.candidate)):
+                turns.append(seat)
+            else:
+                lines.append((seat, seat.candidate.tiers[seat.tier]))  # type: ignore[arg-type]  # a seated tier has text
         if not turns:
             continue
         headings: dict[str, list[Seated]] = {}
         for seat in turns:
             headings.setdefault(_group_key(row_of(seat.candidate)), []).append(seat)
-        groups = sorted((sorted(members, key=turn_order) for members in headings.values()),
-                        key=lambda members: (turn_date(row_of(members[0].candidate)) is None,
-                                             turn_date(row_of(members[0].candidate)) or "", turn_order(members[0])))
+        # (where the group sorts, its date, its turns in order), each worked out once
+        groups: list[tuple[tuple[bool, str, tuple[str, int, str]], str | None, list[Seated]]] = []
+        for members in headings.values():
+            members.sort(key=turn_order)
+            date = turn_date(row_of(members[0].candidate))
+            groups.append(((date is None, date or "", turn_order(members[0])), date, members))
+        groups.sort(key=itemgetter(0))
         lines.append((None, render.TURN_SECTION_OPEN))
         year = None
-        for members in groups:
-            date = turn_date(row_of(members[0].candidate))
+        for _, date, members in groups:
             if date and render.turn_year(date) != year:
                 year = render.turn_year(date)
                 lines.append((None, year))

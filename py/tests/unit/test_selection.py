@@ -79,6 +79,16 @@ def _broken(change) -> dict:
     return data
 
 
+def test_a_parsed_candidate_is_the_one_its_init_would_build():
+    """CandidateRow.of fills an instance without __init__ (selection._built): every field must be there."""
+    for row in Selection.parse(a_document()).candidates:
+        for value in (row, row.tiers):
+            assert set(vars(value)) == {f.name for f in dataclasses.fields(value)}
+            assert type(value)(**vars(value)) == value
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            row.slice = "evidence"  # type: ignore[misc]
+
+
 @pytest.mark.parametrize("change, path", [
     (lambda d: d.pop("snapshot"), "$"),
     (lambda d: d["candidates"][0]["tiers"].update(full=5), "$.candidates[0].tiers.full"),
