@@ -104,6 +104,21 @@ $$;
 REVOKE ALL ON FUNCTION ctxasm.partition_bound(varchar, varchar) FROM PUBLIC;
 --rollback DROP FUNCTION ctxasm.partition_bound(varchar, varchar);
 
+--changeset ctxasm:pg-internal-row-storage-options dbms:postgresql runOnChange:true splitStatements:false
+--comment: the storage options of every table that holds memory rows (a tenant's partitions, or the tables
+--comment: themselves where they are not partitioned): a row stays whole in its heap page up to 8,160 bytes, the
+--comment: most PostgreSQL allows (by default values are moved out of line, into the TOAST table, once a row
+--comment: passes about 2 kB). Every read of a window reads whole rows by key or by the text index: a knowledge
+--comment: base chunk with its text, tsvector and vector is about 3.4 kB, and out of line its text and tsvector
+--comment: cost a TOAST lookup each (the lexical probe read 1,000 chunks of a 1e6-row tenant in 4.7 ms, 1.9 ms
+--comment: with the rows whole; docs/assembly.md, "Speed").
+CREATE OR REPLACE FUNCTION ctxasm.row_storage_options() RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'toast_tuple_target = 8160'::text
+$$;
+REVOKE ALL ON FUNCTION ctxasm.row_storage_options() FROM PUBLIC;
+--rollback DROP FUNCTION ctxasm.row_storage_options();
+
 --changeset ctxasm:pg-internal-add-tenant-partition dbms:postgresql runOnChange:true splitStatements:false
 --comment: the tenant's partition of one table, made without a lock that waits behind, or blocks, another
 --comment: tenant's work: CREATE TABLE (LIKE the parent) as a table of its own, then ATTACH PARTITION, which takes
@@ -124,7 +139,8 @@ BEGIN
               FROM pg_catalog.pg_class AS c WHERE c.oid = to_regclass(format('ctxasm.%I', l_partition));
             IF l_attached IS NULL THEN
                 EXECUTE format('CREATE TABLE ctxasm.%I (LIKE ctxasm.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS '
-                               'INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION)', l_partition, in_table);
+                               'INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION) WITH (%s)', l_partition,
+                               in_table, ctxasm.row_storage_options());
             END IF;
             IF NOT coalesce(l_attached, FALSE) THEN
                 EXECUTE format('ALTER TABLE ctxasm.%I ATTACH PARTITION ctxasm.%I %s', in_table, l_partition,
@@ -293,7 +309,9 @@ BEGIN
 
     -- The new table, under the old name, with what the old one had.
     EXECUTE format('CREATE TABLE ctxasm.%I (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED '
-                   'INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS) %s', in_table, l_old, l_clause);
+                   'INCLUDING STORAGE INCLUDING COMPRESSION INCLUDING COMMENTS) %s', in_table, l_old,
+                   -- a partitioned table holds no rows and takes no storage options; its partitions do
+                   CASE WHEN in_mode = 'none' THEN format('WITH (%s)', ctxasm.row_storage_options()) ELSE l_clause END);
     EXECUTE format('REVOKE ALL ON ctxasm.%I FROM PUBLIC', in_table);
     FOREACH l_statement IN ARRAY l_keys || l_indexes || l_triggers || l_policies LOOP
         EXECUTE l_statement;
@@ -458,3 +476,26 @@ BEGIN
 END;
 $$;
 --rollback SELECT ctxasm.rebuild_tenant_tables('revert');
+
+--changeset ctxasm:pg-internal-row-storage-of-existing-tables dbms:postgresql splitStatements:false
+--comment: the storage options (ctxasm.row_storage_options) on the tables that held memory rows before they were
+--comment: set at creation: rows written from now on stay whole; rows already written move in when rewritten
+--comment: (VACUUM FULL of the table)
+DO $$
+DECLARE
+    l_table regclass;
+BEGIN
+    FOR l_table IN
+        SELECT c.oid::regclass
+          FROM pg_catalog.pg_class AS c
+          LEFT JOIN pg_catalog.pg_inherits AS i ON i.inhrelid = c.oid
+          LEFT JOIN pg_catalog.pg_class AS p ON p.oid = i.inhparent
+         WHERE c.relnamespace = 'ctxasm'::regnamespace AND c.relkind = 'r'
+           AND coalesce(p.relname, c.relname) IN (SELECT t.name FROM ctxasm.memory_type AS m,
+                                                  LATERAL (VALUES (m.table_name), (m.table_name || '_history')) AS t (name))
+    LOOP
+        EXECUTE format('ALTER TABLE %s SET (%s)', l_table, ctxasm.row_storage_options());
+    END LOOP;
+END;
+$$;
+--rollback SELECT 1;
