@@ -21,6 +21,8 @@ from ctxasm.local import pgconn
 from ctxasm.ml import embedding
 from ctxasm.services.assemble import assemble, parse_time
 
+from ..conftest import read_as_owner
+
 NEIGHBOUR_CHUNKS = 100_000
 QUESTION = "Which retriever should the team build on after the benchmark correction?"
 AT = "2026-09-28T12:00:00"
@@ -173,3 +175,28 @@ def test_an_assembly_opens_its_own_tenants_partitions_only(clean_db):
         store.commit()
     after = _relation_locks_of_one_selection(clean_db, question)
     assert after - before <= added, f"{before} relation locks with one tenant, {after} with {added} more"
+
+
+def test_a_rows_text_tsvector_and_vector_stay_in_its_heap_page(clean_db):
+    """A knowledge-base chunk of about 1,500 characters with its tsvector and vector is about 4 kB: past the 2 kB
+    at which PostgreSQL moves values out of line by default, each value a read of the lexical probe or of the
+    candidate rows would look up in the TOAST table. The tenant's partitions keep such a row whole."""
+    question = _unit([math.sin(i) for i in range(embedding.DIMENSIONS)])
+    rng = random.Random(7)
+    words = [f"{rng.choice('bcdfgklmnprstvz')}{rng.choice('aeiou')}{rng.choice('lmnrst')}{index}"
+             for index in range(220)]
+    content = " ".join(words)
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        _small_tenant(store, question)
+        store.set_tenant("small")
+        store.put_memory("kb_chunk", {"id": "wide", "document_id": "doc", "chunk_index": 99, "content": content,
+                                      "embedding": question, "valid_from": "2026-01-01T00:00:00Z"})
+        store.commit()
+    (row,) = read_as_owner(clean_db, "small",
+                           "SELECT pg_column_size(c.*), pg_column_toast_chunk_id(c.content), "
+                           "pg_column_toast_chunk_id(c.search_text), pg_column_toast_chunk_id(c.embedding) "
+                           "FROM ctxasm.knowledge_base_chunk AS c WHERE c.tenant_id = 'small' AND c.id = 'wide'")
+    size, *out_of_line = row
+    assert size > 3000, f"the row is {size} bytes: too small to test anything"
+    assert out_of_line == [None, None, None], f"a {size}-byte row has values out of line: {out_of_line}"
