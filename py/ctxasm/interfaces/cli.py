@@ -402,10 +402,13 @@ def _summarize_threads(args: argparse.Namespace) -> int:
     failed = 0
     if every is not None:
         # A service manager stops a job with SIGTERM: it ends the loop as Ctrl-C does. A pass it interrupts
-        # writes nothing (its transaction rolls back); the next run does that pass again.
+        # writes nothing (its transaction rolls back); the next run does that pass again. SIGINT gets the same
+        # handler explicitly: a process started with SIGINT ignored (a background job of a script, some
+        # supervisors) inherits that, and Python then leaves it ignored, so the loop could not be interrupted.
         import signal
 
         signal.signal(signal.SIGTERM, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     with _session(args, scoped=True) as session:
         try:
             while True:

@@ -21,13 +21,16 @@ pytestmark = pytest.mark.slow  # a ctxasm process per test
 PASS_LINE = re.compile(r"^tenant \S+: (\d+) episode summar(?:y|ies) written, (\d+) failed")
 
 
-def _start(database: str) -> subprocess.Popen:
+def _start(database: str, *, sigint_ignored: bool = False) -> subprocess.Popen:
+    """The background loop; `sigint_ignored`: started as a background job of a script is (SIGINT ignored, which
+    a child inherits)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CTXASM_SUMMARY_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "py"), env.get("PYTHONPATH")]))
     env["CTXASM_PG_DATABASE"] = database
     return subprocess.Popen([sys.executable, "-m", "ctxasm.cli", "summarize-threads", "--tenant", data.TENANT,
                              "--min-turns", "25", "--every", "1s"], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored else None)
 
 
 def _passes(process: subprocess.Popen, wanted: int, timeout: float) -> list[tuple[int, int]]:
@@ -45,10 +48,12 @@ def _passes(process: subprocess.Popen, wanted: int, timeout: float) -> list[tupl
     return passes
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_every_keeps_passing_until_interrupted_and_exits_cleanly(clean_db, tmp_path, stop):
+@pytest.mark.parametrize("stop, sigint_ignored", [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                                   (signal.SIGINT, True)],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-started-ignored"])
+def test_every_keeps_passing_until_interrupted_and_exits_cleanly(clean_db, tmp_path, stop, sigint_ignored):
     data.load_tenant(clean_db, tmp_path)
-    process = _start(clean_db.database)
+    process = _start(clean_db.database, sigint_ignored=sigint_ignored)
     try:
         passes = _passes(process, 3, timeout=120)
         process.send_signal(stop)
