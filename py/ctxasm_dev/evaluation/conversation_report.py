@@ -197,9 +197,12 @@ def format_report(summary: Mapping[str, Any]) -> str:
         lines += _table(["category", "n", *methods, "ctxasm any/all", "hybrid any/all"], rows)
 
     lines += ["", f"latency: {summary['latency_basis']}"]
-    lines += _table(["budget", "windows", "p50 ms", "p95 ms", "mean ms", "embedding p50 ms"],
+    # A budget's p50 against the smallest budget's: how the cost grows with what the budget seats.
+    smallest = min(budgets, key=lambda b: b["budget"])["latency_ms"]["p50"] if budgets else math.nan
+    lines += _table(["budget", "windows", "p50 ms", "p95 ms", "mean ms", "embedding p50 ms", "p50 / smallest budget's"],
                     [[str(b["budget"]), str(b["questions"] - b["failed_windows"]), _cell(b["latency_ms"]["p50"], 1),
                       _cell(b["latency_ms"]["p95"], 1), _cell(b["latency_ms"]["mean"], 1),
-                      _cell((b["embedding_ms"] or {}).get("p50"), 1)] for b in budgets])
+                      _cell((b["embedding_ms"] or {}).get("p50"), 1),
+                      _cell(b["latency_ms"]["p50"] / smallest if smallest > 0 else math.nan, 2)] for b in budgets])
     lines += ["", f"{summary['seconds']:.1f} s in all"]
     return "\n".join(lines)
