@@ -22,8 +22,8 @@ PASS_LINE = re.compile(r"^tenant \S+: (\d+) episode summar(?:y|ies) written, (\d
 
 
 def _start(database: str, *, sigint_ignored: bool = False) -> subprocess.Popen:
-    """The background loop; `sigint_ignored`: started as a background job of a script is (SIGINT ignored, which
-    a child inherits)."""
+    """The background loop; with `sigint_ignored`, started as a script's background job is: with SIGINT ignored,
+    which the child inherits."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CTXASM_SUMMARY_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "py"), env.get("PYTHONPATH")]))
     env["CTXASM_PG_DATABASE"] = database
