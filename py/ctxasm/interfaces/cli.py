@@ -245,6 +245,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from ctxasm.agent.manager import MemoryManager
     from ctxasm.agent.mcp_server import build_server, serve_stdio
     from ctxasm.api.admin import parse_time
+    from ctxasm.interfaces.heap import settle_startup_heap
 
     at = parse_time(args.at) if args.at else None
     with _session(args, scoped=True, connections=2) as session, MemoryManager.over(session, at=at) as manager:
@@ -252,9 +253,11 @@ def _mcp(args: argparse.Namespace) -> int:
         # Without --manifest the current window is the thread's latest at each call: the client assembles
         # windows as it goes, and expand opens the ids of the newest.
         manager.manifest_id, manager.follow_thread = args.manifest, not args.manifest
+        server = build_server(manager)
+        frozen = settle_startup_heap()
         _log(f"ctxasm mcp: serving tenant {caller.tenant_id} on stdio; current window "
-             f"{manager.current_window() or '(none yet)'}")
-        anyio.run(serve_stdio, build_server(manager))
+             f"{manager.current_window() or '(none yet)'}; start-up heap settled ({frozen} objects)")
+        anyio.run(serve_stdio, server)
     return 0
 
 
@@ -390,6 +393,7 @@ def _summarize_threads(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
     from ctxasm.api.admin import Thresholds
+    from ctxasm.interfaces.heap import settle_startup_heap
 
     thresholds = Thresholds(min_new_turns=args.min_turns, quiet_after=timedelta(seconds=_seconds(
         args.quiet_after, "--quiet-after")), min_quiet_turns=args.min_quiet_turns,
@@ -411,12 +415,16 @@ def _summarize_threads(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     with _session(args, scoped=True) as session:
         try:
+            settled = False
             while True:
                 run = session.summarize_threads(thresholds=thresholds, at=args.at if every is None else None)
                 failed = run.failed
                 print(json.dumps(run.as_json(), indent=2) if args.json else run.describe(), flush=True)
                 if every is None:
                     break
+                if not settled:  # after the first pass, which loaded the summarizer and the embedding model
+                    settle_startup_heap()
+                    settled = True
                 _log(f"ctxasm summarize-threads: next pass in {every:g} s (Ctrl-C stops)")
                 time.sleep(every)
         except KeyboardInterrupt:

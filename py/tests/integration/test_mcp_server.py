@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 
 import pytest
 from fastmcp import Client
@@ -18,7 +22,7 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 
-from ..conftest import SCENARIOS, TEST_DATABASE, jane_mcp_over_stdio, read_as_owner
+from ..conftest import REPO, SCENARIOS, TEST_DATABASE, jane_mcp_over_stdio, read_as_owner
 
 AT = parse_time("2026-09-28T12:00:00")
 JANE = Caller("acme", "jane", "research-assistant", "thread_jane_research", ("researcher",))
@@ -195,6 +199,29 @@ def test_a_real_stdio_round_trip_through_ctxasm_mcp(corpus_once):
     tools, result = asyncio.run(go())
     assert tools == ["clarify", "expand", "lookup_entity", "search_memory"]
     assert result.structured_content["items"][0]["content_json"]["value"] == 0.78
+
+
+def test_ctxasm_mcp_settles_its_start_up_heap_before_it_serves(corpus_once):
+    """The served process freezes what start-up made (ctxasm.interfaces.heap): a full collection, which Python
+    runs now and then in the middle of some window, would otherwise walk all of it."""
+    env = dict(os.environ, CTXASM_PG_DATABASE=TEST_DATABASE, FASTMCP_CHECK_FOR_UPDATES="off")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ctxasm.cli", "mcp", "--tenant", "acme", "--user", "jane", "--agent",
+         "research-assistant", "--thread", "thread_jane_research", "--role", "researcher"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        assert process.stderr is not None
+        started = ""
+        while "serving tenant" not in started:
+            line = process.stderr.readline()
+            assert line, f"ctxasm mcp ended before serving: {started}"
+            started += line
+    finally:
+        process.kill()
+        process.wait()
+    settled = re.search(r"start-up heap settled \((\d+) objects\)", started)
+    assert settled, started
+    assert int(settled.group(1)) > 10_000  # the imports alone: modules, classes, schemas
 
 
 # -- the tests below write; they run last ----------------------------------------------------------------
