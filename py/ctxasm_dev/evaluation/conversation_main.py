@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ctxasm.local import deploy, pgconn
     from ctxasm_dev.evaluation.conversation_report import format_report, summarize
     from ctxasm_dev.evaluation.conversations import evaluate_file
-    from ctxasm_dev.evaluation.locomo import read_samples
+    from ctxasm_dev.evaluation.conversation_files import read_samples
 
     try:
         samples, _ = read_samples(args.path)  # a bad file fails before the database is rebuilt

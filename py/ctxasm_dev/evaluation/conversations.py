@@ -28,7 +28,8 @@ from ctxasm.errors import CtxasmError
 from ctxasm_dev import timing
 from ctxasm_dev.evaluation import baselines, conversation_tenants as tenants
 from ctxasm_dev.evaluation.bm25 import BM25
-from ctxasm_dev.evaluation.locomo import Question, ReadNotes, Sample, read_samples
+from ctxasm_dev.evaluation.conversation_files import read_samples
+from ctxasm_dev.evaluation.locomo import Question, ReadNotes, Sample
 
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 TIER_ORDER = ("full", "summary", "pointer")

@@ -1,5 +1,5 @@
-"""Read long-conversation samples in the LoCoMo format (docs/conversation-eval.md); a file in LongMemEval's
-format is handed to longmemeval.py, which reads it into the same samples.
+"""Read long-conversation samples in the LoCoMo format (docs/conversation-eval.md); conversation_files.py reads a
+file in either this format or LongMemEval's (longmemeval.py) into the same samples.
 
 A file is a JSON list of samples. Each sample has `conversation` (`speaker_a`, `speaker_b`, and per session N
 `session_N`, a list of turns `{speaker, dia_id, text}` with optional `img_url` / `blip_caption`, and
@@ -14,12 +14,10 @@ sessions without a readable date. Only a file that is not a list of samples at a
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 from ctxasm.errors import CtxasmError
@@ -256,22 +254,6 @@ def _questions(qa: Any, sample_id: str, known: set[str], notes: ReadNotes) -> li
             continue
         questions.append(Question(number, item["question"].strip(), category, tuple(evidence), item.get("answer")))
     return questions
-
-
-def read_samples(path: str | Path) -> tuple[list[Sample], ReadNotes]:
-    """Every sample of a LoCoMo-format file, and what was tolerated on the way."""
-    name = str(path)
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConversationFileError(f"{name}: no such file") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConversationFileError(f"{name}: not a JSON file ({exc})") from None
-    from ctxasm_dev.evaluation import longmemeval
-
-    if longmemeval.is_longmemeval(document):
-        return longmemeval.parse_instances(document, name)
-    return parse_samples(document, name)
 
 
 def parse_samples(document: Any, name: str = "<conversations>") -> tuple[list[Sample], ReadNotes]:

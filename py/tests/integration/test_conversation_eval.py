@@ -14,7 +14,7 @@ from ctxasm_dev.evaluation import conversation_tenants as tenants
 from ctxasm_dev.evaluation.baselines import BASELINES, turn_cost
 from ctxasm_dev.evaluation.conversation_report import METHODS, format_report, summarize
 from ctxasm_dev.evaluation.conversations import evaluate_file
-from ctxasm_dev.evaluation.locomo import read_samples
+from ctxasm_dev.evaluation.conversation_files import read_samples
 
 from ..conftest import REPO
 

@@ -13,8 +13,8 @@ from ctxasm_dev.evaluation import baselines, conversation_tenants
 from ctxasm_dev.evaluation.bm25 import BM25, tokenize
 from ctxasm_dev.evaluation.conversation_report import percentile, share
 from ctxasm_dev.evaluation.conversations import recalled_history, window_turns
-from ctxasm_dev.evaluation.locomo import (ConversationFileError, parse_samples, parse_session_time, read_samples,
-                                          turn_content)
+from ctxasm_dev.evaluation.conversation_files import read_samples
+from ctxasm_dev.evaluation.locomo import ConversationFileError, parse_samples, parse_session_time, turn_content
 from ctxasm_dev.evaluation.longmemeval import parse_instances as parse_longmemeval
 from ctxasm.core.tokens import count_tokens
 from ctxasm.services.load import validator
