@@ -89,27 +89,63 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.question_terms(varchar, text);
 
+--changeset ctxasm:pg-internal-lexeme-query dbms:postgresql runOnChange:true splitStatements:false
+--comment: the tsquery that matches exactly one lexeme, taken as it is (no parsing into words, no dictionary): the
+--comment: lexeme quoted, its quotes and backslashes doubled, so any character, an operator's or a quote's, stays
+--comment: part of it
+CREATE OR REPLACE FUNCTION ctxasm.lexeme_query(in_lexeme text) RETURNS tsquery
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT ('''' || replace(replace(in_lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
+$$;
+--rollback DROP FUNCTION ctxasm.lexeme_query(text);
+
+--changeset ctxasm:pg-internal-term-queries dbms:postgresql runOnChange:true splitStatements:false
+--comment: each of the question's lexemes as its single-lexeme tsquery (ctxasm.lexeme_query), position for position
+CREATE OR REPLACE FUNCTION ctxasm.term_queries(in_term_lexemes text[]) RETURNS tsquery[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT array_agg(ctxasm.lexeme_query(t.lexeme) ORDER BY t.at)
+      FROM unnest(in_term_lexemes) WITH ORDINALITY AS t(lexeme, at)
+$$;
+--rollback DROP FUNCTION ctxasm.term_queries(text[]);
+
 --changeset ctxasm:pg-internal-matched-idf dbms:postgresql runOnChange:true splitStatements:false
 --comment: the summed idf of the question's lexemes a row's text holds, with the weights of the row's type
---comment: (in_term_*: ctxasm.question_terms' columns), as one row. The question's lexemes are marked in the
---comment: row's tsvector (setweight looks each one up among the vector's sorted lexemes) and only the marked
---comment: ones are looked up among the terms, by position (array_positions: one per type that has the lexeme),
---comment: not joined: comparing every lexeme of the row with every term cost most of a lexical probe at scale
---comment: (about 7 us a row against 2.5), and a join per row cost half as much again as the lookup. The
---comment: search_text columns are plain to_tsvector, without weights of their own, so the marked lexemes are
---comment: exactly the matched ones. A set-returning SQL function without settings, so a LATERAL call is inlined
---comment: into the caller's query (a scalar call would run the function's own executor once per row and lose
---comment: the gain).
-CREATE OR REPLACE FUNCTION ctxasm.matched_idf(in_text tsvector, in_memory_type varchar, in_term_types varchar[],
-                                              in_term_lexemes text[], in_term_idf double precision[])
-RETURNS TABLE (matched_idf double precision)
+--comment: (in_term_*: ctxasm.question_terms' columns), as a SQL expression for a statement planned for the window
+--comment: that reads rows: one test per term of the row's type (CASE on in_type, the row's memory type), the
+--comment: term's lexeme looked up in in_text (the row's tsvector) by its single-lexeme tsquery $<in_queries>[i]
+--comment: (ctxasm.term_queries of in_term_lexemes), adding $<in_idf>[i] (in_term_idf). A lookup is a binary
+--comment: search of the row's sorted lexemes; reading the row's lexemes as a set (marking the question's with
+--comment: setweight, then unnesting the marked ones) copied its tsvector and ran the executor per lexeme: about
+--comment: 9 us a row of 70 lexemes, against about 1. The terms are added in a tsvector's lexeme order, the order
+--comment: the set was summed in, so the float sum is the same to the last bit. Only positions and the catalogue's
+--comment: type names are written into the text; the lexemes stay parameters.
+DROP FUNCTION IF EXISTS ctxasm.matched_idf(tsvector, varchar, varchar[], text[], double precision[]);
+CREATE OR REPLACE FUNCTION ctxasm.matched_idf_sql(in_text text, in_type text, in_term_types varchar[],
+                                                  in_term_lexemes text[], in_queries integer, in_idf integer)
+RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT coalesce(sum(in_term_idf[p.at]), 0)::double precision
-      FROM unnest(tsvector_to_array(ts_filter(setweight(in_text, 'A', in_term_lexemes), '{a}'))) AS m(lexeme)
-     CROSS JOIN LATERAL unnest(array_positions(in_term_lexemes, m.lexeme)) AS p(at)
-     WHERE in_term_types[p.at] = in_memory_type
+    WITH terms AS (
+        SELECT t.kind, t.lexeme, t.at
+          FROM unnest(in_term_types, in_term_lexemes) WITH ORDINALITY AS t(kind, lexeme, at)
+         WHERE t.kind IS NOT NULL AND t.lexeme IS NOT NULL
+    ),
+    tsvector_order AS (
+        SELECT o.lexeme, o.rank
+          FROM unnest(tsvector_to_array(array_to_tsvector(ARRAY(SELECT DISTINCT t.lexeme FROM terms AS t))))
+               WITH ORDINALITY AS o(lexeme, rank)
+    ),
+    per_type AS (
+        SELECT t.kind, string_agg(format('CASE WHEN %s @@ $%s[%s] THEN $%s[%s] ELSE 0 END', in_text, in_queries,
+                                         t.at, in_idf, t.at), ' + ' ORDER BY o.rank, t.at) AS chain
+          FROM terms AS t JOIN tsvector_order AS o ON o.lexeme = t.lexeme
+         GROUP BY t.kind
+    )
+    SELECT coalesce('CASE ' || in_type || ' '
+                    || string_agg(format('WHEN %L THEN %s', p.kind, p.chain), ' ' ORDER BY p.kind) || ' ELSE 0 END',
+                    '0')
+      FROM per_type AS p
 $$;
---rollback DROP FUNCTION ctxasm.matched_idf(tsvector, varchar, varchar[], text[], double precision[]);
+--rollback DROP FUNCTION ctxasm.matched_idf_sql(text, text, varchar[], text[], integer, integer);
 
 --changeset ctxasm:pg-internal-probe-query dbms:postgresql runOnChange:true splitStatements:false
 --comment: what the lexical retriever looks up in the GIN index: single lexemes, the rarest first, while the rows
@@ -146,12 +182,13 @@ BEGIN
           FROM per_lexeme AS p
     ),
     clauses AS (
-        SELECT quote_literal(r.lexeme) AS clause, coalesce(r.df, 0) AS matches, 1 AS kind, r.position AS first,
+        SELECT ctxasm.lexeme_query(r.lexeme)::text AS clause, coalesce(r.df, 0) AS matches, 1 AS kind,
+               r.position AS first,
                r.df IS NULL AS unknown, r.df AS postings
           FROM rarest AS r
          WHERE r.df IS NULL OR r.df <= co_probe_postings
         UNION ALL
-        SELECT '(' || quote_literal(a.lexeme) || ' & ' || quote_literal(b.lexeme) || ')',
+        SELECT '(' || ctxasm.lexeme_query(a.lexeme)::text || ' & ' || ctxasm.lexeme_query(b.lexeme)::text || ')',
                a.df * b.df / greatest(in_row_count, 1), 2, a.position, FALSE, a.df + b.df
           FROM rarest AS a JOIN rarest AS b ON b.position > a.position
          WHERE a.position <= 6 AND b.position <= 6 AND a.df IS NOT NULL AND b.df IS NOT NULL
@@ -252,12 +289,12 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY EXECUTE format(
-        'SELECT h.memory_type, h.id, h.version, m.matched_idf, length(h.search_text) '
-        '  FROM (%s LIMIT $10) AS h '
-        ' CROSS JOIN LATERAL ctxasm.matched_idf(h.search_text, h.memory_type, $7, $8, $9) AS m',
+        'SELECT h.memory_type, h.id, h.version, (%s)::double precision, length(h.search_text) '
+        '  FROM (%s LIMIT $10) AS h',
+        ctxasm.matched_idf_sql('h.search_text', 'h.memory_type', in_term_types, in_term_lexemes, 11, 9),
         array_to_string(l_branches, ' UNION ALL '))
         USING in_tenant_id, in_probe, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
-              in_term_types, in_term_lexemes, in_term_idf, in_scan_rows;
+              in_term_types, in_term_lexemes, in_term_idf, in_scan_rows, ctxasm.term_queries(in_term_lexemes);
 END;
 $$;
 --rollback DROP FUNCTION ctxasm.lexical_candidates(varchar, varchar, varchar, varchar, varchar, timestamptz, varchar[], text[], double precision[], tsquery, integer);

@@ -302,7 +302,17 @@ DECLARE
     l_rows  ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
     l_row   ctxasm.selection_candidate;
     l_score record;
+    -- each row's summed idf of the question's lexemes (ctxasm.matched_idf_sql), by position in in_rows
+    l_matched double precision[];
 BEGIN
+    -- Only the retrieved slices are weighed by their words; the other rows' figure is 0.
+    IF l_scoring THEN
+        EXECUTE format('SELECT array_agg(CASE WHEN v.slice IN (''durable_facts'', ''evidence'', ''recalled_history'') '
+                       'THEN (%s)::double precision ELSE 0 END ORDER BY v.ordinality) '
+                       'FROM unnest($1) WITH ORDINALITY AS v',
+                       ctxasm.matched_idf_sql('v.search_text', 'v.memory_type', in_term_types, in_term_lexemes, 2, 3))
+            INTO l_matched USING in_rows, ctxasm.term_queries(in_term_lexemes), in_term_idf;
+    END IF;
     FOR l_score IN
     -- Each row's lexemes are read once; the slice figures are window aggregates. Only the columns the figures
     -- need go on: each window below sorts the rows it reads, and a row's text and tsvector would be copied too.
@@ -310,16 +320,12 @@ BEGIN
         SELECT v.ordinality, v.slice, v.memory_type, v.id, v.version, v.source, v.thread_id, v.turn_index,
                v.key_name, v.confidence, v.valid_from,
                CASE WHEN l_scoring THEN
-                   m.matched_idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
-                                                  / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
+                   l_matched[v.ordinality] * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
+                                                 / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
                -- ctxasm.candidate_rows compared the row's vector with the question's
                CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw
           FROM unnest(in_rows) WITH ORDINALITY AS v
-          CROSS JOIN LATERAL ctxasm.matched_idf(
-              CASE WHEN l_scoring AND v.slice IN ('durable_facts', 'evidence', 'recalled_history')
-                   THEN v.search_text END,
-              v.memory_type, in_term_types, in_term_lexemes, in_term_idf) AS m
          WHERE ctxasm.competes(v.slice, v.lifecycle_reason, v.duplicate_of, v.beaten_by)
         WINDOW by_slice AS (PARTITION BY v.slice)
     ),

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ctxasm_dev.evaluation.baselines import BASELINES, PACKING_RULE
-from ctxasm_dev.evaluation.conversations import Evaluation, QuestionResult, TIER_ORDER
+from ctxasm_dev.evaluation.conversations import NOT_READ, TIER_ORDER, TURN_FATES, Evaluation, QuestionResult
 from ctxasm_dev.evaluation.locomo import CATEGORY_NAMES
 
 CTXASM = "ctxasm"
@@ -89,6 +89,9 @@ def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any
         by_category[name] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in methods}}
     tiers = {tier: _mean(share(r.evidence, [d for d, t in r.window.turns.items() if t == tier]) for r in results)
              for tier in TIER_ORDER}
+    # Where each evidence turn went in ctxasm's (relevance-only) window: the shares add up to 1.
+    fates = {fate: _mean(sum(r.window.fates.get(d, NOT_READ) == fate for d in r.evidence) / len(r.evidence)
+                         for r in results if r.evidence) for fate in TURN_FATES}
     ok = [w for w in windows if w.error is None]
     embedding = [w.embedding_seconds for w in ok if w.embedding_seconds is not None]
     return {
@@ -103,6 +106,7 @@ def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any
         "by_category": by_category,
         "ctxasm_tiers": tiers,
         "ctxasm_turns_seated": _mean(len(w.turns) for w in ok),
+        "ctxasm_evidence_fates": fates,
         "latency_ms": {"p50": 1000 * percentile([w.seconds for w in ok], 50),
                        "p95": 1000 * percentile([w.seconds for w in ok], 95),
                        "mean": 1000 * _mean(w.seconds for w in ok)},
@@ -177,6 +181,9 @@ def format_report(summary: Mapping[str, Any]) -> str:
                     [[str(b["budget"])] + [_cell(b["ctxasm_tiers"][t]) for t in TIER_ORDER]
                      + [_cell(b["ctxasm_turns_seated"], 1), str(b["failed_windows"])]
                      + [_cell(b["recall"][m]["tokens_used"], 0) for m in methods] for b in budgets])
+    lines += ["", "where ctxasm's evidence went (share of evidence turns, relevance-only windows)"]
+    lines += _table(["budget", *TURN_FATES],
+                    [[str(b["budget"])] + [_cell(b["ctxasm_evidence_fates"][f]) for f in TURN_FATES] for b in budgets])
     lines += ["", "tokens per query: the complete request ctxasm sent (mean o200k_base tokens), next to its recall"]
     lines += _table(["budget", *(f"{m} {k}" for m in ctxasm_methods for k in ("recall", "tokens"))],
                     [[str(b["budget"])] + [cell for m in ctxasm_methods

@@ -7,7 +7,8 @@ weights), and read from the manifest which evidence turns entered the window and
 the manifest reports. A benchmark: it measures, it asserts nothing (scripts/eval-conversations).
 
 What is read from a manifest is kept to documented keys (`memories[].ref`, `memories[].tier`,
-`allocation.slices.recalled_history`), and every entry whose ref is a conversation row of the sample counts,
+`allocation.slices.recalled_history`, `excluded[].ref` and `.rule`, `retrieval.items[].ref` and `.origin`), and
+every entry whose ref is a conversation row of the sample counts,
 whatever else it carries, so a window that renders several turns in one record still counts each turn by
 its own manifest entry.
 """
@@ -33,6 +34,13 @@ from ctxasm_dev.evaluation.locomo import Question, ReadNotes, Sample
 
 DEFAULT_BUDGETS = (1000, 2000, 4000)
 TIER_ORDER = ("full", "summary", "pointer")
+#: What became of a turn in one window, best first: seated (found by retrieval, or as the neighbour of a turn it
+#: found), ranked below what its slice could fit, excluded by another rule (dedup, lifecycle, ...), cut by the
+#: candidate limit (scored, then below the slice's limit), never among the rows the selection read.
+SEATED, SEATED_ADJACENT = "seated", "seated as a neighbour"
+BELOW_FIT, EXCLUDED, CUT, NOT_READ = "ranked below the fit", "excluded by a rule", "cut by the candidate limit", \
+    "never retrieved"
+TURN_FATES = (SEATED, SEATED_ADJACENT, BELOW_FIT, EXCLUDED, CUT, NOT_READ)
 CALIBRATION_QUESTION = "What have we talked about?"
 CALIBRATION_THREAD = "calibration"
 #: The budget stored for the calibration window (tenant-wide row in the scenario).
@@ -56,6 +64,8 @@ class Window:
     error: str | None = None
     #: the complete request's o200k_base tokens (the manifest's request_tokens): what the query costs
     request_tokens: int | None = None
+    #: dia_id -> what became of each turn the selection read (TURN_FATES), for the turns of the sample it read
+    fates: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,22 @@ def window_turns(manifest: Mapping[str, Any], dia_of_row: Mapping[str, str]) -> 
     return found
 
 
+def turn_fates(manifest: Mapping[str, Any], dia_of_row: Mapping[str, str]) -> dict[str, str]:
+    """dia_id -> TURN_FATES entry for every turn of the sample the selection read (a turn it did not read is
+    absent: NOT_READ). Read from the manifest's memories, excluded rows and recorded source list."""
+    def turns_of(entries: Any) -> list[tuple[str, Mapping[str, Any]]]:
+        return [(dia_of_row[ref[1]], entry) for entry in entries or () if isinstance(entry, Mapping)
+                for ref in _refs(entry) if ref[0] == "conversation" and ref[1] in dia_of_row]
+
+    origins = {dia_id: item.get("origin") for dia_id, item in turns_of((manifest.get("retrieval") or {}).get("items"))}
+    fates = {dia_id: CUT for dia_id in origins}
+    for dia_id, entry in turns_of(manifest.get("excluded")):
+        fates[dia_id] = BELOW_FIT if entry.get("rule") == "slice_budget" else EXCLUDED
+    for dia_id, _ in turns_of(manifest.get("memories")):
+        fates[dia_id] = SEATED_ADJACENT if origins.get(dia_id) == "adjacent" else SEATED
+    return fates
+
+
 def _tier_rank(tier: str) -> int:
     return TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
 
@@ -167,7 +193,8 @@ def _assemble(store: Any, tenant_id: str, thread: str, question: str, at: Any,
     allowance, used = recalled_history(assembled.manifest)
     return Window(allowance, used, window_turns(assembled.manifest, dia_of_row),
                   elapsed - (embedding or 0.0), embedding, assembled.manifest.get("scorer"),
-                  request_tokens=assembled.manifest.get("request_tokens"))
+                  request_tokens=assembled.manifest.get("request_tokens"),
+                  fates=turn_fates(assembled.manifest, dia_of_row))
 
 
 @dataclass(frozen=True)

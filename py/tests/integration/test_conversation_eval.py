@@ -126,13 +126,16 @@ def test_figures_are_in_range_and_printable(evaluation):
     for method in ("recency", "dense", "hybrid"):
         assert figures["recall"][method]["all"] == 1
     assert sum(figures["ctxasm_tiers"].values()) == pytest.approx(figures["recall"]["ctxasm"]["share"])
+    fates = figures["ctxasm_evidence_fates"]
+    assert sum(fates.values()) == pytest.approx(1)
+    assert fates["seated"] + fates["seated as a neighbour"] == pytest.approx(figures["recall"]["ctxasm"]["share"])
     assert set(figures["by_category"]) <= {"multi-hop", "temporal", "open-domain", "single-hop"}
     assert sum(c["questions"] for c in figures["by_category"].values()) == figures["questions"]
     assert 0 < figures["latency_ms"]["p50"] <= figures["latency_ms"]["p95"]
     assert "excluding the question embedding" in summary["latency_basis"]
     text = format_report(summary)
     for word in ("ctxasm", "ctxasm default", "tokens per query", "recency", "BM25", "dense", "hybrid", "p50 ms",
-                 "p50 / smallest budget's", "o200k_base", str(BUDGET)):
+                 "p50 / smallest budget's", "o200k_base", "where ctxasm's evidence went", str(BUDGET)):
         assert word in text
 
 

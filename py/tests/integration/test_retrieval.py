@@ -125,29 +125,58 @@ def test_a_reranked_window_with_candidates_cut_by_its_limit_replays(corpus_targe
 
 
 def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus_target):
-    # ctxasm.matched_idf finds a row's matches by marking the question's lexemes in its tsvector; the plain
-    # definition compares every lexeme of the row with every term. Both over every chunk, for a question with
-    # words the corpus has and words it lacks, under the weights of each searchable type.
+    # ctxasm.matched_idf_sql writes one lexeme test per term of the row's type; the plain definition compares
+    # every lexeme of the row with every term. Both over every chunk, for a question with words the corpus has and
+    # words it lacks, under the weights of each searchable type, and a type no term has.
     question = QUERIES["q01"]["query"] + " zyzzogeton"
     with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
-        rows = connection.execute(
-            """WITH terms AS (SELECT array_agg(t.memory_type) AS types, array_agg(t.lexeme) AS lexemes,
-                                     array_agg(t.idf) AS idf
-                                FROM ctxasm.question_terms('acme', %(q)s) AS t)
-               SELECT c.id, k.kind, m.matched_idf,
-                      (SELECT coalesce(sum(x.idf), 0) FROM unnest(t.types, t.lexemes, t.idf) AS x(kind, lexeme, idf)
-                        WHERE x.kind = k.kind AND x.lexeme = ANY (tsvector_to_array(c.search_text))),
-                      c.search_text::text ~ ':[0-9,]*[ABC]'
-                 FROM ctxasm.knowledge_base_chunk AS c CROSS JOIN terms AS t
-                CROSS JOIN unnest(ARRAY['kb_chunk', 'entity']) AS k(kind)
-                CROSS JOIN LATERAL ctxasm.matched_idf(c.search_text, k.kind, t.types, t.lexemes, t.idf) AS m""",
-            {"q": question}).fetchall()
-    assert len(rows) == 2 * 137
-    assert not any(weighted for *_, weighted in rows)  # the marking relies on columns without weights
+        types, lexemes, idf = connection.execute(
+            "SELECT array_agg(t.memory_type), array_agg(t.lexeme), array_agg(t.idf) "
+            "FROM ctxasm.question_terms('acme', %s) AS t", (question,)).fetchone()
+        expression = connection.execute(
+            "SELECT ctxasm.matched_idf_sql('c.search_text', 'k.kind', %s, %s, 4, 3)", (types, lexemes)).fetchone()[0]
+        assert "zyzzogeton" not in expression and "'kb_chunk'" in expression  # lexemes stay parameters
+        rows = _matched_rows(connection, expression, types, lexemes, idf)
+    assert len(rows) == 3 * 137
     assert [(i, kind, round(fast, 9)) for i, kind, fast, _, _ in rows] == [
         (i, kind, round(plain, 9)) for i, kind, _, plain, _ in rows]
+    # to the last bit, as the set's sum: the scores a window records do not move
+    assert [fast for _, _, fast, _, _ in rows] == [as_set for *_, as_set in rows]
     assert any(fast == 0 for _, _, fast, _, _ in rows) and any(fast > 0 for _, _, fast, _, _ in rows)
+    assert all(fast == 0 for _, kind, fast, _, _ in rows if kind == "no_such_type")
+
+
+def _matched_rows(connection, expression, types, lexemes, idf):
+    """Each chunk under each kind: (id, kind, the expression's sum, the plain definition's sum, the sum of the
+    row's matched lexemes taken as a set in their tsvector order)."""
+    queries = connection.execute("SELECT ctxasm.term_queries(%s)::text[]", (lexemes,)).fetchone()[0]
+    # The parameters in the positions matched_idf_sql was given ($3 the weights, $4 the queries), typed once.
+    return connection.execute(
+        "WITH p AS (SELECT %s::varchar[] AS t, %s::text[] AS l, %s::double precision[] AS i, %s::tsquery[] AS q) "
+        f"SELECT c.id, k.kind, ({expression})::double precision, "
+        "(SELECT coalesce(sum(x.idf), 0) FROM unnest($1, $2, $3) AS x(kind, lexeme, idf) "
+        "  WHERE x.kind = k.kind AND x.lexeme = ANY (tsvector_to_array(c.search_text))), "
+        # the row's lexemes as a set, summed in the tsvector's order
+        "(SELECT coalesce(sum($3[p.at]), 0) "
+        "   FROM unnest(tsvector_to_array(ts_filter(setweight(c.search_text, 'A', $2), '{a}'))) AS m(l) "
+        "  CROSS JOIN LATERAL unnest(array_positions($2, m.l)) AS p(at) WHERE $1[p.at] = k.kind) "
+        "FROM p, ctxasm.knowledge_base_chunk AS c "
+        "CROSS JOIN unnest(ARRAY['kb_chunk', 'entity', 'no_such_type']) AS k(kind) ORDER BY c.id, k.kind",
+        (types, lexemes, idf, queries)).fetchall()
+
+
+@pytest.mark.parametrize("lexeme", ["plain", "o'brien", "back\\slash", "sp ace", "co:lon", "a:*", "a&b|!c", "x''y",
+                                    "ünï", "*"])
+def test_a_lexeme_query_matches_that_lexeme_and_no_other(corpus_target, lexeme):
+    # Lexemes are matched as they are: quotes, backslashes, operators and a prefix mark are part of the lexeme.
+    with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
+        own, longer, probe = connection.execute(
+            "SELECT array_to_tsvector(ARRAY[%(l)s]) @@ ctxasm.lexeme_query(%(l)s), "
+            "       array_to_tsvector(ARRAY[%(l)s || 'z']) @@ ctxasm.lexeme_query(%(l)s), "
+            "       array_to_tsvector(ARRAY[%(l)s]) @@ ctxasm.probe_query(ARRAY[%(l)s, 'other'], NULL, 250000, 500)",
+            {"l": lexeme}).fetchone()
+    assert own and not longer and probe
 
 
 @pytest.mark.parametrize(("lexemes", "df", "probe"), [

@@ -12,7 +12,8 @@ import pytest
 from ctxasm_dev.evaluation import baselines, conversation_tenants
 from ctxasm_dev.evaluation.bm25 import BM25, tokenize
 from ctxasm_dev.evaluation.conversation_report import percentile, share
-from ctxasm_dev.evaluation.conversations import recalled_history, window_turns
+from ctxasm_dev.evaluation.conversations import (BELOW_FIT, CUT, EXCLUDED, SEATED, SEATED_ADJACENT, recalled_history,
+                                                  turn_fates, window_turns)
 from ctxasm_dev.evaluation.conversation_files import read_samples
 from ctxasm_dev.evaluation.locomo import ConversationFileError, parse_samples, parse_session_time, turn_content
 from ctxasm_dev.evaluation.longmemeval import parse_instances as parse_longmemeval
@@ -194,6 +195,22 @@ def test_window_turns_read_refs_and_best_tier():
     ]}
     assert window_turns(manifest, dia) == {"D1:1": "summary", "D2:1": "full"}
     assert window_turns({}, dia) == {}
+
+
+def test_turn_fates_follow_the_turn_from_the_source_list_to_the_window():
+    dia = {f"turn-D1:{n}": f"D1:{n}" for n in range(1, 7)}
+    manifest = {
+        "retrieval": {"items": [{"ref": ["conversation", f"turn-D1:{n}", 1], "origin": origin}
+                                for n, origin in ((1, "retrieval"), (2, "adjacent"), (3, "retrieval"),
+                                                  (4, "retrieval"), (5, "adjacent"))]
+                      + [{"ref": ["guideline", "budget", 1], "origin": "scope"}, {"no_ref": 1}]},
+        "excluded": [{"ref": ["conversation", "turn-D1:3", 1], "rule": "slice_budget"},
+                     {"ref": ["conversation", "turn-D1:4", 1], "rule": "dedup"}],
+        "memories": [{"ref": ["conversation", "turn-D1:1", 1]}, {"ref": ["conversation", "turn-D1:2", 1]}],
+    }
+    assert turn_fates(manifest, dia) == {"D1:1": SEATED, "D1:2": SEATED_ADJACENT, "D1:3": BELOW_FIT,
+                                         "D1:4": EXCLUDED, "D1:5": CUT}
+    assert turn_fates({}, dia) == {}  # D1:6, like every turn of an empty manifest, was never retrieved
 
 
 def test_recalled_history_figures():
