@@ -213,3 +213,9 @@ create index context_source_ref_derived on context_source_ref (tenant_id, derive
 --comment: through this index instead of every summary of the tenant
 create index summarization_memory_scope on summarization_memory (tenant_id, user_id, agent_id);
 --rollback drop index summarization_memory_scope;
+
+--changeset ctxasm:ora-0060-29-knowledge-base-chunk-scope dbms:oracle
+--comment: the knowledge base chunks in scope, led by the tenant: when few chunks are in scope (another agent's
+--comment: or user's knowledge base beside a large one) the ranking reads them through this index
+create index knowledge_base_chunk_scope on knowledge_base_chunk (tenant_id, user_id, agent_id);
+--rollback drop index knowledge_base_chunk_scope;

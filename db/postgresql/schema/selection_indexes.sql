@@ -108,3 +108,11 @@ CREATE INDEX context_source_ref_derived ON ctxasm.context_source_ref (tenant_id,
 --comment: exactly, and without this index it read every summary of the tenant's partition to find them
 CREATE INDEX summarization_memory_scope ON ctxasm.summarization_memory (tenant_id, user_id, agent_id);
 --rollback DROP INDEX ctxasm.summarization_memory_scope;
+
+--changeset ctxasm:pg-0085-chunk-scope-index dbms:postgresql
+--comment: the knowledge base chunks in scope, led by the tenant, as for the other retrieved types: when a window's
+--comment: scope holds few of the tenant's chunks (another agent's or user's knowledge base beside a large one),
+--comment: the planner ranks those exactly through this index; without it, it read every chunk of the tenant's
+--comment: partition (a sequential scan) or walked the vector graph through rows the scope cannot see
+CREATE INDEX knowledge_base_chunk_scope ON ctxasm.knowledge_base_chunk (tenant_id, user_id, agent_id);
+--rollback DROP INDEX ctxasm.knowledge_base_chunk_scope;

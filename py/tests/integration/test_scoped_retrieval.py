@@ -1,0 +1,103 @@
+"""A window whose scope sees few of its tenant's rows ranks those rows exactly, through the scope index.
+
+One agent's knowledge base of a few chunks beside another agent's large one, in the same tenant: the vector
+graph holds both, so a nearest-neighbour walk for the small agent passes mostly rows its scope cannot see (with
+nothing in scope it walks until its scan limit, about 300 ms on 250,000 chunks), and without an index on the
+scope the planner reads every chunk of the partition instead. With the scope index (tenant, user, agent) the
+planner reads the few rows in scope and ranks them exactly; the large agent's window still walks the graph.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble, parse_time
+
+TENANT = "agents"
+LARGE, SMALL = "librarian", "helpdesk"
+LARGE_CHUNKS, SMALL_CHUNKS = 3000, 6
+AT = "2026-09-28T12:00:00"
+BUDGET = {
+    "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,
+    "max_rounds": 3, "max_tool_result_tokens": 1000,
+    "weights": {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}, "recency_days": 60,
+    "shares": {"comparison": {"durable_facts": 0.1, "evidence": 0.8, "volatile_tail": 0.1}},
+    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
+}
+#: A random vector per row (the subquery names the row, so it is drawn again for each).
+_RANDOM_VECTOR = "ARRAY(SELECT random() - 0.5 + 0 * g FROM generate_series(1, 384))::vector"
+
+
+@pytest.fixture()
+def two_knowledge_bases(clean_db):
+    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+        store = PostgresStore(connection)
+        store.register_tenant(TENANT, "Two agents")
+        store.set_tenant(TENANT)
+        store.put_memory("guideline", {"id": "budget", "guideline_key": "context_budget", "content": "Budget.",
+                                       "content_json": BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
+        for agent, count in ((LARGE, LARGE_CHUNKS), (SMALL, SMALL_CHUNKS)):
+            connection.execute(
+                "INSERT INTO ctxasm.knowledge_base_chunk (tenant_id, id, agent_id, document_id, chunk_index, content,"
+                "                                         embedding, valid_from) "
+                f"SELECT %s, %s || '_' || g, %s, %s || '_doc', g, %s || ' manual page ' || g, {_RANDOM_VECTOR}, "
+                "       '2026-01-01T00:00:00Z' FROM generate_series(1, %s) AS g",
+                (TENANT, agent, agent, agent, agent, count))
+        connection.commit()
+    with psycopg.connect(clean_db.conninfo(clean_db.admin), autocommit=True) as admin:
+        admin.execute("ANALYZE ctxasm.knowledge_base_chunk")
+    return clean_db
+
+
+def _nearest_plan(target, agent: str) -> tuple[str, dict[str, str]]:
+    """The plan of the statement ctxasm.nearest_candidates runs for the evidence chunks of `agent` (the same
+    text, executed with the same parameters), and the partition's index names by kind."""
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
+        PostgresStore(connection).set_tenant(TENANT)
+        partition, predicate = connection.execute(
+            "SELECT p.partition_name, p.predicate FROM ctxasm.slice_partitions(%s, 'evidence') AS p "
+            "WHERE p.memory_type = 'kb_chunk'", (TENANT,)).fetchone()
+        indexes = dict(connection.execute(
+            "SELECT CASE WHEN indexdef LIKE '%%USING hnsw%%' THEN 'vector' "
+            "            WHEN indexdef LIKE '%%(tenant_id, user_id, agent_id)%%' THEN 'scope' ELSE indexname END, "
+            "       indexname FROM pg_indexes WHERE schemaname = 'ctxasm' AND tablename = %s", (partition,)).fetchall())
+        connection.execute(
+            "CREATE FUNCTION pg_temp.nearest_plan(in_statement text, in_tenant varchar, in_vector vector, "
+            "    in_user varchar, in_agent varchar, in_thread varchar, in_at timestamptz, in_depth integer) "
+            "RETURNS text LANGUAGE plpgsql AS $$ "
+            "DECLARE l_line text; l_plan text := ''; "
+            "BEGIN "
+            "    FOR l_line IN EXECUTE 'EXPLAIN ' || in_statement "
+            "        USING in_tenant, in_vector, in_user, in_agent, in_thread, in_at, in_depth LOOP "
+            "        l_plan := l_plan || l_line || chr(10); "
+            "    END LOOP; "
+            "    RETURN l_plan; "
+            "END $$")
+        statement = (f'SELECT r.id FROM ctxasm."{partition}" AS r WHERE r.embedding IS NOT NULL AND {predicate} '
+                     "ORDER BY r.embedding <=> $2 LIMIT $7")
+        (plan,) = connection.execute(
+            f"SELECT pg_temp.nearest_plan(%s, %s, {_RANDOM_VECTOR.replace('0 * g', '0')}, 'user', %s, 't1', %s, 50)",
+            (statement, TENANT, agent, AT)).fetchone()
+        connection.rollback()
+    return plan, indexes
+
+
+def test_a_small_scope_is_ranked_through_the_scope_index_and_a_large_one_through_the_graph(two_knowledge_bases):
+    small, indexes = _nearest_plan(two_knowledge_bases, SMALL)
+    assert indexes["scope"] in small and indexes["vector"] not in small and "Seq Scan" not in small, small
+    large, _ = _nearest_plan(two_knowledge_bases, LARGE)
+    assert indexes["vector"] in large, large
+
+
+def test_the_small_agent_gets_every_chunk_of_its_own_and_none_of_the_other(two_knowledge_bases):
+    spec = WindowSpec(tenant_id=TENANT, user_id="user", agent_id=SMALL, thread_id="t1", intent="comparison",
+                      question="Where is the manual page about resetting a password?")
+    with pgconn.connect(two_knowledge_bases, pgconn.app_login()) as connection:
+        window = assemble(PostgresStore(connection), spec, parse_time(AT))
+    ranked = sorted(i["ref"][1] for i in window.manifest["retrieval"]["items"]
+                    if i["slice"] == "evidence" and i.get("vector_rank") is not None)
+    assert ranked == sorted(f"{SMALL}_{n}" for n in range(1, SMALL_CHUNKS + 1))
