@@ -219,3 +219,12 @@ create index summarization_memory_scope on summarization_memory (tenant_id, user
 --comment: or user's knowledge base beside a large one) the ranking reads them through this index
 create index knowledge_base_chunk_scope on knowledge_base_chunk (tenant_id, user_id, agent_id);
 --rollback drop index knowledge_base_chunk_scope;
+
+--changeset ctxasm:ora-0060-30-lifecycle-indexes dbms:oracle
+--comment: the rows of a retrieved type still in effect, led by the tenant: when most rows were superseded the
+--comment: ranking reads the few in effect through these indexes
+create index entity_memory_lifecycle on entity_memory (tenant_id, valid_until);
+create index workflow_memory_lifecycle on workflow_memory (tenant_id, valid_until);
+create index knowledge_base_chunk_lifecycle on knowledge_base_chunk (tenant_id, valid_until);
+create index summarization_memory_lifecycle on summarization_memory (tenant_id, valid_until);
+--rollback drop index entity_memory_lifecycle; drop index workflow_memory_lifecycle; drop index knowledge_base_chunk_lifecycle; drop index summarization_memory_lifecycle;

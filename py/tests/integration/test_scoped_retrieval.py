@@ -1,10 +1,12 @@
-"""A window whose scope sees few of its tenant's rows ranks those rows exactly, through the scope index.
+"""A window that can see few of its tenant's rows ranks those rows exactly, through an index that finds them.
 
 One agent's knowledge base of a few chunks beside another agent's large one, in the same tenant: the vector
 graph holds both, so a nearest-neighbour walk for the small agent passes mostly rows its scope cannot see (with
 nothing in scope it walks until its scan limit, about 300 ms on 250,000 chunks), and without an index on the
 scope the planner reads every chunk of the partition instead. With the scope index (tenant, user, agent) the
 planner reads the few rows in scope and ranks them exactly; the large agent's window still walks the graph.
+Likewise a knowledge base ingested again and again, whose live table keeps every superseded version: the few
+rows still in effect are found through the lifecycle index (tenant, valid_until).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 
-TENANT = "agents"
+TENANT, REVISED = "agents", "revised"
 LARGE, SMALL = "librarian", "helpdesk"
 LARGE_CHUNKS, SMALL_CHUNKS = 3000, 6
 AT = "2026-09-28T12:00:00"
@@ -32,38 +34,54 @@ BUDGET = {
 _RANDOM_VECTOR = "ARRAY(SELECT random() - 0.5 + 0 * g FROM generate_series(1, 384))::vector"
 
 
-@pytest.fixture()
-def two_knowledge_bases(clean_db):
-    with pgconn.connect(clean_db, pgconn.owner_login()) as connection:
+def _tenant_with_chunks(target, tenant: str, groups: list[tuple[str, int, str, str | None]]) -> None:
+    """A tenant with its budget and, per group, `count` chunks of `agent` with `status` and `valid_until`."""
+    with pgconn.connect(target, pgconn.owner_login()) as connection:
         store = PostgresStore(connection)
-        store.register_tenant(TENANT, "Two agents")
-        store.set_tenant(TENANT)
+        store.register_tenant(tenant, tenant.title())
+        store.set_tenant(tenant)
         store.put_memory("guideline", {"id": "budget", "guideline_key": "context_budget", "content": "Budget.",
                                        "content_json": BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
-        for agent, count in ((LARGE, LARGE_CHUNKS), (SMALL, SMALL_CHUNKS)):
+        for agent, count, status, valid_until in groups:
             connection.execute(
                 "INSERT INTO ctxasm.knowledge_base_chunk (tenant_id, id, agent_id, document_id, chunk_index, content,"
-                "                                         embedding, valid_from) "
-                f"SELECT %s, %s || '_' || g, %s, %s || '_doc', g, %s || ' manual page ' || g, {_RANDOM_VECTOR}, "
-                "       '2026-01-01T00:00:00Z' FROM generate_series(1, %s) AS g",
-                (TENANT, agent, agent, agent, agent, count))
+                "                                         embedding, status, valid_from, valid_until) "
+                f"SELECT %s, %s || '_' || %s || '_' || g, %s, %s || '_doc', g, %s || ' manual page ' || g, "
+                f"       {_RANDOM_VECTOR}, %s, '2026-01-01T00:00:00Z', %s FROM generate_series(1, %s) AS g",
+                (tenant, agent, status, agent, agent, agent, status, valid_until, count))
         connection.commit()
-    with psycopg.connect(clean_db.conninfo(clean_db.admin), autocommit=True) as admin:
+    with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         admin.execute("ANALYZE ctxasm.knowledge_base_chunk")
+
+
+@pytest.fixture()
+def two_knowledge_bases(clean_db):
+    _tenant_with_chunks(clean_db, TENANT, [(LARGE, LARGE_CHUNKS, "active", None),
+                                           (SMALL, SMALL_CHUNKS, "active", None)])
     return clean_db
 
 
-def _nearest_plan(target, agent: str) -> tuple[str, dict[str, str]]:
+@pytest.fixture()
+def revised_knowledge_base(clean_db):
+    """Every chunk superseded many times over: the live table keeps LARGE_CHUNKS old versions, SMALL_CHUNKS in
+    effect."""
+    _tenant_with_chunks(clean_db, REVISED, [(SMALL, LARGE_CHUNKS, "superseded", "2026-02-01T00:00:00Z"),
+                                            (SMALL, SMALL_CHUNKS, "active", None)])
+    return clean_db
+
+
+def _nearest_plan(target, agent: str, tenant: str = TENANT) -> tuple[str, dict[str, str]]:
     """The plan of the statement ctxasm.nearest_candidates runs for the evidence chunks of `agent` (the same
     text, executed with the same parameters), and the partition's index names by kind."""
     with pgconn.connect(target, pgconn.owner_login()) as connection:
-        PostgresStore(connection).set_tenant(TENANT)
+        PostgresStore(connection).set_tenant(tenant)
         partition, predicate = connection.execute(
             "SELECT p.partition_name, p.predicate FROM ctxasm.slice_partitions(%s, 'evidence') AS p "
-            "WHERE p.memory_type = 'kb_chunk'", (TENANT,)).fetchone()
+            "WHERE p.memory_type = 'kb_chunk'", (tenant,)).fetchone()
         indexes = dict(connection.execute(
             "SELECT CASE WHEN indexdef LIKE '%%USING hnsw%%' THEN 'vector' "
-            "            WHEN indexdef LIKE '%%(tenant_id, user_id, agent_id)%%' THEN 'scope' ELSE indexname END, "
+            "            WHEN indexdef LIKE '%%(tenant_id, user_id, agent_id)%%' THEN 'scope' "
+            "            WHEN indexdef LIKE '%%(tenant_id, valid_until)%%' THEN 'lifecycle' ELSE indexname END, "
             "       indexname FROM pg_indexes WHERE schemaname = 'ctxasm' AND tablename = %s", (partition,)).fetchall())
         connection.execute(
             "CREATE FUNCTION pg_temp.nearest_plan(in_statement text, in_tenant varchar, in_vector vector, "
@@ -81,23 +99,36 @@ def _nearest_plan(target, agent: str) -> tuple[str, dict[str, str]]:
                      "ORDER BY r.embedding <=> $2 LIMIT $7")
         (plan,) = connection.execute(
             f"SELECT pg_temp.nearest_plan(%s, %s, {_RANDOM_VECTOR.replace('0 * g', '0')}, 'user', %s, 't1', %s, 50)",
-            (statement, TENANT, agent, AT)).fetchone()
+            (statement, tenant, agent, AT)).fetchone()
         connection.rollback()
     return plan, indexes
 
 
 def test_a_small_scope_is_ranked_through_the_scope_index_and_a_large_one_through_the_graph(two_knowledge_bases):
     small, indexes = _nearest_plan(two_knowledge_bases, SMALL)
-    assert indexes["scope"] in small and indexes["vector"] not in small and "Seq Scan" not in small, small
+    scope = indexes.get("scope", "(no scope index)")
+    assert scope in small and indexes["vector"] not in small and "Seq Scan" not in small, small
     large, _ = _nearest_plan(two_knowledge_bases, LARGE)
     assert indexes["vector"] in large, large
 
 
-def test_the_small_agent_gets_every_chunk_of_its_own_and_none_of_the_other(two_knowledge_bases):
-    spec = WindowSpec(tenant_id=TENANT, user_id="user", agent_id=SMALL, thread_id="t1", intent="comparison",
+def _vector_ranked(target, tenant: str, agent: str) -> list[str]:
+    spec = WindowSpec(tenant_id=tenant, user_id="user", agent_id=agent, thread_id="t1", intent="comparison",
                       question="Where is the manual page about resetting a password?")
-    with pgconn.connect(two_knowledge_bases, pgconn.app_login()) as connection:
+    with pgconn.connect(target, pgconn.app_login()) as connection:
         window = assemble(PostgresStore(connection), spec, parse_time(AT))
-    ranked = sorted(i["ref"][1] for i in window.manifest["retrieval"]["items"]
-                    if i["slice"] == "evidence" and i.get("vector_rank") is not None)
-    assert ranked == sorted(f"{SMALL}_{n}" for n in range(1, SMALL_CHUNKS + 1))
+    return sorted(i["ref"][1] for i in window.manifest["retrieval"]["items"]
+                  if i["slice"] == "evidence" and i.get("vector_rank") is not None)
+
+
+def test_the_small_agent_gets_every_chunk_of_its_own_and_none_of_the_other(two_knowledge_bases):
+    assert _vector_ranked(two_knowledge_bases, TENANT, SMALL) == sorted(
+        f"{SMALL}_active_{n}" for n in range(1, SMALL_CHUNKS + 1))
+
+
+def test_the_few_versions_in_effect_are_ranked_through_the_lifecycle_index(revised_knowledge_base):
+    plan, indexes = _nearest_plan(revised_knowledge_base, SMALL, REVISED)
+    lifecycle = indexes.get("lifecycle", "(no lifecycle index)")
+    assert lifecycle in plan and indexes["vector"] not in plan and "Seq Scan" not in plan, plan
+    assert _vector_ranked(revised_knowledge_base, REVISED, SMALL) == sorted(
+        f"{SMALL}_active_{n}" for n in range(1, SMALL_CHUNKS + 1))
