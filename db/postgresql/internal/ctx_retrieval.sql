@@ -110,24 +110,59 @@ $$;
 
 --changeset ctxasm:pg-internal-matched-idf dbms:postgresql runOnChange:true splitStatements:false
 --comment: the summed idf of the question's lexemes a row's text holds, with the weights of the row's type
---comment: (in_term_*: ctxasm.question_terms' columns), as a SQL expression for a statement planned for the window
---comment: that reads rows: one test per term of the row's type (CASE on in_type, the row's memory type), the
---comment: term's lexeme looked up in in_text (the row's tsvector) by its single-lexeme tsquery $<in_queries>[i]
---comment: (ctxasm.term_queries of in_term_lexemes), adding $<in_idf>[i] (in_term_idf). A lookup is a binary
---comment: search of the row's sorted lexemes; reading the row's lexemes as a set (marking the question's with
---comment: setweight, then unnesting the marked ones) copied its tsvector and ran the executor per lexeme: about
---comment: 9 us a row of 70 lexemes, against about 1. The terms are added in a tsvector's lexeme order, the order
---comment: the set was summed in, so the float sum is the same to the last bit. Only positions and the catalogue's
---comment: type names are written into the text; the lexemes stay parameters.
-DROP FUNCTION IF EXISTS ctxasm.matched_idf(tsvector, varchar, varchar[], text[], double precision[]);
-CREATE OR REPLACE FUNCTION ctxasm.matched_idf_sql(in_text text, in_type text, in_term_types varchar[],
-                                                  in_term_lexemes text[], in_queries integer, in_idf integer)
-RETURNS text
+--comment: (in_term_*: ctxasm.question_terms' columns), as one row: the row's lexemes taken as a set. The question's
+--comment: lexemes are marked in the row's tsvector (setweight looks each one up among the vector's sorted lexemes)
+--comment: and only the marked ones are looked up among the terms, by position (array_positions: one per type
+--comment: that has the lexeme). The search_text columns are plain to_tsvector, without weights of their own, so
+--comment: the marked lexemes are exactly the matched ones. A set-returning SQL function without settings, so a
+--comment: call is inlined into the caller's query. It costs about 9 us a row of 70 lexemes, whatever the number
+--comment: of terms: what ctxasm.matched_idf_sql writes for a question of many words.
+CREATE OR REPLACE FUNCTION ctxasm.matched_idf(in_text tsvector, in_memory_type varchar, in_term_types varchar[],
+                                              in_term_lexemes text[], in_term_idf double precision[])
+RETURNS TABLE (matched_idf double precision)
 LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(sum(in_term_idf[p.at]), 0)::double precision
+      FROM unnest(tsvector_to_array(ts_filter(setweight(in_text, 'A', in_term_lexemes), '{a}'))) AS m(lexeme)
+     CROSS JOIN LATERAL unnest(array_positions(in_term_lexemes, m.lexeme)) AS p(at)
+     WHERE in_term_types[p.at] = in_memory_type
+$$;
+--rollback DROP FUNCTION ctxasm.matched_idf(tsvector, varchar, varchar[], text[], double precision[]);
+
+--changeset ctxasm:pg-internal-matched-idf-sql dbms:postgresql runOnChange:true splitStatements:false
+--comment: ctxasm.matched_idf as a SQL expression for a statement that reads rows of in_row_types and is planned
+--comment: for the window. With few terms of those types (at most co_inline_terms), one test per term of the row's
+--comment: type (CASE on in_type, the row's memory type): the term's lexeme looked up in in_text (the row's
+--comment: tsvector) by its single-lexeme tsquery $<in_params[4]>[i] (ctxasm.term_queries), adding
+--comment: $<in_params[3]>[i] (the idf). A lookup is a binary search of the row's sorted lexemes, about 0.15 us;
+--comment: the set costs about 9 us a row of 70 lexemes. But each written test costs about 6 us to plan, so a
+--comment: question of many words (hundreds of terms) is weighed by ctxasm.matched_idf instead, with the terms as
+--comment: parameters $<in_params[1..3]> (types, lexemes, idf). The tests are added in a tsvector's lexeme order, the
+--comment: order ctxasm.matched_idf sums in: both forms give the same float to the last bit. Only positions and the
+--comment: catalogue's type names are written into the text; the lexemes stay parameters.
+DROP FUNCTION IF EXISTS ctxasm.matched_idf_sql(text, text, varchar[], text[], integer, integer);
+CREATE OR REPLACE FUNCTION ctxasm.matched_idf_sql(in_text text, in_type text, in_row_types varchar[],
+                                                  in_term_types varchar[], in_term_lexemes text[],
+                                                  in_params integer[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    -- The most tests written into a statement: beyond about 40, planning them costs more than the set form saves
+    -- on a few hundred rows.
+    co_inline_terms constant integer := 32;
+    l_terms integer;
+    l_expression text;
+BEGIN
+    SELECT count(*) INTO l_terms
+      FROM unnest(in_term_types, in_term_lexemes) AS t(kind, lexeme)
+     WHERE t.kind = ANY (in_row_types) AND t.lexeme IS NOT NULL;
+    IF l_terms > co_inline_terms THEN
+        RETURN format('(SELECT m.matched_idf FROM ctxasm.matched_idf(%s, %s, $%s, $%s, $%s) AS m)', in_text, in_type,
+                      in_params[1], in_params[2], in_params[3]);
+    END IF;
     WITH terms AS (
         SELECT t.kind, t.lexeme, t.at
           FROM unnest(in_term_types, in_term_lexemes) WITH ORDINALITY AS t(kind, lexeme, at)
-         WHERE t.kind IS NOT NULL AND t.lexeme IS NOT NULL
+         WHERE t.kind = ANY (in_row_types) AND t.lexeme IS NOT NULL
     ),
     tsvector_order AS (
         SELECT o.lexeme, o.rank
@@ -135,17 +170,19 @@ LANGUAGE sql IMMUTABLE AS $$
                WITH ORDINALITY AS o(lexeme, rank)
     ),
     per_type AS (
-        SELECT t.kind, string_agg(format('CASE WHEN %s @@ $%s[%s] THEN $%s[%s] ELSE 0 END', in_text, in_queries,
-                                         t.at, in_idf, t.at), ' + ' ORDER BY o.rank, t.at) AS chain
+        SELECT t.kind, string_agg(format('CASE WHEN %s @@ $%s[%s] THEN $%s[%s] ELSE 0 END', in_text, in_params[4],
+                                         t.at, in_params[3], t.at), ' + ' ORDER BY o.rank, t.at) AS chain
           FROM terms AS t JOIN tsvector_order AS o ON o.lexeme = t.lexeme
          GROUP BY t.kind
     )
-    SELECT coalesce('CASE ' || in_type || ' '
-                    || string_agg(format('WHEN %L THEN %s', p.kind, p.chain), ' ' ORDER BY p.kind) || ' ELSE 0 END',
-                    '0')
-      FROM per_type AS p
+    SELECT 'CASE ' || in_type || ' '
+           || string_agg(format('WHEN %L THEN %s', p.kind, p.chain), ' ' ORDER BY p.kind) || ' ELSE 0 END'
+      INTO l_expression
+      FROM per_type AS p;
+    RETURN coalesce(l_expression, '0');
+END;
 $$;
---rollback DROP FUNCTION ctxasm.matched_idf_sql(text, text, varchar[], text[], integer, integer);
+--rollback DROP FUNCTION ctxasm.matched_idf_sql(text, text, varchar[], varchar[], text[], integer[]);
 
 --changeset ctxasm:pg-internal-probe-query dbms:postgresql runOnChange:true splitStatements:false
 --comment: what the lexical retriever looks up in the GIN index: single lexemes, the rarest first, while the rows
@@ -276,6 +313,8 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     l_part     record;
     l_branches text[] := '{}';
+    -- the memory types of the branches: the rows the statement reads
+    l_types    varchar[] := '{}';
 BEGIN
     IF in_probe IS NULL THEN
         RETURN;
@@ -284,6 +323,7 @@ BEGIN
         l_branches := l_branches || format(
             'SELECT %L::varchar AS memory_type, r.id, r.version, r.search_text FROM ctxasm.%I AS r '
             'WHERE r.search_text @@ $2 AND %s', l_part.memory_type, l_part.partition_name, l_part.predicate);
+        l_types := l_types || l_part.memory_type::varchar;
     END LOOP;
     IF cardinality(l_branches) = 0 THEN
         RETURN;
@@ -291,7 +331,8 @@ BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT h.memory_type, h.id, h.version, (%s)::double precision, length(h.search_text) '
         '  FROM (%s LIMIT $10) AS h',
-        ctxasm.matched_idf_sql('h.search_text', 'h.memory_type', in_term_types, in_term_lexemes, 11, 9),
+        ctxasm.matched_idf_sql('h.search_text', 'h.memory_type', l_types, in_term_types, in_term_lexemes,
+                               ARRAY[7, 8, 9, 11]),
         array_to_string(l_branches, ' UNION ALL '))
         USING in_tenant_id, in_probe, in_user_id, in_agent_id, in_thread_id, in_evaluation_time,
               in_term_types, in_term_lexemes, in_term_idf, in_scan_rows, ctxasm.term_queries(in_term_lexemes);

@@ -310,8 +310,13 @@ BEGIN
         EXECUTE format('SELECT array_agg(CASE WHEN v.slice IN (''durable_facts'', ''evidence'', ''recalled_history'') '
                        'THEN (%s)::double precision ELSE 0 END ORDER BY v.ordinality) '
                        'FROM unnest($1) WITH ORDINALITY AS v',
-                       ctxasm.matched_idf_sql('v.search_text', 'v.memory_type', in_term_types, in_term_lexemes, 2, 3))
-            INTO l_matched USING in_rows, ctxasm.term_queries(in_term_lexemes), in_term_idf;
+                       ctxasm.matched_idf_sql(
+                           'v.search_text', 'v.memory_type',
+                           ARRAY(SELECT DISTINCT r.memory_type FROM unnest(in_rows) AS r
+                                  WHERE r.slice IN ('durable_facts', 'evidence', 'recalled_history')),
+                           in_term_types, in_term_lexemes, ARRAY[4, 5, 3, 2]))
+            INTO l_matched USING in_rows, ctxasm.term_queries(in_term_lexemes), in_term_idf, in_term_types,
+                                 in_term_lexemes;
     END IF;
     FOR l_score IN
     -- Each row's lexemes are read once; the slice figures are window aggregates. Only the columns the figures

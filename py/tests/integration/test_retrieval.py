@@ -124,19 +124,27 @@ def test_a_reranked_window_with_candidates_cut_by_its_limit_replays(corpus_targe
     assert result.status == "match", result.reason
 
 
-def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus_target):
-    # ctxasm.matched_idf_sql writes one lexeme test per term of the row's type; the plain definition compares
-    # every lexeme of the row with every term. Both over every chunk, for a question with words the corpus has and
-    # words it lacks, under the weights of each searchable type, and a type no term has.
-    question = QUERIES["q01"]["query"] + " zyzzogeton"
+#: Words the corpus lacks: with them the question has more terms than matched_idf_sql writes out as tests.
+_MANY_WORDS = " ".join(f"zyzzo{chr(97 + i)}{chr(97 + j)}" for i in range(5) for j in range(8))
+
+
+@pytest.mark.parametrize(("extra", "form"), [(" zyzzogeton", "tests"), (_MANY_WORDS, "set")])
+def test_matched_idf_sums_the_weights_of_the_question_lexemes_a_row_holds(corpus_target, extra, form):
+    # ctxasm.matched_idf_sql writes one lexeme test per term of the row's type, or, for a question of many terms,
+    # calls ctxasm.matched_idf (the row's lexemes as a set); the plain definition compares every lexeme of the row
+    # with every term. Each over every chunk, for a question with words the corpus has and words it lacks, under
+    # the weights of each searchable type, and a type no term has.
+    question = QUERIES["q01"]["query"] + extra
     with pgconn.connect(corpus_target, pgconn.owner_login()) as connection:
         PostgresStore(connection).set_tenant("acme")
         types, lexemes, idf = connection.execute(
             "SELECT array_agg(t.memory_type), array_agg(t.lexeme), array_agg(t.idf) "
             "FROM ctxasm.question_terms('acme', %s) AS t", (question,)).fetchone()
         expression = connection.execute(
-            "SELECT ctxasm.matched_idf_sql('c.search_text', 'k.kind', %s, %s, 4, 3)", (types, lexemes)).fetchone()[0]
-        assert "zyzzogeton" not in expression and "'kb_chunk'" in expression  # lexemes stay parameters
+            "SELECT ctxasm.matched_idf_sql('c.search_text', 'k.kind', ARRAY['kb_chunk', 'entity', 'no_such_type'], "
+            "                              %s, %s, ARRAY[1, 2, 3, 4])", (types, lexemes)).fetchone()[0]
+        assert ("ctxasm.matched_idf(" in expression) == (form == "set"), expression[:200]
+        assert "zyzzo" not in expression  # the lexemes stay parameters
         rows = _matched_rows(connection, expression, types, lexemes, idf)
     assert len(rows) == 3 * 137
     assert [(i, kind, round(fast, 9)) for i, kind, fast, _, _ in rows] == [
@@ -151,7 +159,8 @@ def _matched_rows(connection, expression, types, lexemes, idf):
     """Each chunk under each kind: (id, kind, the expression's sum, the plain definition's sum, the sum of the
     row's matched lexemes taken as a set in their tsvector order)."""
     queries = connection.execute("SELECT ctxasm.term_queries(%s)::text[]", (lexemes,)).fetchone()[0]
-    # The parameters in the positions matched_idf_sql was given ($3 the weights, $4 the queries), typed once.
+    # The parameters in the positions matched_idf_sql was given ($1 types, $2 lexemes, $3 weights, $4 queries),
+    # typed once.
     return connection.execute(
         "WITH p AS (SELECT %s::varchar[] AS t, %s::text[] AS l, %s::double precision[] AS i, %s::tsquery[] AS q) "
         f"SELECT c.id, k.kind, ({expression})::double precision, "
