@@ -119,12 +119,17 @@ CREATE INDEX knowledge_base_chunk_scope ON ctxasm.knowledge_base_chunk (tenant_i
 
 --changeset ctxasm:pg-0085-lifecycle-indexes dbms:postgresql
 --comment: the rows of a retrieved type still in effect, led by the tenant: the live tables keep every version, so a
---comment: table whose rows were mostly superseded (facts rewritten often, summaries written again as a thread
---comment: grows, a knowledge base ingested again) holds few rows a window can show; the planner then reads those
---comment: few through this index (valid_until NULL or later than the evaluation time) and ranks them exactly.
---comment: Without it, with 88 of 100,000 chunks in effect, it scanned the whole partition (78 ms, against 1).
-CREATE INDEX entity_memory_lifecycle ON ctxasm.entity_memory (tenant_id, valid_until);
-CREATE INDEX workflow_memory_lifecycle ON ctxasm.workflow_memory (tenant_id, valid_until);
-CREATE INDEX knowledge_base_chunk_lifecycle ON ctxasm.knowledge_base_chunk (tenant_id, valid_until);
-CREATE INDEX summarization_memory_lifecycle ON ctxasm.summarization_memory (tenant_id, valid_until);
+--comment: table whose rows were mostly superseded or deleted (facts rewritten often, summaries written again as a
+--comment: thread grows, a knowledge base ingested again or removed) holds few rows a window can show; the planner
+--comment: then reads those few through this index (not deleted, not erased, valid_until NULL or later than the
+--comment: evaluation time: the retrieval predicate implies the index's) and ranks them exactly. Without it, with
+--comment: 108 of 100,000 chunks in effect, it scanned the whole partition (51 to 65 ms, against 1.2 to 1.4).
+CREATE INDEX entity_memory_lifecycle ON ctxasm.entity_memory (tenant_id, valid_until)
+    WHERE deleted_at IS NULL AND status <> 'erased';
+CREATE INDEX workflow_memory_lifecycle ON ctxasm.workflow_memory (tenant_id, valid_until)
+    WHERE deleted_at IS NULL AND status <> 'erased';
+CREATE INDEX knowledge_base_chunk_lifecycle ON ctxasm.knowledge_base_chunk (tenant_id, valid_until)
+    WHERE deleted_at IS NULL AND status <> 'erased';
+CREATE INDEX summarization_memory_lifecycle ON ctxasm.summarization_memory (tenant_id, valid_until)
+    WHERE deleted_at IS NULL AND status <> 'erased';
 --rollback DROP INDEX ctxasm.entity_memory_lifecycle, ctxasm.workflow_memory_lifecycle, ctxasm.knowledge_base_chunk_lifecycle, ctxasm.summarization_memory_lifecycle;

@@ -5,8 +5,9 @@ graph holds both, so a nearest-neighbour walk for the small agent would pass mos
 and without an index on the scope the planner reads every chunk of the partition instead (59 ms for 91 chunks
 of 100,000). With the scope index (tenant, user, agent) the planner reads the few rows in scope and ranks them
 exactly; the large agent's window still walks the graph.
-Likewise a knowledge base ingested again and again, whose live table keeps every superseded version: the few
-rows still in effect are found through the lifecycle index (tenant, valid_until).
+Likewise a knowledge base ingested again and again, or mostly deleted, whose live table keeps every version:
+the few rows still in effect are found through the lifecycle index (tenant, valid_until, over the rows neither
+deleted nor erased).
 """
 
 from __future__ import annotations
@@ -36,21 +37,22 @@ _RANDOM_VECTOR = "ARRAY(SELECT random() - 0.5 + 0 * g FROM generate_series(1, 38
 _QUESTION_VECTOR = "ARRAY(SELECT random() - 0.5 FROM generate_series(1, 384))::vector"
 
 
-def _tenant_with_chunks(target, tenant: str, groups: list[tuple[str, int, str, str | None]]) -> None:
-    """A tenant with its budget and, per group, `count` chunks of `agent` with `status` and `valid_until`."""
+def _tenant_with_chunks(target, tenant: str, groups: list[tuple[str, int, str, str | None, str | None]]) -> None:
+    """A tenant with its budget and, per group, `count` chunks of `agent` with `status`, `valid_until` and
+    `deleted_at`."""
     with pgconn.connect(target, pgconn.owner_login()) as connection:
         store = PostgresStore(connection)
         store.register_tenant(tenant, tenant.title())
         store.set_tenant(tenant)
         store.put_memory("guideline", {"id": "budget", "guideline_key": "context_budget", "content": "Budget.",
                                        "content_json": BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
-        for agent, count, status, valid_until in groups:
+        for agent, count, status, valid_until, deleted_at in groups:
             connection.execute(
                 "INSERT INTO ctxasm.knowledge_base_chunk (tenant_id, id, agent_id, document_id, chunk_index, content,"
-                "                                         embedding, status, valid_from, valid_until) "
+                "                                         embedding, status, valid_from, valid_until, deleted_at) "
                 f"SELECT %s, %s || '_' || %s || '_' || g, %s, %s || '_doc', g, %s || ' manual page ' || g, "
-                f"       {_RANDOM_VECTOR}, %s, '2026-01-01T00:00:00Z', %s FROM generate_series(1, %s) AS g",
-                (tenant, agent, status, agent, agent, agent, status, valid_until, count))
+                f"       {_RANDOM_VECTOR}, %s, '2026-01-01T00:00:00Z', %s, %s FROM generate_series(1, %s) AS g",
+                (tenant, agent, status, agent, agent, agent, status, valid_until, deleted_at, count))
         connection.commit()
     with psycopg.connect(target.conninfo(target.admin), autocommit=True) as admin:
         admin.execute("ANALYZE ctxasm.knowledge_base_chunk")
@@ -58,17 +60,18 @@ def _tenant_with_chunks(target, tenant: str, groups: list[tuple[str, int, str, s
 
 @pytest.fixture()
 def two_knowledge_bases(clean_db):
-    _tenant_with_chunks(clean_db, TENANT, [(LARGE, LARGE_CHUNKS, "active", None),
-                                           (SMALL, SMALL_CHUNKS, "active", None)])
+    _tenant_with_chunks(clean_db, TENANT, [(LARGE, LARGE_CHUNKS, "active", None, None),
+                                           (SMALL, SMALL_CHUNKS, "active", None, None)])
     return clean_db
 
 
-@pytest.fixture()
-def revised_knowledge_base(clean_db):
-    """Every chunk superseded many times over: the live table keeps LARGE_CHUNKS old versions, SMALL_CHUNKS in
-    effect."""
-    _tenant_with_chunks(clean_db, REVISED, [(SMALL, LARGE_CHUNKS, "superseded", "2026-02-01T00:00:00Z"),
-                                            (SMALL, SMALL_CHUNKS, "active", None)])
+@pytest.fixture(params=["superseded", "deleted"])
+def revised_knowledge_base(clean_db, request):
+    """A knowledge base whose live table keeps LARGE_CHUNKS rows out of effect (old versions superseded many
+    times over, or chunks deleted) and SMALL_CHUNKS in effect."""
+    gone = ((SMALL, LARGE_CHUNKS, "superseded", "2026-02-01T00:00:00Z", None) if request.param == "superseded"
+            else (SMALL, LARGE_CHUNKS, "deleted", None, "2026-02-01T00:00:00Z"))
+    _tenant_with_chunks(clean_db, REVISED, [gone, (SMALL, SMALL_CHUNKS, "active", None, None)])
     return clean_db
 
 
