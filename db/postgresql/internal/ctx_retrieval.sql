@@ -139,7 +139,6 @@ $$;
 --comment: parameters $<in_params[1..3]> (types, lexemes, idf). The tests are added in a tsvector's lexeme order, the
 --comment: order ctxasm.matched_idf sums in: both forms give the same float to the last bit. Only positions and the
 --comment: catalogue's type names are written into the text; the lexemes stay parameters.
-DROP FUNCTION IF EXISTS ctxasm.matched_idf_sql(text, text, varchar[], text[], integer, integer);
 CREATE OR REPLACE FUNCTION ctxasm.matched_idf_sql(in_text text, in_type text, in_row_types varchar[],
                                                   in_term_types varchar[], in_term_lexemes text[],
                                                   in_params integer[])
