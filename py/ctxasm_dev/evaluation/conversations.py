@@ -8,9 +8,8 @@ the manifest reports. A benchmark: it measures, it asserts nothing (scripts/eval
 
 What is read from a manifest is kept to documented keys (`memories[].ref`, `memories[].tier`,
 `allocation.slices.recalled_history`, `excluded[].ref` and `.rule`, `retrieval.items[].ref` and `.origin`), and
-every entry whose ref is a conversation row of the sample counts,
-whatever else it carries, so a window that renders several turns in one record still counts each turn by
-its own manifest entry.
+every entry whose ref is a conversation row of the sample counts, whatever else it carries, so a window that
+renders several turns in one record still counts each turn by its own manifest entry.
 """
 
 from __future__ import annotations
