@@ -53,7 +53,7 @@ MEMORY_TYPES: tuple[MemoryType, ...] = (
                ('document_id', 'document_version', 'chunk_index', 'title', 'embedding'),
                (('key_name', 'document_id'), ('turn_index', 'chunk_index'), ('title', 'title'), ('embedding', 'embedding'))),
     MemoryType('conversation', 'conversation_memory', 'recalled_history', 5, True, True,
-               ('turn_index', 'role', 'event_type', 'embedding'),
+               ('turn_index', 'role', 'event_type', 'embedding', 'speaker'),
                (('turn_index', 'turn_index'), ('role', 'role'), ('event_type', 'event_type'), ('embedding', 'embedding'))),
     MemoryType('summary', 'summarization_memory', 'recalled_history', 4, True, True,
                ('summary_key', 'period_start', 'period_end', 'embedding'),

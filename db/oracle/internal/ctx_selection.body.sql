@@ -820,6 +820,12 @@ create or replace package body ctx_selection is
                    'required' value case when t.required = 1 then 'true' else 'false' end format json,
                    'selection_rank' value t.slice_rank,
                    'role' value t.role,
+                   -- a conversation turn's speaker by name (the row's extra), which its line shows for the role
+                   'speaker' value
+                      case
+                         when t.memory_type = 'conversation'
+                         then json_value(t.extra, '$.speaker' returning varchar2(64))
+                      end,
                    'turn_index' value t.turn_index,
                    'thread_id' value t.thread_id,
                    'title' value coalesce(t.title, t.subject, t.key_name),

@@ -537,7 +537,7 @@ create or replace package body ctx_sources is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, null, null, null, null, t.turn_index, t.role, t.event_type,
-                      to_clob(null),
+                      json_object('speaker' value t.speaker null on null returning clob),
                       t.content_tokens,
                       case
                          when l_scoring = 1 and l_query_vector is not null and t.embedding is not null
@@ -763,7 +763,7 @@ create or replace package body ctx_sources is
                       t.deleted_at, t.content,
                       json_serialize(t.content_json returning clob), json_serialize(t.source_refs returning clob),
                       null, null, null, null, null, t.turn_index, t.role, t.event_type,
-                      to_clob(null),
+                      json_object('speaker' value t.speaker null on null returning clob),
                       t.content_tokens,
                       case
                          when l_scoring = 1 and l_query_vector is not null and t.embedding is not null

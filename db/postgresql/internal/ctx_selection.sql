@@ -652,6 +652,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                'required', o.required,
                'selection_rank', o.slice_rank,
                'role', o.role,
+               -- a conversation turn's speaker by name (memory_row's extra), which its line shows for the role
+               'speaker', CASE WHEN o.memory_type = 'conversation' THEN o.extra ->> 'speaker' END,
                'turn_index', o.turn_index,
                'thread_id', o.thread_id,
                'title', coalesce(o.title, o.subject, o.key_name),

@@ -138,8 +138,9 @@ DECLARE
         $list$'conversation'::varchar AS memory_type, 'conversation_memory'::varchar AS table_name, tenant_id, id,
               version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
               content_json, source_refs, NULL::numeric AS confidence, NULL::varchar AS key_name, NULL::varchar AS
-              subject, NULL::varchar AS predicate, NULL::varchar AS title, turn_index, role, event_type, NULL::jsonb
-              AS extra, created_xid, content_tokens, embedding, search_text, text_key, pointer_text$list$,
+              subject, NULL::varchar AS predicate, NULL::varchar AS title, turn_index, role, event_type,
+              jsonb_build_object('speaker', speaker) AS extra, created_xid, content_tokens, embedding, search_text,
+              text_key, pointer_text$list$,
         $list$'summary'::varchar AS memory_type, 'summarization_memory'::varchar AS table_name, tenant_id, id,
               version, user_id, agent_id, thread_id, status, valid_from, valid_until, deleted_at, content,
               content_json, source_refs, NULL::numeric AS confidence, summary_key AS key_name, NULL::varchar AS

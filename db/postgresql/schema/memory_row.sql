@@ -290,7 +290,7 @@ FROM ctxasm.knowledge_base_chunk;
 --comment: cannot prune partitions with, so it would open and lock every tenant's partitions of eight tables.
 --comment: The columns keep ctxasm.memory_row's order (sqlfluff ST06 would sort them).
 CREATE OR REPLACE VIEW ctxasm.memory_row_conversation WITH (security_invoker = TRUE) AS
-SELECT
+SELECT  -- noqa: ST06
     'conversation'::varchar AS memory_type,
     'conversation_memory'::varchar AS table_name,
     tenant_id,
@@ -314,7 +314,7 @@ SELECT
     turn_index,
     role,
     event_type,
-    NULL::jsonb AS extra,
+    jsonb_build_object('speaker', speaker) AS extra,
     created_xid,
     content_tokens,
     embedding,
@@ -662,7 +662,7 @@ SELECT
     turn_index,
     role,
     event_type,
-    NULL::jsonb AS extra,
+    jsonb_build_object('speaker', speaker) AS extra,
     created_xid,
     retired_xid,
     content_tokens,

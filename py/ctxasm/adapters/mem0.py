@@ -49,7 +49,10 @@ def _messages(messages: str | Mapping[str, Any] | Sequence[Any]) -> list[dict[st
     if isinstance(messages, str):
         return [{"role": "user", "content": messages}]
     if isinstance(messages, Mapping):
-        return [{"role": str(messages.get("role", "user")), "content": str(messages["content"])}]
+        message = {"role": str(messages.get("role", "user")), "content": str(messages["content"])}
+        if isinstance(messages.get("name"), str) and messages["name"].strip():
+            message["name"] = messages["name"]  # a chat message's speaker (OpenAI's `name`)
+        return [message]
     return [_messages(m)[0] for m in messages]
 
 
@@ -92,7 +95,7 @@ class Memory:
         for message in _messages(messages):
             if run_id:
                 role = message["role"] if message["role"] in ("user", "assistant") else "user"
-                turn = session.add_turn(role, message["content"])
+                turn = session.add_turn(role, message["content"], speaker=message.get("name"))
                 memory_id = turn.id
             else:
                 owner = user_id or agent_id

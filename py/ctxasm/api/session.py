@@ -142,11 +142,15 @@ class Session:
     # -- writing -------------------------------------------------------------------------------------------
 
     def add_turn(self, role: str, content: str, *, at: datetime | str | None = None,
-                 source_refs: list[dict[str, Any]] | None = None) -> Turn:
-        """The thread's next turn (role user or assistant); the database gives it the next turn_index."""
+                 source_refs: list[dict[str, Any]] | None = None, speaker: str | None = None) -> Turn:
+        """The thread's next turn (role user or assistant); the database gives it the next turn_index. `speaker`
+        names who said it (a person of a group conversation, a named agent; at most 64 characters): a recalled
+        turn's line shows the name in place of the role."""
         require_text(role=role, content=content)
+        if speaker is not None:
+            require_text(speaker=speaker)
         with self._store() as store:
-            return add_turn(store, self.caller, role, content, _when(at), source_refs)
+            return add_turn(store, self.caller, role, content, _when(at), source_refs, speaker)
 
     def remember(self, subject: str, predicate: str, content: str, *, content_json: dict[str, Any] | None = None,
                  confidence: float | None = None, at: datetime | str | None = None,

@@ -24,7 +24,7 @@ from ctxasm.core.refs import Ref
 
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-5929f1507b13"
+RENDERER_VERSION = "renderer-edb8da9031e5"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -120,13 +120,14 @@ def turn_heading(date: str | None) -> str:
     return f"{day} {_MONTHS[month - 1]}"
 
 
-def turn_line(mid: str, role: str | None, text: str) -> str:
-    """One recalled turn inside a group: its id first, who spoke, and the text on one line: `M12 user: text`
-    (without brackets: a line's first word is its id, a token cheaper). Line breaks in the text become spaces,
-    so a turn can never start a line of its own and forge an id."""
-    flat = " ".join(text.split())
-    speaker = f"{role}: " if role else ""
-    return f"{mid} {escape(speaker + flat)}"
+def turn_line(mid: str, role: str | None, text: str, speaker: str | None = None) -> str:
+    """One recalled turn inside a group: its id first, who spoke, and the text on one line: `M12 user: text`,
+    or `M12 Maya: text` when the turn names its speaker (the name says who spoke; the role word would cost two
+    more tokens a line). Without brackets: a line's first word is its id, a token cheaper. Line breaks in the
+    text and the name become spaces, so a turn can never start a line of its own and forge an id."""
+    who = " ".join((speaker or "").split()) or role
+    label = f"{who}: " if who else ""
+    return f"{mid} {escape(label + ' '.join(text.split()))}"
 
 
 #: The roles a recalled turn may speak in. A stored row with any other role (system, tool, event) is memory,
@@ -134,8 +135,12 @@ def turn_line(mid: str, role: str | None, text: str) -> str:
 TAIL_ROLES = ("user", "assistant")
 
 
-def tail_turn(mid: str, role: str, text: str) -> tuple[str, str]:
-    """(role, content) of one recalled turn in the request."""
+def tail_turn(mid: str, role: str, text: str, speaker: str | None = None) -> tuple[str, str]:
+    """(role, content) of one recalled turn in the request; a turn that names its speaker starts with the name
+    (`Maya: text`), as its line in the recalled history does."""
+    name = " ".join((speaker or "").split())
+    if name:
+        text = f"{name}: {text}"
     if role in TAIL_ROLES:
         return role, text
     return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "

@@ -128,6 +128,8 @@ class CandidateRow:
     origin: str | None = None
     required: bool = False
     role: str | None = None
+    #: a conversation turn's speaker by name, when the row names one
+    speaker: str | None = None
     turn_index: int | None = None
     thread_id: str | None = None
     title: str | None = None
@@ -156,7 +158,7 @@ class CandidateRow:
             selection_rank=data["selection_rank"], scores=data["scores"],
             tiers=_built(Tiers, full=tiers["full"], summary=tiers.get("summary"), pointer=tiers.get("pointer")),
             origin=data.get("origin"), required=bool(data.get("required")), role=data.get("role"),
-            turn_index=data.get("turn_index"), thread_id=data.get("thread_id"), title=data.get("title"),
+            speaker=data.get("speaker"), turn_index=data.get("turn_index"), thread_id=data.get("thread_id"), title=data.get("title"),
             valid_from=data.get("valid_from"), summary_ref=_ref(data.get("summary_ref")),
             summary_by=None if summary_by is None else Authorship(**summary_by),
             generated_by=None if generated_by is None else Authorship(**generated_by),

@@ -106,8 +106,8 @@ def record_tiers(row: CandidateRow, ids: Mapping[str, str]) -> dict[str, str | N
     mid = ids[row.ref.key]
     tiers = row.tiers
     if is_grouped(row):
-        return {"full": render.turn_line(mid, row.role, tiers.full),
-                "pointer": render.turn_line(mid, row.role, tiers.pointer)
+        return {"full": render.turn_line(mid, row.role, tiers.full, row.speaker),
+                "pointer": render.turn_line(mid, row.role, tiers.pointer, row.speaker)
                 if tiers.pointer and tiers.pointer != tiers.full else None}
     notes = _annotations(row, ids)
     pointer = tiers.pointer
@@ -126,7 +126,7 @@ def tail_message(role: str, text: str) -> dict[str, str]:
 
 def tail_turn(row: CandidateRow, ids: Mapping[str, str]) -> tuple[str, str]:
     """(role, content) of a thread turn as the request carries it (render.tail_turn quotes other roles)."""
-    return render.tail_turn(ids[row.ref.key], row.role, row.tiers.full)  # type: ignore[arg-type]  # a turn has a role
+    return render.tail_turn(ids[row.ref.key], row.role, row.tiers.full, row.speaker)  # type: ignore[arg-type]  # a turn has a role
 
 
 def stored_costs(row: CandidateRow, rendered: Mapping[str, str | None]) -> dict[str, int]:

@@ -29,4 +29,8 @@ def embedding_text(memory_type: str, record: Mapping[str, Any]) -> str | None:
         return None
     if memory_type == "kb_chunk":
         return f"{record.get('title') or ''}\n{content}".strip()
+    speaker = record.get("speaker") if memory_type == "conversation" else None
+    if isinstance(speaker, str) and speaker.strip():
+        # As the turn reads in a window: who spoke, then what was said.
+        return f"{' '.join(speaker.split())}: {content}"
     return content

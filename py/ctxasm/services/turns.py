@@ -21,11 +21,14 @@ class Turn:
 
 
 def add_turn(store: MemoryStore, caller: Caller, role: str, content: str, at: datetime | None,
-             source_refs: list[dict[str, Any]] | None = None) -> Turn:
+             source_refs: list[dict[str, Any]] | None = None, speaker: str | None = None) -> Turn:
     """The caller's thread's next turn (role user or assistant), committed; `at` None: said now, by the
-    database's clock. Its span: create_memory, one record."""
+    database's clock; `speaker`: who said it, by name (None: the role says it). Its span: create_memory, one
+    record."""
     record: dict[str, Any] = {"id": f"turn_{uuid.uuid4().hex}", "role": role, "content": content,
                               "user_id": caller.user_id, "agent_id": caller.agent_id, "thread_id": caller.thread_id}
+    if speaker is not None:
+        record["speaker"] = speaker
     if at is not None:
         record["valid_from"] = at
     if source_refs:

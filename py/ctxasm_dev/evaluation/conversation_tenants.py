@@ -120,11 +120,18 @@ def budget_row(row: str, thread: str | None, usable_context: int, overhead_reser
 
 
 def _turn_row(turn: Turn, speaker_b: str) -> dict[str, Any]:
+    """A turn as a conversation row. A turn whose text leads with its speaker's name ("Maya: ...", LoCoMo's
+    named speakers) is stored as what was said, with the name as the row's speaker: the window's line reads
+    "M12 Maya: ..." as the turn does, and the embedding (of "Maya: ...", ctxasm.engines.searchable) is the one
+    the dense baseline ranks by."""
+    name, said = turn.speaker, turn.content
+    named = said.startswith(f"{name}: ") and bool(said[len(name) + 2:].strip()) and 0 < len(name) <= 64
     return {
         "type": "conversation", "id": row_id(turn.dia_id),
         "role": "assistant" if turn.speaker == speaker_b else "user",
         "turn_index": turn.index, "user_id": USER_ID, "agent_id": AGENT_ID, "thread_id": thread_id(turn.session),
-        "valid_from": _iso(turn.at), "content": turn.content,
+        "valid_from": _iso(turn.at), "content": said[len(name) + 2:] if named else said,
+        **({"speaker": name} if named else {}),
         "content_json": {"dia_id": turn.dia_id, "speaker": turn.speaker, "session": turn.session,
                          "image": turn.is_image},
     }
@@ -151,7 +158,7 @@ def scenario(samples: list[Sample], ids: list[str], name: str = "conversation-ev
 def attach_turn_vectors(document: dict[str, Any], samples: list[Sample], ids: list[str],
                         vectors: list[list[list[float]]]) -> None:
     """In place, on a scenario document the loader has validated: each message turn with text gets its vector
-    (`vectors`: each sample's, in turn order). The loader embeds a message turn's content
+    (`vectors`: each sample's, in turn order). The loader embeds a message turn's speaker and content
     (ctxasm.engines.searchable.embedding_text), the text the dense baseline embeds, so a vector given here is
     the one the load would compute, and it is not computed twice."""
     by_row = {(tenant, row_id(turn.dia_id)): vector

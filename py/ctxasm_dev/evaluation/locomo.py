@@ -82,7 +82,8 @@ def _month(name: str) -> int | None:
 class Turn:
     dia_id: str
     speaker: str
-    #: the stored content: "Speaker: text", with "[shares a photo: caption]" for an image turn
+    #: the turn as a reader sees it: "Speaker: text", with "[shares a photo: caption]" for an image turn (the
+    #: row stores the text after the name, and the name as its speaker: conversation_tenants)
     content: str
     session: int
     #: 1-based position in its session
@@ -154,7 +155,7 @@ class Sample:
 
 
 def turn_content(speaker: str, text: str, caption: str | None, has_image: bool) -> str:
-    """The row's content: the speaker's name first, then the text, then what an image showed."""
+    """The turn as it reads: the speaker's name first, then the text, then what an image showed."""
     parts = [f"{speaker}: {text}".strip() if text else f"{speaker}:"]
     if caption:
         parts.append(f"[shares a photo: {caption.strip()}]")

@@ -97,5 +97,10 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
         assert any(x["ref"] == ref and x["rule"] == "slice_budget" for x in manifest["excluded"]), key(ref)
     for ref in expect.get("absent", []):
         assert key(ref) not in by_key and all(x["ref"] != ref for x in manifest["excluded"]), key(ref)
+    # A recalled turn's line: its window id, then who spoke (the speaker's name, else the role) and the text.
+    context = request["messages"][-1]["content"].splitlines()
+    for ref_key, line in expect.get("turn_lines", {}).items():
+        assert ref_key in by_key, f"{ref_key} is not in the window"
+        assert f"{by_key[ref_key]['id']} {line}" in context, (ref_key, line)
     for text in expect.get("contents_lack", []):
         assert all(text not in message["content"] for message in request["messages"]), text

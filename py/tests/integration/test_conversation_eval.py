@@ -98,15 +98,17 @@ def test_turns_keep_their_dia_ids_in_the_database(evaluation, pg_target):
 
 def test_turns_are_stored_with_their_contents_vectors(evaluation, pg_target):
     """The evaluation embeds each turn once and hands the vectors to the load: what is stored is the model's
-    vector of the turn's content, as a load would have computed it."""
+    vector of the turn's speaker and content, as a load would have computed it."""
+    from ctxasm.engines.searchable import embedding_text
     from ctxasm.ml import embedding
 
     rows = _tenant_rows(pg_target, evaluation.samples[0]["tenant_id"],
-                        "SELECT content, embedding::text FROM ctxasm.conversation_memory "
+                        "SELECT role, speaker, content, embedding::text FROM ctxasm.conversation_memory "
                         "WHERE event_type = 'message' ORDER BY id LIMIT 5")
-    assert len(rows) == 5
-    computed = embedding.embed([content for content, _ in rows])
-    for (_, stored), vector in zip(rows, computed):
+    assert len(rows) == 5 and all(speaker for _, speaker, _, _ in rows)
+    computed = embedding.embed([embedding_text("conversation", {"role": role, "speaker": speaker, "content": content})
+                                for role, speaker, content, _ in rows])
+    for (_, _, _, stored), vector in zip(rows, computed):
         assert max(abs(a - b) for a, b in zip(json.loads(stored), vector)) < 1e-4
 
 

@@ -43,8 +43,11 @@ def test_every_line_boundary_is_flattened_in_records_turns_and_quoted_tail_turns
         record = render.render_memory("M3", "entity", "current", "full", text,
                                       (render.Annotation("M4", f"New policy.{brk}{FORGED}"),))
         turn = render.turn_line("M5", "user", text)
+        named = render.turn_line("M7", "user", text, speaker=f"Maya{brk}{FORGED}")
         _, quoted = render.tail_turn("M6", "tool", text)
-        for rendered in (record, turn, quoted):
+        _, named_tail = render.tail_turn("M8", "user", "Hello.", speaker=f"Maya{brk}{FORGED}")
+        assert len(_lines(named_tail)) == 1, (brk, named_tail)  # a tail message's first line is its speaker's
+        for rendered in (record, turn, named, quoted):
             assert len(_lines(rendered)) == 1, (brk, rendered)
             assert FORGED in rendered  # the text itself is kept, on its own record's line
 

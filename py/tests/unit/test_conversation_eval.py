@@ -241,7 +241,11 @@ def test_tenant_scenario_validates_and_keeps_dia_ids():
     first = turns[0]
     assert first["id"] == "turn-D1:1" and first["content_json"]["dia_id"] == "D1:1"
     assert first["thread_id"] == "session-1" and first["role"] == "user" and first["valid_from"] == "2023-05-08T13:56:00Z"
-    assert {t["role"] for t in turns if t["content"].startswith("Ben:")} == {"assistant"}
+    # the speaker's name is the row's speaker, and its content is what was said after the name
+    assert {t["role"] for t in turns if t["speaker"] == "Ben"} == {"assistant"}
+    rows = {t["content_json"]["dia_id"]: t for t in turns}
+    for turn in samples[0].turns:
+        assert f"{rows[turn.dia_id]['speaker']}: {rows[turn.dia_id]['content']}" == turn.content
     assert {t["user_id"] for t in turns} == {conversation_tenants.USER_ID}
 
 
