@@ -1287,6 +1287,7 @@ create or replace package body ctx_memory is
                    'ref' value json_array('conversation', t.id, t.version),
                    'turn_index' value t.turn_index,
                    'role' value t.role,
+                   'speaker' value t.speaker,
                    'content' value t.content,
                    'valid_from' value ctx_json.iso_utc(in_timestamp => t.valid_from),
                    'user_id' value t.user_id,
@@ -1298,7 +1299,8 @@ create or replace package body ctx_memory is
              )
         into l_result
         from (
-                select c.id, c.version, c.turn_index, c.role, c.content, c.valid_from, c.user_id, c.agent_id
+                select c.id, c.version, c.turn_index, c.role, c.speaker, c.content, c.valid_from, c.user_id,
+                       c.agent_id
                   from conversation_memory c
                  where c.tenant_id = l_tenant_id
                    and c.thread_id = in_thread_id

@@ -319,7 +319,7 @@ $$;
 --changeset ctxasm:pg-ctx-memory-thread-turns dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_MEMORY.thread_turns: a thread's active message turns after turn in_after_turn, in turn order, at most
 --comment: in_limit; a claim that names a user (an agent) reads that user's (agent's) turns only:
---comment: [{"ref", "turn_index", "role", "content", "valid_from", "user_id", "agent_id"}]
+--comment: [{"ref", "turn_index", "role", "speaker", "content", "valid_from", "user_id", "agent_id"}]
 CREATE OR REPLACE FUNCTION ctx_memory.thread_turns(in_thread_id varchar, in_after_turn integer, in_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -333,10 +333,11 @@ BEGIN
     PERFORM ctxasm.require_limit(in_limit, co_max_limit);
     SELECT jsonb_agg(jsonb_build_object(
                'ref', jsonb_build_array('conversation', t.id, t.version), 'turn_index', t.turn_index,
-               'role', t.role, 'content', t.content, 'valid_from', t.valid_from, 'user_id', t.user_id,
-               'agent_id', t.agent_id) ORDER BY t.turn_index, t.id)
+               'role', t.role, 'speaker', t.speaker, 'content', t.content, 'valid_from', t.valid_from,
+               'user_id', t.user_id, 'agent_id', t.agent_id) ORDER BY t.turn_index, t.id)
       INTO l_result
-      FROM (SELECT c.id, c.version, c.turn_index, c.role, c.content, c.valid_from, c.user_id, c.agent_id
+      FROM (SELECT c.id, c.version, c.turn_index, c.role, c.speaker, c.content, c.valid_from, c.user_id,
+                   c.agent_id
               FROM ctxasm.conversation_memory AS c
              WHERE c.tenant_id = l_tenant AND c.thread_id = in_thread_id AND c.event_type = 'message'
                AND c.status = 'active' AND c.turn_index > coalesce(in_after_turn, 0)

@@ -160,8 +160,9 @@ def _summarize(store: MemoryStore, tenant_id: str, summarizer: Any, thread: dict
     try:
         earlier = previous["content"] if previous else None
         for part in _parts(turns):
-            written = summarizer.episode([(t["role"], t["content"]) for t in part], earlier=earlier,
-                                         max_tokens=thresholds.summary_tokens)
+            # who said each turn: its speaker's name, else its role
+            said = [(t.get("speaker") or t["role"], t["content"]) for t in part]
+            written = summarizer.episode(said, earlier=earlier, max_tokens=thresholds.summary_tokens)
             earlier = written.text
         with spans.memory_span(spans.UPSERT_MEMORY, tenant_id, "summarize_threads", memory_type="summary") as span:
             ref = _write(store, tenant_id, thread, previous, turns, written)

@@ -118,3 +118,21 @@ def test_a_session_adds_a_named_turn_and_the_next_window_shows_the_name(clean_db
     contents = [m["content"] for m in window.request["messages"]]
     assert "Maya: The heater in the greenhouse is broken." in contents  # the thread's own turns, as messages
     assert "I will tell the landlord." in contents
+
+
+def test_an_episode_summary_names_who_said_what(clean_db, monkeypatch):
+    from ctxasm.api import Memory
+    from ctxasm.services.episodes import Thresholds
+
+    monkeypatch.delenv("CTXASM_SUMMARY_MODEL", raising=False)  # the offline summarizer: first sentence of each turn
+    said = datetime(2026, 9, 20, 9, 0, tzinfo=timezone.utc)
+    with Memory.open(database=clean_db.database, pool_size=1) as memory:
+        memory.create_tenant("newco", at="2026-01-01T00:00:00")
+        session = memory.session("newco", user_id="u1", agent_id="helper", thread_id="garden")
+        session.add_turn("user", "The heater broke. It was cold.", speaker="Maya", at=said)
+        session.add_turn("assistant", "I called the landlord.", speaker="Tom", at=said)
+        session.add_turn("user", "Did they answer?", at=said)
+        result = session.summarize_threads(thresholds=Thresholds(min_new_turns=3), at=said)
+    assert result.written == 1, result.describe()
+    (summary,) = read_as_owner(clean_db, "newco", "SELECT content FROM ctxasm.summarization_memory")
+    assert summary[0].startswith("Maya: The heater broke. Tom: I called the landlord. user: Did they answer?"), summary
