@@ -98,7 +98,7 @@ create or replace package test_ctx_memory authid definer is
    --%throws(ctx_errors.e_invalid_snapshot)
    procedure rows_as_of_rejects_future_scn;
 
-   --%test(thread_activity lists a thread with turns no episode summary covers; thread_turns reads them in order)
+   --%test(thread_activity lists a thread with turns no episode summary covers; thread_turns reads them in order, each with its speaker)
    procedure thread_activity_and_turns;
 
    --%test(read_compressions returns a stored compression as it is now, with its model and prompt version)
@@ -726,6 +726,9 @@ create or replace package body test_ctx_memory is
          end if;
          l_turn := record_json('id', 'ut_turn_' || to_char(i), 'role', l_role, 'thread_id', 'ut_thread_episode',
                                'user_id', 'ut_user', 'content', 'Turn ' || to_char(i) || ' of the episode thread.');
+         if i = 2 then
+            l_turn.put(key => 'speaker', val => 'Tom');
+         end if;
          l_index := ctx_memory.add_turn(in_record => l_turn.to_clob());
       end loop;
       l_found := ctx_memory.thread_activity(in_user_id => null, in_agent_id => null, in_limit => 10);
@@ -742,6 +745,10 @@ create or replace package body test_ctx_memory is
       l_expect.to_equal('2');
       l_expect := ut.expect(json_value(l_found, '$[0].role'));
       l_expect.to_equal('assistant');
+      l_expect := ut.expect(json_value(l_found, '$[0].speaker'));
+      l_expect.to_equal('Tom');
+      l_expect := ut.expect(json_value(l_found, '$[1].speaker'));
+      l_expect.to_be_null();
       l_expect := ut.expect(json_value(l_found, '$[1].ref[1]'));
       l_expect.to_equal('ut_turn_3');
    end thread_activity_and_turns;

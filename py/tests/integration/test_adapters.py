@@ -68,6 +68,18 @@ def test_mem0_run_id_writes_the_runs_turns_and_agent_id_scopes(memory):
     assert [r["memory"] for r in m.get_all(agent_id="planner")["results"]] == ["Prefers window seats."]
 
 
+def test_mem0_a_message_s_name_is_its_turn_s_speaker(memory):
+    from ctxasm.adapters.mem0 import Memory as Mem0Memory
+
+    m = Mem0Memory("newco", memory=memory)
+    m.add([{"role": "user", "name": "Maya", "content": "The greenhouse heater is broken."},
+           {"role": "user", "content": "Since when?"}], user_id="alex", agent_id="planner", run_id="garden")
+    window = memory.session("newco", user_id="alex", agent_id="planner", thread_id="garden").assemble(
+        "What is broken?")
+    contents = [x["content"] for x in window.request["messages"]]
+    assert "Maya: The greenhouse heater is broken." in contents and "Since when?" in contents
+
+
 DOCUMENTED_CALLS = [
     ("put", ("users", "123"), "prefs", {"theme": "dark", "language": "en"}),
     ("put", ("users", "123"), "food", {"diet": "vegetarian", "allergy": "nuts"}),
