@@ -24,7 +24,7 @@ from ctxasm.core.refs import Ref
 
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-edb8da9031e5"
+RENDERER_VERSION = "renderer-fba04f025b8c"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -120,12 +120,17 @@ def turn_heading(date: str | None) -> str:
     return f"{day} {_MONTHS[month - 1]}"
 
 
+def speaker_name(speaker: str | None) -> str:
+    """A turn's speaker as its line names it: on one line, runs of white space one space; '' for none."""
+    return " ".join((speaker or "").split())
+
+
 def turn_line(mid: str, role: str | None, text: str, speaker: str | None = None) -> str:
     """One recalled turn inside a group: its id first, who spoke, and the text on one line: `M12 user: text`,
     or `M12 Maya: text` when the turn names its speaker (the name says who spoke; the role word would cost two
     more tokens a line). Without brackets: a line's first word is its id, a token cheaper. Line breaks in the
     text and the name become spaces, so a turn can never start a line of its own and forge an id."""
-    who = " ".join((speaker or "").split()) or role
+    who = speaker_name(speaker) or role
     label = f"{who}: " if who else ""
     return f"{mid} {escape(label + ' '.join(text.split()))}"
 
@@ -138,7 +143,7 @@ TAIL_ROLES = ("user", "assistant")
 def tail_turn(mid: str, role: str, text: str, speaker: str | None = None) -> tuple[str, str]:
     """(role, content) of one recalled turn in the request; a turn that names its speaker starts with the name
     (`Maya: text`), as its line in the recalled history does."""
-    name = " ".join((speaker or "").split())
+    name = speaker_name(speaker)
     if name:
         text = f"{name}: {text}"
     if role in TAIL_ROLES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxasm.core.render import speaker_name
 from ctxasm.memory_types import MEMORY_TYPES
 
 #: Memory types with an `embedding` column that retrieval reads (contract/memory_types.toml).
@@ -30,7 +31,7 @@ def embedding_text(memory_type: str, record: Mapping[str, Any]) -> str | None:
     if memory_type == "kb_chunk":
         return f"{record.get('title') or ''}\n{content}".strip()
     speaker = record.get("speaker") if memory_type == "conversation" else None
-    if isinstance(speaker, str) and speaker.strip():
+    if isinstance(speaker, str) and speaker_name(speaker):
         # As the turn reads in a window: who spoke, then what was said.
-        return f"{' '.join(speaker.split())}: {content}"
+        return f"{speaker_name(speaker)}: {content}"
     return content
