@@ -327,7 +327,7 @@ def _ask(args: argparse.Namespace) -> int:
 
 def _add_turn(args: argparse.Namespace) -> int:
     with _session(args, scoped=True) as session:
-        turn = session.add_turn(args.speaker, args.content, at=args.at, speaker=args.name)
+        turn = session.add_turn(args.role, args.content, at=args.at, speaker=args.name)
     print(f"added {turn.role} turn {turn.id} to thread {args.thread} at turn_index {turn.turn_index}")
     return 0
 
@@ -732,7 +732,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "add a turn to a thread (user or assistant); the database gives it the thread's next turn_index",
                    'ctxasm add-turn user "Which retriever do we use now?" --tenant acme --user jane '
                    '--agent research-assistant --thread thread_jane_research')
-    turn_cmd.add_argument("speaker", choices=("user", "assistant"), help="who said it")
+    turn_cmd.add_argument("role", choices=("user", "assistant"), help="who said it: the user or the assistant")
     turn_cmd.add_argument("content", help="the turn's text")
     turn_cmd.add_argument("--name", help="who said it, by name (a person of a group conversation, a named agent; "
                                          "at most 64 characters): a recalled turn's line shows it for the role")

@@ -10,6 +10,8 @@ import pytest
 from ctxasm.api import Memory
 from ctxasm.interfaces import cli
 
+from ..conftest import read_as_owner
+
 SCOPE = ["--tenant", "acme", "--user", "jane", "--agent", "research-assistant"]
 
 
@@ -26,6 +28,15 @@ def test_add_turn_gives_the_thread_its_next_turn_indexes(demo, capsys):
     printed = capsys.readouterr().out.splitlines()
     assert [int(re.search(r"turn_index (\d+)$", line).group(1)) for line in printed] == [1, 2], printed
     assert printed[0].startswith("added user turn turn_") and "thread_cli_turns" in printed[0]
+
+
+def test_add_turn_names_its_speaker(demo, capsys):
+    assert cli.main(["add-turn", "user", "The heater is broken.", "--name", "Maya", *SCOPE,
+                     "--thread", "thread_cli_named"]) == 0
+    assert "added user turn" in capsys.readouterr().out
+    rows = read_as_owner(demo, "acme", "SELECT role, speaker, content FROM ctxasm.conversation_memory "
+                                       "WHERE thread_id = 'thread_cli_named'")
+    assert rows == [("user", "Maya", "The heater is broken.")]
 
 
 def test_add_turn_refuses_a_role_other_than_user_or_assistant(demo, capsys):

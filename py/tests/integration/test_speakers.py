@@ -17,7 +17,7 @@ from ctxasm.errors import CtxasmError
 from ctxasm.local import pgconn
 from ctxasm.services import load
 from ctxasm.services.assemble import assemble
-from tests.conftest import read_as_owner
+from ..conftest import read_as_owner
 
 TENANT, USER, AGENT, THREAD = "crew", "jane", "research-assistant", "thread_now"
 QUESTION = "Who said the greenhouse heater was broken?"
