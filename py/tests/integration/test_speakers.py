@@ -81,6 +81,16 @@ def test_a_named_speaker_reads_in_place_of_the_role(crew_target):
     assert [m["role"] for m in tail] == ["user"]
 
 
+def test_a_window_with_named_turns_replays_to_the_same_request(crew_target):
+    from ctxasm.services.replay import replay
+
+    with pgconn.connect(crew_target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        window = assemble(store, _spec(), AT)
+        result = replay(store, TENANT, window.manifest_id)
+    assert result.status == "match", result
+
+
 def test_a_speaker_is_checked_like_any_column(crew_target):
     with pgconn.connect(crew_target, pgconn.app_login()) as connection:
         store = PostgresStore(connection)
