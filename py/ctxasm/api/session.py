@@ -149,6 +149,8 @@ class Session:
         require_text(role=role, content=content)
         if speaker is not None:
             require_text(speaker=speaker)
+            if not speaker.strip():  # as a scenario file's speaker: a name, or none at all
+                raise InvalidArgument("invalid_argument: speaker is blank; leave it out when the turn names nobody")
         with self._store() as store:
             return add_turn(store, self.caller, role, content, _when(at), source_refs, speaker)
 

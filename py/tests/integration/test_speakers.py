@@ -124,6 +124,8 @@ def test_a_session_adds_a_named_turn_and_the_next_window_shows_the_name(clean_db
         session.add_turn("assistant", "I will tell the landlord.")
         with pytest.raises(InvalidArgument, match="speaker"):
             session.add_turn("user", "hello", speaker=7)  # type: ignore[arg-type]
+        with pytest.raises(InvalidArgument, match="speaker is blank"):
+            session.add_turn("user", "hello", speaker=" ")
         window = session.assemble("what is broken?")
     contents = [m["content"] for m in window.request["messages"]]
     assert "Maya: The heater in the greenhouse is broken." in contents  # the thread's own turns, as messages
