@@ -11,12 +11,13 @@ from datetime import datetime, timezone
 import pytest
 
 from ctxasm.core.compose import WindowSpec
-from ctxasm.engines.store import WindowScope
 from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines.store import WindowScope
 from ctxasm.errors import CtxasmError
 from ctxasm.local import pgconn
 from ctxasm.services import load
 from ctxasm.services.assemble import assemble
+
 from ..conftest import read_as_owner
 
 TENANT, USER, AGENT, THREAD = "crew", "jane", "research-assistant", "thread_now"
