@@ -27,7 +27,7 @@ PG_MEMORY = "db/postgresql/api/ctx_memory.sql"
 @pytest.fixture()
 def repo_copy(tmp_path: Path) -> Path:
     """A copy of the parts of the repository the gates read, to break on purpose."""
-    for folder in ("db", "liquibase"):
+    for folder in ("db", "liquibase", "contract"):
         shutil.copytree(REPO / folder, tmp_path / folder)
     (tmp_path / "docs").mkdir()
     shutil.copy(REPO / "docs" / "contract.md", tmp_path / "docs" / "contract.md")
@@ -310,6 +310,30 @@ def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_
     out = capsys.readouterr().out
     assert "selection steps differ from step 3 on" in out
     assert "postgresql: scope, lifecycle, duplicates, conflict" in out
+
+
+def test_contract_check_fails_when_one_engine_writes_a_candidate_key_the_other_does_not(repo_copy: Path,
+                                                                                      capsys) -> None:
+    assert contract_check.main(["--repo", str(repo_copy)]) == 0
+    assert "the candidate's 38 keys are written alike on both engines" in capsys.readouterr().out
+    oracle = repo_copy / "db/oracle/internal/ctx_selection.body.sql"
+    _edit(oracle, "                   'speaker' value\n", "                   'spoken_by' value\n")
+    pg = repo_copy / "db/postgresql/internal/ctx_selection.sql"
+    _edit(pg, "'recency', o.recency, ", "'recency', o.recency, 'freshness', o.recency, ")
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert ("the candidate (oracle candidate_items) writes keys the schema does not declare: spoken_by" in out
+            and "the candidate (oracle candidate_items) does not write keys the schema declares: speaker" in out)
+    assert "the candidate (postgresql candidate_items) writes keys the schema does not declare: freshness" in out
+
+
+def test_contract_check_fails_when_the_schema_declares_a_key_no_engine_writes(repo_copy: Path, capsys) -> None:
+    schema = repo_copy / "contract/schemas/selection.schema.json"
+    _edit(schema, '"rule": {"const": "candidate_limit"},', '"rule": {"const": "candidate_limit"}, "kept": {"type": "integer"},')
+    assert contract_check.main(["--repo", str(repo_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "the candidate cut (postgresql candidate_cuts) does not write keys the schema declares: kept" in out
+    assert "the candidate cut (oracle candidate_cuts) does not write keys the schema declares: kept" in out
 
 
 def test_contract_check_fails_when_the_selection_steps_change_order(repo_copy: Path, capsys) -> None:

@@ -18,7 +18,9 @@ PostgreSQL `ERRCODE = ctxasm.error_code('<name>')` (or `'CXnnn'`) must name a co
 MESSAGE starting with that name.
 
 select_window's selection steps (the CTX_SELECTION `<rule>_step` routines it calls) must have the same names in
-the same order on both engines (ctxasm_dev.gates.selection_steps).
+the same order on both engines (ctxasm_dev.gates.selection_steps), and the document's candidates and candidate
+cuts must be written with the same keys on both, the keys the selection schema declares
+(ctxasm_dev.gates.selection_document).
 
     python -m ctxasm_dev.gates.contract_check [--repo DIR]
 
@@ -33,7 +35,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxasm_dev.gates import selection_steps
+from ctxasm_dev.gates import selection_document, selection_steps
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
 
 REPO = Path(__file__).resolve().parents[3]
@@ -337,9 +339,10 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
     compared, notes = compare(oracle, postgres)
     problems += compared
     problems += check_errors(repo)
-    step_problems, step_notes = selection_steps.check(repo)
-    problems += step_problems
-    notes += step_notes
+    for part in (selection_steps, selection_document):
+        part_problems, part_notes = part.check(repo)
+        problems += part_problems
+        notes += part_notes
     both = sorted(set(oracle) & set(postgres))
     notes.insert(0, f"compared packages: {', '.join(both) or '(none)'}; "
                     f"{sum(len(oracle[p]) for p in both)} Oracle / {sum(len(postgres[p]) for p in both)} "
