@@ -1,12 +1,13 @@
 """The selection document's objects, built with the same keys on both engines and the keys the schema declares.
 
-select_window's candidates (and the candidate cuts) are JSON objects each engine writes by hand: PostgreSQL with
-json_build_object('key', value, ...) in ctxasm.candidate_items (db/postgresql/internal/ctx_selection.sql),
-Oracle with json_object('key' value ..., ...) in CTX_SELECTION.candidate_items. A key one engine writes and the
-other does not (a new field added on PostgreSQL only) would pass every test here, since no Oracle runs: the
-Python side reads a missing key as None. This module reads the keys each builder writes, comments removed, so the
-contract check fails when the two differ or when either differs from contract/schemas/selection.schema.json
-(the candidate's properties with those of its scores, tiers and authorship; the cut's properties).
+select_window's candidates, candidate cuts, exclusions and fixed rows are JSON objects each engine writes by hand:
+PostgreSQL with json_build_object('key', value, ...) in ctxasm.candidate_items, candidate_cuts, exclusions and
+fixed_items (db/postgresql/internal/ctx_selection.sql), Oracle with json_object('key' value ..., ...) in the
+CTX_SELECTION routines of the same names. A key one engine writes and the other does not (a new field added on
+PostgreSQL only) would pass every test here, since no Oracle runs: the Python side reads a missing key as None.
+This module reads the keys each builder writes, comments removed, so the contract check fails when the two differ
+or when either differs from contract/schemas/selection.schema.json (the candidate's properties with those of its
+scores, tiers and authorship; the others' own).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ BUILDERS = (
     Builder("candidate", "candidate_items",
             ("/$defs/candidate", "/$defs/scores", "/$defs/candidate/properties/tiers", "/$defs/generated_by")),
     Builder("candidate cut", "candidate_cuts", ("/properties/candidate_cuts/items",)),
+    Builder("exclusion", "exclusions", ("/$defs/selection_exclusion",)),
+    Builder("fixed row", "fixed_items", ("/$defs/fixed_row",)),
 )
 
 
