@@ -142,13 +142,13 @@ def check(repo: Path) -> tuple[list[str], list[str]]:
             continue
         written = {"postgresql": postgres_keys(pg_region), "oracle": oracle_keys(oracle_region)}
         declared = schema_keys(schema, builder.schema_parts)
-        for engine, keys in written.items():
-            for label, names in (("writes keys the schema does not declare", keys - declared),
-                                 ("does not write keys the schema declares", declared - keys)):
-                if names:
-                    problems.append(f"selection document: the {builder.name} ({engine} {builder.routine}) "
-                                    f"{label}: {', '.join(sorted(names))}")
-        if not problems:
+        found = [f"selection document: the {builder.name} ({engine} {builder.routine}) {label}: "
+                 f"{', '.join(sorted(names))}"
+                 for engine, keys in written.items()
+                 for label, names in (("writes keys the schema does not declare", keys - declared),
+                                      ("does not write keys the schema declares", declared - keys)) if names]
+        problems += found
+        if not found:
             notes.append(f"selection document: the {builder.name}'s {len(declared)} keys are written alike on "
                          "both engines and declared by the schema")
     return problems, notes
