@@ -136,21 +136,32 @@ create or replace package body ctx_selection is
       l_versions t_numbers;
    begin
       with
-      dedup_ranked as (
-         select d.row_no, d.memory_type, d.id, d.version, d.text_key, d.claim_hash,
-                row_number() over (
-                   partition by d.text_key
-                   order by d.authority_rank, d.scope_level desc, d.valid_from desc, d.table_name, d.id
-                ) as text_rank
+      -- a conversation turn that names its speaker is a copy only of the same words from the same speaker
+      dedup_speakers as (
+         select d.row_no, d.memory_type, d.id, d.version, d.text_key, d.claim_hash, d.authority_rank,
+                d.scope_level, d.valid_from, d.table_name,
+                case
+                   when d.memory_type = 'conversation'
+                   then json_value(d.extra, '$.speaker' returning varchar2(64))
+                end as speaker
            from table(in_rows) d
           where d.lifecycle_reason is null
             and d.slice not in ('guidelines', 'persona', 'tools')
+      ),
+      dedup_ranked as (
+         select d.row_no, d.memory_type, d.id, d.version, d.text_key, d.claim_hash, d.speaker,
+                row_number() over (
+                   partition by d.text_key, d.speaker
+                   order by d.authority_rank, d.scope_level desc, d.valid_from desc, d.table_name, d.id
+                ) as text_rank
+           from dedup_speakers d
       )
       select d.row_no, k.memory_type, k.id, k.version
         bulk collect into l_nos, l_types, l_ids, l_versions
         from dedup_ranked d
         join dedup_ranked k
           on k.text_key = d.text_key
+         and decode(k.speaker, d.speaker, 1, 0) = 1
          and k.text_rank = 1
        where not (d.memory_type = k.memory_type and d.id = k.id and d.version = k.version)
          and (d.claim_hash is null or k.claim_hash is null or d.claim_hash = k.claim_hash);

@@ -107,7 +107,8 @@ $$;
 
 --changeset ctxasm:pg-selection-dedup-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.dedup_step: identical normalized text keeps the most authoritative copy, where claim
---comment: identities agree; the others name the copy kept (duplicate_of)
+--comment: identities agree; the others name the copy kept (duplicate_of). A conversation turn that names its
+--comment: speaker is a copy only of the same words from the same speaker: "Yes." from Maya is not "Yes." from Tom.
 CREATE OR REPLACE FUNCTION ctxasm.dedup_step(in_rows ctxasm.selection_candidate[])
 RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
@@ -131,7 +132,9 @@ BEGIN
                                first_value(y.claim_key) OVER same_text AS keeper_claim
                           FROM unnest(in_rows) WITH ORDINALITY AS y
                          WHERE ctxasm.competes(y.slice, y.lifecycle_reason, y.duplicate_of, y.beaten_by)
-                        WINDOW same_text AS (PARTITION BY y.text_key
+                        WINDOW same_text AS (PARTITION BY y.text_key,
+                                                          CASE WHEN y.memory_type = 'conversation'
+                                                               THEN y.extra ->> 'speaker' END
                                              ORDER BY y.authority, y.scope_level DESC, y.valid_from DESC,
                                                       y.table_name, y.id)) AS d) AS k
          WHERE k.kept IS DISTINCT FROM k.duplicate_of
