@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxasm_dev.gates.formatted_sql import strip_sql_comments
+from ctxasm_dev.gates.selection_steps import CHANGESET_LINE, region
 
 POSTGRES_SELECTION = "db/postgresql/internal/ctx_selection.sql"
 ORACLE_SELECTION = "db/oracle/internal/ctx_selection.body.sql"
 SCHEMA = "contract/schemas/selection.schema.json"
 
 _PG_OBJECT = re.compile(r"\bjsonb?_build_object\s*\(", re.IGNORECASE)
-_PG_END = re.compile(r"^--\s*changeset\b", re.IGNORECASE | re.MULTILINE)
 _ORACLE_KEY = re.compile(r"'(?P<key>[A-Za-z_][A-Za-z0-9_]*)'\s+value\b", re.IGNORECASE)
 _LITERAL = re.compile(r"^'(?P<key>[A-Za-z_][A-Za-z0-9_]*)'$")
 
@@ -49,21 +49,14 @@ BUILDERS = (
 
 
 def _postgres_region(text: str, routine: str) -> str | None:
-    start = re.search(rf"\bfunction\s+ctxasm\.{routine}\s*\(", text, re.IGNORECASE)
-    if not start:
-        return None
     # The function ends where the next changeset begins (a comment line: cut before stripping).
-    stop = _PG_END.search(text, start.end())
-    return strip_sql_comments(text[start.start():stop.start() if stop else len(text)])
+    found = region(text, re.compile(rf"\bfunction\s+ctxasm\.{routine}\s*\(", re.IGNORECASE), CHANGESET_LINE)
+    return None if found is None else strip_sql_comments(found)
 
 
 def _oracle_region(text: str, routine: str) -> str | None:
-    body = strip_sql_comments(text)
-    start = re.search(rf"^\s*function\s+{routine}\s*\(", body, re.IGNORECASE | re.MULTILINE)
-    if not start:
-        return None
-    stop = re.search(rf"\bend\s+{routine}\s*;", body[start.end():], re.IGNORECASE)
-    return body[start.start():start.end() + stop.start() if stop else len(body)]
+    start = re.compile(rf"^\s*function\s+{routine}\s*\(", re.IGNORECASE | re.MULTILINE)
+    return region(strip_sql_comments(text), start, re.compile(rf"\bend\s+{routine}\s*;", re.IGNORECASE))
 
 
 def _arguments(text: str, open_at: int) -> list[str]:

@@ -32,12 +32,15 @@ _STEP_QUERY = re.compile(rf"\b{STEP_PREFIX}(?P<name>\w+)\s+as\s+(?:(?:not\s+)?ma
 _PG_CALL = re.compile(rf"\bctxasm\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
 _ORACLE_CALL = re.compile(rf"\bctx_selection\.(?P<name>\w+?){STEP_SUFFIX}\s*\(", re.IGNORECASE)
 _PG_START = re.compile(r"\bfunction\s+ctx_assembly\.select_window\s*\(", re.IGNORECASE)
-_PG_END = re.compile(r"^--\s*changeset\b", re.IGNORECASE | re.MULTILINE)
+#: where a PostgreSQL function of a formatted-SQL file ends: the next changeset line
+CHANGESET_LINE = re.compile(r"^--\s*changeset\b", re.IGNORECASE | re.MULTILINE)
 _ORACLE_START = re.compile(r"^\s*function\s+select_window\s*\(", re.IGNORECASE | re.MULTILINE)
 _ORACLE_END = re.compile(r"\bend\s+select_window\s*;", re.IGNORECASE)
 
 
-def _region(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> str | None:
+def region(text: str, start: re.Pattern[str], end: re.Pattern[str]) -> str | None:
+    """The text from the first match of `start` to the first match of `end` after it (or the end); None without
+    a start."""
     found = start.search(text)
     if not found:
         return None
@@ -57,8 +60,8 @@ def postgres_steps(repo: Path) -> list[str] | None:
     if not path.is_file():
         return None
     # The function ends where the next changeset begins (the `--changeset` line is a comment: cut before stripping).
-    region = _region(path.read_text(encoding="utf-8"), _PG_START, _PG_END)
-    return None if region is None else _steps(strip_sql_comments(region), _PG_CALL)
+    found = region(path.read_text(encoding="utf-8"), _PG_START, CHANGESET_LINE)
+    return None if found is None else _steps(strip_sql_comments(found), _PG_CALL)
 
 
 def oracle_steps(repo: Path) -> list[str] | None:
@@ -66,8 +69,8 @@ def oracle_steps(repo: Path) -> list[str] | None:
     path = repo / ORACLE_ASSEMBLY
     if not path.is_file():
         return None
-    region = _region(strip_sql_comments(path.read_text(encoding="utf-8")), _ORACLE_START, _ORACLE_END)
-    return None if region is None else _steps(region, _ORACLE_CALL)
+    found = region(strip_sql_comments(path.read_text(encoding="utf-8")), _ORACLE_START, _ORACLE_END)
+    return None if found is None else _steps(found, _ORACLE_CALL)
 
 
 def check(repo: Path) -> tuple[list[str], list[str]]:
