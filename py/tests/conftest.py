@@ -156,6 +156,34 @@ def embedded_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 #: embedded_json's answers, by the document's JSON without embeddings.
 _EMBEDDED_JSON: dict[str, str] = {}
 
+#: A budget row's content for a tenant of a few rows asked with intent fact_check: no tools, relevance alone.
+FACT_CHECK_BUDGET = {
+    "usable_context": 6000, "output_reserve": 400, "tool_reserve": 0, "request_overhead_reserve": 600,
+    "max_rounds": 1, "max_tool_result_tokens": 0,
+    "weights": {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}, "recency_days": 60,
+    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
+    "shares": {"fact_check": {"durable_facts": 0.3, "evidence": 0.0, "recalled_history": 0.4, "volatile_tail": 0.3}},
+}
+#: A budget row's content for intent comparison, most of it evidence, relevance alone.
+COMPARISON_BUDGET = {
+    "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,
+    "max_rounds": 3, "max_tool_result_tokens": 1000,
+    "weights": {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}, "recency_days": 60,
+    "shares": {"comparison": {"durable_facts": 0.1, "evidence": 0.8, "volatile_tail": 0.1}},
+    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
+}
+
+
+def load_scenario(target, tmp_path: Path, document: dict, name: str = "scenario.json") -> None:
+    """Load `document` (a scenario) into `target` through the loader, from a file, as `ctxasm load` does."""
+    import json
+
+    from ctxasm.services import load
+
+    path = tmp_path / name
+    path.write_text(json.dumps(document), encoding="utf-8")
+    load.load_file(target, path)
+
 
 def embedded_json(document: dict) -> str:
     """`document` (a scenario) as JSON with the embedding of every searchable row in place, computed by

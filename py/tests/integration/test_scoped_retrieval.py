@@ -20,17 +20,12 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble, parse_time
 
+from ..conftest import COMPARISON_BUDGET
+
 TENANT, REVISED = "agents", "revised"
 LARGE, SMALL = "librarian", "helpdesk"
 LARGE_CHUNKS, SMALL_CHUNKS = 3000, 6
 AT = "2026-09-28T12:00:00"
-BUDGET = {
-    "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,
-    "max_rounds": 3, "max_tool_result_tokens": 1000,
-    "weights": {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}, "recency_days": 60,
-    "shares": {"comparison": {"durable_facts": 0.1, "evidence": 0.8, "volatile_tail": 0.1}},
-    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
-}
 #: A random vector per row (the subquery names the row, so it is drawn again for each).
 _RANDOM_VECTOR = "ARRAY(SELECT random() - 0.5 + 0 * g FROM generate_series(1, 384))::vector"
 #: A random question vector.
@@ -45,7 +40,7 @@ def _tenant_with_chunks(target, tenant: str, groups: list[tuple[str, int, str, s
         store.register_tenant(tenant, tenant.title())
         store.set_tenant(tenant)
         store.put_memory("guideline", {"id": "budget", "guideline_key": "context_budget", "content": "Budget.",
-                                       "content_json": BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
+                                       "content_json": COMPARISON_BUDGET, "valid_from": "2026-01-01T00:00:00Z"})
         for agent, count, status, valid_until, deleted_at in groups:
             connection.execute(
                 "INSERT INTO ctxasm.knowledge_base_chunk (tenant_id, id, agent_id, document_id, chunk_index, content,"

@@ -5,7 +5,6 @@ message starts with it, the column is checked like any other, and erasure remove
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import pytest
@@ -15,10 +14,9 @@ from ctxasm.engines.postgres import PostgresStore
 from ctxasm.engines.store import WindowScope
 from ctxasm.errors import CtxasmError
 from ctxasm.local import pgconn
-from ctxasm.services import load
 from ctxasm.services.assemble import assemble
 
-from ..conftest import read_as_owner
+from ..conftest import FACT_CHECK_BUDGET, load_scenario, read_as_owner
 
 TENANT, USER, AGENT, THREAD = "crew", "jane", "research-assistant", "thread_now"
 QUESTION = "Who said the greenhouse heater was broken?"
@@ -26,12 +24,6 @@ AT = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 
 def _document() -> dict:
-    budget = {"usable_context": 6000, "output_reserve": 400, "tool_reserve": 0, "request_overhead_reserve": 600,
-              "max_rounds": 1, "max_tool_result_tokens": 0,
-              "weights": {"rerank": 1.0, "confidence": 0.0, "recency": 0.0}, "recency_days": 60,
-              "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
-              "shares": {"fact_check": {"durable_facts": 0.3, "evidence": 0.0, "recalled_history": 0.4,
-                                        "volatile_tail": 0.3}}}
     scope = {"user_id": USER, "agent_id": AGENT}
     turns = [
         ("maya_1", "user", "Maya", "The greenhouse heater is broken again, the seedlings froze overnight."),
@@ -39,7 +31,7 @@ def _document() -> dict:
         ("plain_1", "user", None, "Is the greenhouse heater covered by the lease?"),
     ]
     memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
-                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": budget}]
+                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": FACT_CHECK_BUDGET}]
     for index, (row_id, role, speaker, text) in enumerate(turns):
         memories.append({"type": "conversation", "id": row_id, "role": role, "turn_index": index,
                          "thread_id": "thread_old", "valid_from": f"2026-04-01T10:{index:02d}:00Z", "content": text,
@@ -53,9 +45,7 @@ def _document() -> dict:
 
 @pytest.fixture()
 def crew_target(clean_db, tmp_path):
-    path = tmp_path / "speakers.json"
-    path.write_text(json.dumps(_document()), encoding="utf-8")
-    load.load_file(clean_db, path)
+    load_scenario(clean_db, tmp_path, _document())
     return clean_db
 
 

@@ -21,19 +21,13 @@ from ctxasm.local import pgconn
 from ctxasm.ml import embedding
 from ctxasm.services.assemble import assemble, parse_time
 
-from ..conftest import read_as_owner
+from ..conftest import COMPARISON_BUDGET, read_as_owner
 
 NEIGHBOUR_CHUNKS = 100_000
 QUESTION = "Which retriever should the team build on after the benchmark correction?"
 AT = "2026-09-28T12:00:00"
-BUDGET = {
-    "usable_context": 5000, "output_reserve": 400, "tool_reserve": 1000, "request_overhead_reserve": 500,
-    "max_rounds": 3, "max_tool_result_tokens": 1000,
-    "weights": {"rerank": 0.6, "confidence": 0.25, "recency": 0.15}, "recency_days": 60,
-    "shares": {"comparison": {"durable_facts": 0.1, "evidence": 0.8, "volatile_tail": 0.1}},
-    "overflow_order": ["evidence", "durable_facts", "volatile_tail", "recalled_history"],
-    "candidate_limits": {"evidence": 40},
-}
+BUDGET = {**COMPARISON_BUDGET, "weights": {"rerank": 0.6, "confidence": 0.25, "recency": 0.15},
+          "candidate_limits": {"evidence": 40}}
 
 
 def _unit(vector: list[float]) -> list[float]:
