@@ -24,7 +24,7 @@ from ctxasm.core.refs import Ref
 
 #: Generated (contract/selection.toml): a digest of this module's code, so a change of the rendering cannot keep
 #: the old version (replay compares it with the manifest's).
-RENDERER_VERSION = "renderer-fba04f025b8c"
+RENDERER_VERSION = "renderer-39e3ab412dfe"
 
 #: The guideline key of the memory instructions: how the model is to read the memory context. They are policy,
 #: a versioned guideline row like any other (narrowest scope wins), rendered as their own section after the
@@ -125,12 +125,30 @@ def speaker_name(speaker: str | None) -> str:
     return " ".join((speaker or "").split())
 
 
+#: The words a turn's line uses for its role. A speaker's name is written by whoever stores the turn.
+ROLE_WORDS = frozenset({"user", "assistant", "system", "developer", "tool", "event"})
+
+
+def speaker_label(role: str | None, speaker: str | None) -> str:
+    """Who a turn's line says spoke: the speaker's name, else the role. A name that starts with a role word
+    other than the turn's own role would pass a user's turn off as the assistant's or the system's (a speaker
+    named "assistant" or "System notice"): the label is then the role, with the name after it in parentheses,
+    `user (assistant)`, so the line says who spoke and keeps the name."""
+    name = speaker_name(speaker)
+    if not name:
+        return role or ""
+    first = name.split()[0].strip(".,:;!?()[]{}<>\"'`*_-").casefold()
+    if first in ROLE_WORDS and first != (role or "").casefold():
+        return f"{role} ({name})" if role else f"({name})"
+    return name
+
+
 def turn_line(mid: str, role: str | None, text: str, speaker: str | None = None) -> str:
     """One recalled turn inside a group: its id first, who spoke, and the text on one line: `M12 user: text`,
     or `M12 Maya: text` when the turn names its speaker (the name says who spoke; the role word would cost two
-    more tokens a line). Without brackets: a line's first word is its id, a token cheaper. Line breaks in the
-    text and the name become spaces, so a turn can never start a line of its own and forge an id."""
-    who = speaker_name(speaker) or role
+    more tokens a line; speaker_label). Without brackets: a line's first word is its id, a token cheaper. Line
+    breaks in the text and the name become spaces, so a turn can never start a line of its own and forge an id."""
+    who = speaker_label(role, speaker)
     label = f"{who}: " if who else ""
     return f"{mid} {escape(label + ' '.join(text.split()))}"
 
@@ -142,10 +160,9 @@ TAIL_ROLES = ("user", "assistant")
 
 def tail_turn(mid: str, role: str, text: str, speaker: str | None = None) -> tuple[str, str]:
     """(role, content) of one recalled turn in the request; a turn that names its speaker starts with the name
-    (`Maya: text`), as its line in the recalled history does."""
-    name = speaker_name(speaker)
-    if name:
-        text = f"{name}: {text}"
+    (`Maya: text`), as its line in the recalled history does (speaker_label)."""
+    if speaker_name(speaker):
+        text = f"{speaker_label(role, speaker)}: {text}"
     if role in TAIL_ROLES:
         return role, text
     return "user", (f"<memory id={quoteattr(mid)} type=\"conversation\" status=\"unverified\" "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ctxasm.core import render
 from ctxasm.core.refs import Ref
 from ctxasm.core.tokens import count_tokens
 from ctxasm.engines.store import MemoryStore
@@ -160,8 +161,8 @@ def _summarize(store: MemoryStore, tenant_id: str, summarizer: Any, thread: dict
     try:
         earlier = previous["content"] if previous else None
         for part in _parts(turns):
-            # who said each turn: its speaker's name, else its role
-            said = [(t.get("speaker") or t["role"], t["content"]) for t in part]
+            # who said each turn: its speaker's name, else its role (render.speaker_label)
+            said = [(render.speaker_label(t["role"], t.get("speaker")), t["content"]) for t in part]
             written = summarizer.episode(said, earlier=earlier, max_tokens=thresholds.summary_tokens)
             earlier = written.text
         with spans.memory_span(spans.UPSERT_MEMORY, tenant_id, "summarize_threads", memory_type="summary") as span:
