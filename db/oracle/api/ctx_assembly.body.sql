@@ -20,7 +20,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-a7d833bcba27';
+   co_selection_version constant varchar2(30) := 'selection-e993cf9803be';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';
@@ -288,6 +288,7 @@ create or replace package body ctx_assembly is
       l_excluded     clob;
       l_result       clob;
       l_present      pls_integer := 0;
+      l_question_words clob;
    begin
       l_tenant_id := ctx_session.require_scope(in_user_id => in_user_id, in_agent_id => in_agent_id);
       if nvl(length(trim(in_question)), 0) = 0 then
@@ -302,6 +303,8 @@ create or replace package body ctx_assembly is
       end if;
       -- Does the question ask about the present? Then recency counts in full (step priority).
       l_present := ctx_rules.asks_about_present(in_question => in_question);
+      -- The question's words, in which score_step looks for the speakers' names.
+      l_question_words := ctx_rules.question_words(in_text => in_question);
       if in_evaluation_time is null then
          ctx_errors.raise_error(
             in_code   => ctx_errors.co_invalid_argument,
@@ -420,7 +423,8 @@ create or replace package body ctx_assembly is
                in_scoring         => l_scoring,
                in_use_sources     => l_use_sources,
                in_evaluation_time => in_evaluation_time,
-               in_recency_days    => l_budget.recency_days
+               in_recency_days    => l_budget.recency_days,
+               in_question_words  => l_question_words
             );
             l_scored := ctx_selection.priority_step(
                in_rows         => l_scored,

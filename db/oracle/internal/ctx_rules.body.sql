@@ -103,5 +103,26 @@ create or replace package body ctx_rules is
       end if;
       return 0;
    end asks_about_present;
+
+   function question_words(in_text in clob) return clob deterministic is
+      co_not_word constant varchar2(20) := '[^[:alnum:]]+';
+   begin
+      -- TRIM of a text that was all separators is NULL, so the result is two spaces, as PostgreSQL's
+      return ' ' || trim(regexp_replace(lower(in_text), co_not_word, ' ')) || ' ';
+   end question_words;
+
+   function names_speaker(in_question_words in clob, in_speaker in varchar2) return number deterministic is
+      l_words clob;
+   begin
+      if in_speaker is null or in_question_words is null then
+         return 0;
+      end if;
+      l_words := question_words(in_text => to_clob(in_speaker));
+      -- INSTR on two CLOBs compares whole texts of any length (SQL semantics for LOBs)
+      if length(l_words) > 2 and instr(in_question_words, l_words) > 0 then
+         return 1;
+      end if;
+      return 0;
+   end names_speaker;
 end ctx_rules;
 /

@@ -65,5 +65,19 @@ create or replace package ctx_rules authid definer is
     * weights"). Whole words, any case; 0 otherwise (PostgreSQL: ctxasm.asks_about_present).
     */
    function asks_about_present(in_question in clob) return pls_integer deterministic;
+
+   /**
+    * A text as the words a name is looked for in: lower case, every run of characters that are not letters or
+    * digits one space, and a space at each end, so that ' maya ' is found only as whole words ("Maya's" is
+    * ' maya s '). PostgreSQL: ctxasm.question_words, the same.
+    */
+   function question_words(in_text in clob) return clob deterministic;
+
+   /**
+    * 1 when the question (its question_words) names a turn's speaker: all of the speaker's words, in order, as
+    * whole words of the question; 0 for no speaker, for a name with no letter or digit, and otherwise
+    * (PostgreSQL: ctxasm.names_speaker, true or false). Called from the SQL of score_step.
+    */
+   function names_speaker(in_question_words in clob, in_speaker in varchar2) return number deterministic;
 end ctx_rules;
 /

@@ -15,6 +15,8 @@ create or replace package body ctx_selection is
    co_adjacent_margin    constant number := 2.5;
    -- a recalled turn gains this share of its thread's best relevance (logits; PostgreSQL the same)
    co_thread_weight      constant number := 0.3;
+   -- a recalled turn whose speaker the question names gains this much (logits; PostgreSQL the same)
+   co_speaker_weight     constant number := 1.0;
    -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
    -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
    co_tie_share          constant number := 0.005;
@@ -365,7 +367,8 @@ create or replace package body ctx_selection is
       in_scoring         in pls_integer,
       in_use_sources     in pls_integer,
       in_evaluation_time in timestamp with time zone,
-      in_recency_days    in number
+      in_recency_days    in number,
+      in_question_words  in clob
    ) return ctx_selection_candidates is
       l_rows       ctx_selection_candidates := in_rows;
       r_row        ctx_selection_candidate;
@@ -395,7 +398,18 @@ create or replace package body ctx_selection is
                          then coalesce(ts.text_score, 0)
                          else 0
                       end
-                end as bm25_raw
+                end as bm25_raw,
+                -- a recalled turn whose speaker the question names (live hybrid scoring only)
+                case
+                   when in_scoring = 1
+                    and v.memory_type = 'conversation'
+                    and ctx_rules.names_speaker(
+                           in_question_words => in_question_words,
+                           in_speaker        => json_value(v.extra, '$.speaker' returning varchar2(64))
+                        ) = 1
+                   then co_speaker_weight
+                   else 0
+                end as speaker_lift
            from table(in_rows) v
            left join json_table(in_text_scores, '$[*]'
                    columns (
@@ -424,6 +438,7 @@ create or replace package body ctx_selection is
                          in_text_score      => g.bm25_raw,
                          in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
                       )
+                      + g.speaker_lift
                 end as own_logit,
                 case
                    when in_use_sources = 1 then g.source_bm25

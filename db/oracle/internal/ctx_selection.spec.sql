@@ -60,9 +60,11 @@ create or replace package ctx_selection authid definer is
    /**
     * Score. Relevance is the caller's logit (in_scores, the JSON array of {"k": "type:id:version", "v": logit}),
     * the recorded one on replay (in_use_sources = 1), or the hybrid scorer's (CTX_RULES.hybrid_logit) from the
-    * embedding similarity and the Oracle Text score within the slice (in_text_scores, when in_scoring = 1); a
-    * recalled turn is worth at least its thread neighbour less a margin, and gains a share of its thread's best
-    * relevance; then rerank (the sigmoid), confidence and recency (linear over in_recency_days).
+    * embedding similarity and the Oracle Text score within the slice (in_text_scores, when in_scoring = 1),
+    * lifted for a recalled turn whose speaker the question names (in_question_words, CTX_RULES.question_words of
+    * the question); a recalled turn is worth at least its thread neighbour less a margin, and gains a share of
+    * its thread's best relevance; then rerank (the sigmoid), confidence and recency (linear over
+    * in_recency_days).
     */
    function score_step(
       in_rows            in ctx_selection_candidates,
@@ -72,7 +74,8 @@ create or replace package ctx_selection authid definer is
       in_scoring         in pls_integer,
       in_use_sources     in pls_integer,
       in_evaluation_time in timestamp with time zone,
-      in_recency_days    in number
+      in_recency_days    in number,
+      in_question_words  in clob
    ) return ctx_selection_candidates;
 
    /**

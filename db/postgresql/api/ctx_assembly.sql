@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-1c6386b8ebfe'::varchar
+    SELECT 'selection-8451210da451'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 
@@ -138,7 +138,7 @@ BEGIN
     l_selection := ctxasm.conflict_step(l_selection);
     l_selection := ctxasm.required_step(l_selection, l_require);
     l_selection := ctxasm.score_step(l_selection, l_budget, in_evaluation_time, in_scores, in_sources IS NOT NULL,
-                                     l_embedding, l_types, l_lexemes, l_idf);
+                                     l_embedding, l_types, l_lexemes, l_idf, ctxasm.question_words(in_question));
     l_selection := ctxasm.priority_step(l_selection, ctxasm.budget_weight(l_budget, 'rerank'),
                                         ctxasm.budget_weight(l_budget, 'confidence'),
                                         ctxasm.budget_weight(l_budget, 'recency'), ctxasm.asks_about_present(in_question));

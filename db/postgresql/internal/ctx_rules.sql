@@ -86,3 +86,24 @@ LANGUAGE sql IMMUTABLE AS $$
                                  'still|today|anymore)([^a-z]|$)')
 $$;
 --rollback DROP FUNCTION ctxasm.asks_about_present(text);
+
+--changeset ctxasm:pg-sel-question-words dbms:postgresql runOnChange:true splitStatements:false
+--comment: a text as the words a name is looked for in: lower case, every run of characters that are not letters
+--comment: or digits one space, and a space at each end, so that ' maya ' is found only as whole words ("Maya's"
+--comment: is ' maya s '). Oracle: ctx_rules.question_words, the same.
+CREATE OR REPLACE FUNCTION ctxasm.question_words(in_text text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT ' ' || btrim(regexp_replace(lower(in_text), '[^[:alnum:]]+', ' ', 'g')) || ' '
+$$;
+--rollback DROP FUNCTION ctxasm.question_words(text);
+
+--changeset ctxasm:pg-sel-names-speaker dbms:postgresql runOnChange:true splitStatements:false
+--comment: whether a question (its ctxasm.question_words) names a turn's speaker: all of the speaker's words, in
+--comment: order, as whole words of the question. False for no speaker, and for a name with no letter or digit.
+--comment: Oracle: ctx_rules.names_speaker (1 or 0).
+CREATE OR REPLACE FUNCTION ctxasm.names_speaker(in_question_words text, in_speaker text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(n.words <> '  ' AND position(n.words IN in_question_words) > 0, false)
+      FROM (SELECT ctxasm.question_words(in_speaker) AS words) AS n
+$$;
+--rollback DROP FUNCTION ctxasm.names_speaker(text, text);

@@ -279,7 +279,10 @@ $$;
 --comment: CTX_SELECTION.score_step: relevance, confidence and recency of each competing row. Relevance is the
 --comment: reranker's logit when scores are given (in_scores), the recorded figures on replay (in_replay), or
 --comment: the hybrid scorer's (ctxasm.hybrid_logit) from the row's embedding similarity and its BM25 score within
---comment: its slice, with the lifts of a recalled turn's neighbour and thread.
+--comment: its slice, with the lift of a recalled turn whose speaker the question names and the lifts of its
+--comment: neighbour and thread.
+DROP FUNCTION IF EXISTS ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean,
+                                          public.vector, varchar[], text[], double precision[]);
 CREATE OR REPLACE FUNCTION ctxasm.score_step(
     in_rows            ctxasm.selection_candidate[],
     in_budget          jsonb,
@@ -289,7 +292,8 @@ CREATE OR REPLACE FUNCTION ctxasm.score_step(
     in_embedding       public.vector,
     in_term_types      varchar[],
     in_term_lexemes    text[],
-    in_term_idf        double precision[]
+    in_term_idf        double precision[],
+    in_question_words  text
 )
 RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
@@ -300,6 +304,9 @@ DECLARE
     -- A recalled turn gains this share of its thread's best relevance (logits): a conversation that is about
     -- the question lifts its other turns over scattered matches elsewhere (docs/assembly.md, "Relevance").
     co_thread_weight   constant numeric := 0.3;
+    -- A recalled turn whose speaker the question names gains this much (logits): a question about what one
+    -- person of a conversation said or did is answered in that person's turns (docs/assembly.md, "Relevance").
+    co_speaker_weight  constant numeric := 1.0;
     l_scoring   boolean := in_scores IS NULL AND NOT in_replay;
     l_recency_days numeric := (in_budget -> 'content_json' ->> 'recency_days')::numeric;
     l_rows  ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
@@ -332,7 +339,10 @@ BEGIN
                                                  / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
                -- ctxasm.candidate_rows compared the row's vector with the question's
-               CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw
+               CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw,
+               CASE WHEN l_scoring AND v.memory_type = 'conversation'
+                         AND ctxasm.names_speaker(in_question_words, v.extra ->> 'speaker')
+                    THEN co_speaker_weight ELSE 0 END AS speaker_lift
           FROM unnest(in_rows) WITH ORDINALITY AS v
          WHERE ctxasm.competes(v.slice, v.lifecycle_reason, v.duplicate_of, v.beaten_by)
         WINDOW by_slice AS (PARTITION BY v.slice)
@@ -347,7 +357,8 @@ BEGIN
                          - coalesce(round(co_thread_weight * (g.source ->> 'thread_logit')::numeric, 6), 0)
                     WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
                     THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
-                                             max(g.bm25_raw) OVER (PARTITION BY g.slice)) END AS scored_logit,
+                                             max(g.bm25_raw) OVER (PARTITION BY g.slice))
+                         + g.speaker_lift END AS scored_logit,
                CASE WHEN in_replay THEN (g.source ->> 'bm25')::numeric
                     ELSE round(g.bm25_raw::numeric, 6) END AS scored_bm25,
                CASE WHEN in_replay THEN (g.source ->> 'similarity')::numeric
@@ -410,7 +421,7 @@ BEGIN
     RETURN l_rows;
 END;
 $$;
---rollback DROP FUNCTION ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean, public.vector, varchar[], text[], double precision[]);
+--rollback DROP FUNCTION ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean, public.vector, varchar[], text[], double precision[], text);
 
 --changeset ctxasm:pg-selection-priority-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.priority_step: the budget's weight of relevance (in_w_rerank) times rerank, then

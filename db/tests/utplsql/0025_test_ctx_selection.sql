@@ -28,6 +28,9 @@ create or replace package test_ctx_selection authid definer is
 
    --%test(exclusions: the lifecycle reasons and the duplicates, with the row each kept instead)
    procedure exclusions_list_the_reasons;
+
+   --%test(a question names a speaker by whole words, any case, a possessive too; not inside a longer word)
+   procedure question_names_speaker;
 end test_ctx_selection;
 /
 
@@ -212,5 +215,24 @@ create or replace package body test_ctx_selection is
       l_expect := ut.expect(l_second);
       l_expect.to_equal('lifecycle');
    end exclusions_list_the_reasons;
+
+   procedure question_names_speaker is
+      l_expect ut_expectation;
+      l_words  clob := ctx_rules.question_words(in_text => 'When did Maya''s landlord fix it for the annual check?');
+   begin
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => 'Maya'));
+      l_expect.to_equal(1);
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => 'MAYA'));
+      l_expect.to_equal(1);
+      -- "annual" does not name Ann; a name of two words is named only with both, in order
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => 'Ann'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => 'Maya Lee'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => '--'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => null));
+      l_expect.to_equal(0);
+   end question_names_speaker;
 end test_ctx_selection;
 /

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxasm.contract_constants import ADJACENT_MARGIN, THREAD_WEIGHT
+from ctxasm.contract_constants import ADJACENT_MARGIN, SPEAKER_WEIGHT, THREAD_WEIGHT
 from ctxasm.core.refs import Ref
 
 FIXED_SLICES = ("guidelines", "persona", "tools")
@@ -25,6 +25,19 @@ def refs_in(manifest: dict[str, Any], slice_name: str) -> list[list[Any]]:
 def thread_share(scores: dict[str, Any]) -> float:
     """What a recalled turn's logit gained from its conversation's best turn (scores.thread_logit)."""
     return round(THREAD_WEIGHT * scores.get("thread_logit", 0), 6)
+
+
+def own_logit(scores: dict[str, Any]) -> float:
+    """A recalled turn's logit less its conversation's share (scored on its own, not through a neighbour)."""
+    assert "adjacent_logit" not in scores, "scored through a neighbour"
+    return scores["rerank_logit"] - thread_share(scores)
+
+
+def hybrid_logit(scores: dict[str, Any], best_bm25: float) -> float:
+    """The hybrid scorer's logit from a candidate's recorded figures (docs/assembly.md, "Relevance"): the recorded
+    similarity is rounded to six places, so this is within about 1e-5 of the database's."""
+    bm25 = scores.get("bm25") or 0
+    return 12 * ((scores.get("similarity") or 0) - 0.35) + (1.5 * bm25 / best_bm25 if best_bm25 > 0 else 0)
 
 
 def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict[str, Any]) -> None:
@@ -78,6 +91,16 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
         neighbour = by_key[neighbour_key]["scores"]
         lent = neighbour["rerank_logit"] - thread_share(neighbour) - ADJACENT_MARGIN
         assert abs(scores["adjacent_logit"] - lent) < 1e-6, (ref_key, neighbour_key)
+    # What a recalled turn's own logit has beyond the hybrid scorer's figure: the speaker weight when the question
+    # names its speaker, else nothing.
+    history = [m["scores"] for m in manifest["memories"] if m["slice"] == "recalled_history"]
+    best_bm25 = max((scores.get("bm25") or 0 for scores in history), default=0)
+    for ref_key in expect.get("speaker_named", []):
+        lift = own_logit(by_key[ref_key]["scores"]) - hybrid_logit(by_key[ref_key]["scores"], best_bm25)
+        assert abs(lift - SPEAKER_WEIGHT) < 1e-4, (ref_key, lift)
+    for ref_key in expect.get("speaker_not_named", []):
+        lift = own_logit(by_key[ref_key]["scores"]) - hybrid_logit(by_key[ref_key]["scores"], best_bm25)
+        assert abs(lift) < 1e-4, (ref_key, lift)
     for ref_key in expect.get("scored_on_their_own", []):
         assert "adjacent_logit" not in by_key[ref_key]["scores"], ref_key
     if "equal_priority" in expect:

@@ -139,7 +139,8 @@ def test_a_recalled_turn_gains_a_share_of_its_conversations_best_turn(kayak_targ
         [best] = {m.scores["thread_logit"] for m in members}
         own = [m.scores["rerank_logit"] - round(THREAD_WEIGHT * best, 6) for m in members
                if "adjacent_logit" not in m.scores]
-        assert best == pytest.approx(max(own), abs=1e-6)
+        # each figure is rounded to six places on its own, so the two sides may differ in the last place
+        assert best == pytest.approx(max(own), abs=2e-6)
     # the conversation that answers ranks its answer above every turn of the sessions that only share words
     ranked = sorted(turns, key=lambda c: c.selection_rank)
     assert ranked[0].thread_id == "session-9"

@@ -5,6 +5,7 @@ message starts with it, the column is checked like any other, and erasure remove
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -80,6 +81,45 @@ def test_a_window_with_named_turns_replays_to_the_same_request(crew_target):
         window = assemble(store, _spec(), AT)
         result = replay(store, TENANT, window.manifest_id)
     assert result.status == "match", result
+
+
+def test_a_question_that_names_a_speaker_lifts_their_turns_and_replays_alike(crew_target):
+    from ctxasm.contract_constants import SPEAKER_WEIGHT
+    from ctxasm.services.replay import replay
+
+    spec = replace(_spec(), question="Did Maya say the greenhouse heater was broken?")
+    with pgconn.connect(crew_target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        window = assemble(store, spec, AT)
+        result = replay(store, TENANT, window.manifest_id)
+        plain = store.select_window_document(TENANT, WindowScope(USER, AGENT, THREAD, "fact_check", AT, QUESTION))
+        named = store.select_window_document(TENANT, WindowScope(USER, AGENT, THREAD, "fact_check", AT,
+                                                                 "Maya: " + QUESTION))
+        connection.rollback()
+    assert result.status == "match", result  # the recorded logits carry the lift
+
+    def logits(document):
+        return {c["ref"][1]: c["scores"]["rerank_logit"] for c in document["candidates"]
+                if c["slice"] == "recalled_history"}
+
+    # Lexical retrieval only (no embedding given), so only the question's one added name differs: Maya's turn,
+    # alone in naming her, gains the weight and its conversation's share of it; the others only that share.
+    before, after = logits(plain), logits(named)
+    thread_gain = round(0.3 * SPEAKER_WEIGHT, 6)
+    assert after["maya_1"] - before["maya_1"] == pytest.approx(SPEAKER_WEIGHT + thread_gain, abs=1e-6)
+    assert after["tom_1"] - before["tom_1"] == pytest.approx(thread_gain, abs=1e-6)
+
+
+def test_names_speaker_matches_whole_words_in_order(crew_target):
+    cases = [("Maya", True), ("MAYA", True), ("Ann", False), ("Maya Lee", False), ("Lee Maya", False), ("--", False),
+             (None, False)]
+    with pgconn.connect(crew_target, pgconn.owner_login()) as connection:
+        words = connection.execute("SELECT ctxasm.question_words(%s)",
+                                   ("When did Maya's landlord fix it for the annual check?",)).fetchone()[0]
+        assert words == " when did maya s landlord fix it for the annual check "
+        got = [(name, connection.execute("SELECT ctxasm.names_speaker(%s, %s)", (words, name)).fetchone()[0])
+               for name, _ in cases]
+    assert got == cases
 
 
 def test_a_speaker_is_checked_like_any_column(crew_target):
