@@ -97,8 +97,13 @@ create or replace package body ctx_rules is
    function asks_about_present(in_question in clob) return pls_integer deterministic is
       co_present_words constant varchar2(200) :=
          '(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|still|today|anymore)([^a-z]|$)';
+      -- a year or a month the question names: it asks about that time ("may" only next to a number)
+      co_named_time    constant varchar2(300) :=
+         '(^|[^0-9])(19|20)[0-9]{2}([^0-9]|$)'
+         || '|(^|[^a-z])(january|february|march|april|june|july|august|september|october|november|december)([^a-z]|$)'
+         || '|[0-9](st|nd|rd|th)? +may([^a-z]|$)|(^|[^a-z])may +[0-9]';
    begin
-      if regexp_like(lower(in_question), co_present_words) then
+      if regexp_like(lower(in_question), co_present_words) and not regexp_like(lower(in_question), co_named_time) then
          return 1;
       end if;
       return 0;

@@ -62,7 +62,8 @@ create or replace package ctx_rules authid definer is
    /**
     * 1 when the question asks about the present ("is it still ...", "what is the latest ..."): then recency
     * counts in full in the priority; otherwise it only breaks near-ties (docs/assembly.md, "Choosing the
-    * weights"). Whole words, any case; 0 otherwise (PostgreSQL: ctxasm.asks_about_present).
+    * weights"). Whole words, any case; 0 otherwise, and 0 for a question that names a year or a month (it asks
+    * about that time; "may" only next to a number). PostgreSQL: ctxasm.asks_about_present.
     */
    function asks_about_present(in_question in clob) return pls_integer deterministic;
 

@@ -577,13 +577,16 @@ create or replace package body ctx_selection is
    ) return ctx_selection_candidates is
       l_rows ctx_selection_candidates := in_rows;
       r_row  ctx_selection_candidate;
+      l_tie  number;
    begin
       for i in 1 .. l_rows.count loop
          r_row := l_rows(i);
          if r_row.competing = 1 then
+            -- the tie share shrinks as rerank saturates (4 r (1 - r), 1 at r = 0.5): a near-tie is near in logits
+            l_tie := co_tie_share * 4 * r_row.rerank * (1 - r_row.rerank);
             r_row.priority := round(
-               in_w_rerank * r_row.rerank + co_tie_share * in_w_confidence * r_row.confidence_score
-               + case when in_present = 1 then 1 else co_tie_share end * in_w_recency * r_row.recency,
+               in_w_rerank * r_row.rerank + l_tie * in_w_confidence * r_row.confidence_score
+               + case when in_present = 1 then 1 else l_tie end * in_w_recency * r_row.recency,
                co_score_places
             );
             l_rows(i) := r_row;
@@ -603,6 +606,7 @@ create or replace package body ctx_selection is
                 partition by p.slice
                 order by case when p.slice = 'volatile_tail' then p.turn_index end desc nulls last,
                          case when p.slice <> 'volatile_tail' then p.priority end desc,
+                         case when p.slice <> 'volatile_tail' then p.logit end desc nulls last,
                          p.valid_from desc,
                          p.table_name,
                          p.id,

@@ -79,8 +79,9 @@ create or replace package ctx_selection authid definer is
    ) return ctx_selection_candidates;
 
    /**
-    * Priority: w_rerank * rerank, then confidence and recency at a small share of their weights (recency in full
-    * when the question asks about the present, in_present = 1): they break near-ties of relevance.
+    * Priority: w_rerank * rerank, then confidence and recency at a small share of their weights, times
+    * 4 rerank (1 - rerank) (recency in full when the question asks about the present, in_present = 1): they
+    * break near-ties of relevance, near in logits at any rerank.
     */
    function priority_step(
       in_rows         in ctx_selection_candidates,
@@ -91,8 +92,8 @@ create or replace package ctx_selection authid definer is
    ) return ctx_selection_candidates;
 
    /**
-    * Tie-break: the rank in the slice by priority desc, valid_from desc, source table, row id, version; the
-    * tail keeps the latest turns.
+    * Tie-break: the rank in the slice by priority desc, logit desc (rerank rounds to 1 above a logit of about
+    * 14), valid_from desc, source table, row id, version; the tail keeps the latest turns.
     */
    function tie_break_step(in_rows in ctx_selection_candidates) return ctx_selection_candidates;
 

@@ -79,11 +79,17 @@ $$;
 --changeset ctxasm:pg-sel-asks-about-present dbms:postgresql runOnChange:true splitStatements:false
 --comment: whether a question asks about the present ("is it still ...", "what is the latest ..."): then recency
 --comment: counts in full in the priority; otherwise it only breaks near-ties (docs/assembly.md, "Choosing the
---comment: weights"). Whole words, any case.
+--comment: weights"). Whole words, any case. A question that names a year or a month ("what did she recently
+--comment: watch on 7 February, 2022?") asks about that time, whose "recent" is not the window's: recency then
+--comment: only breaks near-ties. "may" names the month only next to a number.
 CREATE OR REPLACE FUNCTION ctxasm.asks_about_present(in_question text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
     SELECT lower(in_question) ~ ('(^|[^a-z])(now|nowadays|current|currently|latest|newest|recent|recently|lately|'
                                  'still|today|anymore)([^a-z]|$)')
+       AND lower(in_question) !~ ('(^|[^0-9])(19|20)[0-9]{2}([^0-9]|$)'
+                                  '|(^|[^a-z])(january|february|march|april|june|july|august|september|october|'
+                                  'november|december)([^a-z]|$)'
+                                  '|[0-9](st|nd|rd|th)? +may([^a-z]|$)|(^|[^a-z])may +[0-9]')
 $$;
 --rollback DROP FUNCTION ctxasm.asks_about_present(text);
 

@@ -425,8 +425,10 @@ $$;
 
 --changeset ctxasm:pg-selection-priority-step dbms:postgresql runOnChange:true splitStatements:false
 --comment: CTX_SELECTION.priority_step: the budget's weight of relevance (in_w_rerank) times rerank, then
---comment: confidence and recency at co_tie_share of their weights (they break near-ties of relevance), recency
---comment: in full when the question asks about the present (in_present, ctxasm.asks_about_present)
+--comment: confidence and recency at co_tie_share of their weights times 4 rerank (1 - rerank) (they break
+--comment: near-ties of relevance, near in logits at any rerank: a saturated sigmoid leaves large logit gaps
+--comment: small), recency in full when the question asks about the present (in_present,
+--comment: ctxasm.asks_about_present)
 CREATE OR REPLACE FUNCTION ctxasm.priority_step(
     in_rows         ctxasm.selection_candidate[],
     in_w_rerank     numeric,
@@ -438,14 +440,16 @@ RETURNS ctxasm.selection_candidate[]
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
     co_tie_share constant numeric := 0.005;
-    l_recency_weight numeric := CASE WHEN in_present THEN 1 ELSE co_tie_share END * in_w_recency;
     l_row  ctxasm.selection_candidate;
     l_rows ctxasm.selection_candidate[] := '{}';
+    l_tie  numeric;
 BEGIN
     FOREACH l_row IN ARRAY coalesce(in_rows, '{}') LOOP
         IF ctxasm.competes(l_row) THEN
-            l_row.priority := round(in_w_rerank * l_row.rerank + co_tie_share * in_w_confidence * l_row.confidence_score
-                                    + l_recency_weight * l_row.recency, 6);
+            -- the tie share shrinks as rerank saturates (4 r (1 - r), 1 at r = 0.5): a near-tie is near in logits
+            l_tie := co_tie_share * 4 * l_row.rerank * (1 - l_row.rerank);
+            l_row.priority := round(in_w_rerank * l_row.rerank + l_tie * in_w_confidence * l_row.confidence_score
+                                    + CASE WHEN in_present THEN 1 ELSE l_tie END * in_w_recency * l_row.recency, 6);
         END IF;
         l_rows := l_rows || l_row;
     END LOOP;
@@ -455,7 +459,8 @@ $$;
 --rollback DROP FUNCTION ctxasm.priority_step(ctxasm.selection_candidate[], numeric, numeric, numeric, boolean);
 
 --changeset ctxasm:pg-selection-tie-break-step dbms:postgresql runOnChange:true splitStatements:false
---comment: CTX_SELECTION.tie_break_step: each slice's order: priority desc, valid_from desc, source table, row id;
+--comment: CTX_SELECTION.tie_break_step: each slice's order: priority desc, logit desc (rerank rounds to 1 above a
+--comment: logit of about 14), valid_from desc, source table, row id;
 --comment: the thread's tail keeps the latest turns
 CREATE OR REPLACE FUNCTION ctxasm.tie_break_step(in_rows ctxasm.selection_candidate[])
 RETURNS ctxasm.selection_candidate[]
@@ -470,6 +475,7 @@ BEGIN
                    PARTITION BY p.slice
                    ORDER BY CASE WHEN p.slice = 'volatile_tail' THEN p.turn_index END DESC NULLS LAST,
                             CASE WHEN p.slice <> 'volatile_tail' THEN p.priority END DESC,
+                            CASE WHEN p.slice <> 'volatile_tail' THEN p.logit END DESC NULLS LAST,
                             p.valid_from DESC, p.table_name, p.id, p.version)
           FROM unnest(in_rows) WITH ORDINALITY AS p
          WHERE ctxasm.competes(p.slice, p.lifecycle_reason, p.duplicate_of, p.beaten_by)

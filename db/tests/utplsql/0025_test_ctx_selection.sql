@@ -31,6 +31,12 @@ create or replace package test_ctx_selection authid definer is
 
    --%test(a question names a speaker by whole words, any case, a possessive too; not inside a longer word)
    procedure question_names_speaker;
+
+   --%test(priority: recency breaks a near-tie of logits, not a wide gap where the sigmoid saturates)
+   procedure priority_ties_are_near_in_logits;
+
+   --%test(the present: "recently" asks about it, unless the question names a year or a month)
+   procedure present_unless_a_time_is_named;
 end test_ctx_selection;
 /
 
@@ -234,5 +240,56 @@ create or replace package body test_ctx_selection is
       l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => null));
       l_expect.to_equal(0);
    end question_names_speaker;
+
+   -- a recalled turn scored with the given logit and recency, as score_step leaves it
+   function scored(in_id in varchar2, in_logit in number, in_recency in number) return ctx_selection_candidate is
+      r_row ctx_selection_candidate := candidate(in_memory_type => 'conversation', in_id => in_id);
+   begin
+      r_row.slice := 'recalled_history';
+      r_row.competing := 1;
+      r_row.logit := in_logit;
+      r_row.rerank := round(1 / (1 + exp(-in_logit)), 6);
+      r_row.confidence_score := 0.5;
+      r_row.recency := in_recency;
+      return r_row;
+   end scored;
+
+   procedure priority_ties_are_near_in_logits is
+      l_expect ut_expectation;
+      l_rows   ctx_selection_candidates := ctx_selection_candidates();
+      r_row    ctx_selection_candidate;
+   begin
+      l_rows.extend(4);
+      l_rows(1) := scored(in_id => 'new_a', in_logit => 8, in_recency => 1);
+      l_rows(2) := scored(in_id => 'old_a', in_logit => 10, in_recency => 0);
+      l_rows(3) := scored(in_id => 'new_b', in_logit => 0, in_recency => 1);
+      l_rows(4) := scored(in_id => 'old_b', in_logit => 0.002, in_recency => 0);
+      -- the default budget's weights, a question not about the present
+      l_rows := ctx_selection.priority_step(
+         in_rows => l_rows, in_w_rerank => 0.6, in_w_confidence => 0.25, in_w_recency => 0.15, in_present => 0
+      );
+      l_rows := ctx_selection.tie_break_step(in_rows => l_rows);
+      r_row := l_rows(2);
+      l_expect := ut.expect(r_row.slice_rank);
+      l_expect.to_equal(1);
+      r_row := l_rows(3);
+      l_expect := ut.expect(r_row.slice_rank);
+      l_expect.to_equal(3);
+   end priority_ties_are_near_in_logits;
+
+   procedure present_unless_a_time_is_named is
+      l_expect ut_expectation;
+   begin
+      l_expect := ut.expect(ctx_rules.asks_about_present(in_question => 'What broke the heater recently?'));
+      l_expect.to_equal(1);
+      l_expect := ut.expect(ctx_rules.asks_about_present(in_question => 'What broke it recently, in 2026?'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.asks_about_present(in_question => 'What is the latest since March?'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.asks_about_present(in_question => 'What did she recently say on 3 May?'));
+      l_expect.to_equal(0);
+      l_expect := ut.expect(ctx_rules.asks_about_present(in_question => 'What may have broken it recently?'));
+      l_expect.to_equal(1);
+   end present_unless_a_time_is_named;
 end test_ctx_selection;
 /
