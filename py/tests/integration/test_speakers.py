@@ -84,7 +84,7 @@ def test_a_window_with_named_turns_replays_to_the_same_request(crew_target):
 
 
 def test_a_question_that_names_a_speaker_lifts_their_turns_and_replays_alike(crew_target):
-    from ctxasm.contract_constants import SPEAKER_WEIGHT
+    from ctxasm.contract_constants import SPEAKER_WEIGHT, THREAD_WEIGHT
     from ctxasm.services.replay import replay
 
     spec = replace(_spec(), question="Did Maya say the greenhouse heater was broken?")
@@ -105,7 +105,7 @@ def test_a_question_that_names_a_speaker_lifts_their_turns_and_replays_alike(cre
     # Lexical retrieval only (no embedding given), so only the question's one added name differs: Maya's turn,
     # alone in naming her, gains the weight and its conversation's share of it; the others only that share.
     before, after = logits(plain), logits(named)
-    thread_gain = round(0.3 * SPEAKER_WEIGHT, 6)
+    thread_gain = round(THREAD_WEIGHT * SPEAKER_WEIGHT, 6)
     assert after["maya_1"] - before["maya_1"] == pytest.approx(SPEAKER_WEIGHT + thread_gain, abs=1e-6)
     assert after["tom_1"] - before["tom_1"] == pytest.approx(thread_gain, abs=1e-6)
 
