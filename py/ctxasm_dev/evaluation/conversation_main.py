@@ -1,7 +1,7 @@
 """scripts/eval-conversations: evidence recall of ctxasm and four baselines on a LoCoMo-format file.
 
     python -m ctxasm_dev.evaluation.conversation_main PATH [--budgets 1000,2000,4000] [--weights relevance,default]
-        [--limit-questions N] [--json]
+        [--samples ID,ID] [--limit-questions N] [--json]
 
 PATH is a LoCoMo-format file or a LongMemEval-format one (the reader tells them apart).
 
@@ -43,6 +43,13 @@ def _weightings(text: str) -> tuple[str, ...]:
     return names
 
 
+def _sample_ids(text: str) -> tuple[str, ...]:
+    ids = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not ids:
+        raise argparse.ArgumentTypeError(f"--samples: {text!r} names no sample (comma-separated sample ids)")
+    return ids
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -67,6 +74,9 @@ def parser() -> argparse.ArgumentParser:
     result.add_argument("--weights", type=_weightings, default=("relevance", "default"),
                         help="the weightings each question is asked with: relevance (rerank 1, confidence 0, "
                              "recency 0) and default (the default budget a new tenant gets); default both")
+    result.add_argument("--samples", type=_sample_ids, metavar="ID,ID",
+                        help="evaluate only these samples of the file, comma-separated (LoCoMo's sample_id, "
+                             "LongMemEval's question_id); default all")
     result.add_argument("--limit-questions", type=_positive, metavar="N",
                         help="evaluate at most N questions of each sample (the first N that are not adversarial)")
     result.add_argument("--json", action="store_true", help="print the figures as one JSON object")
@@ -109,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ctxasm_dev.evaluation.conversation_files import read_samples
 
     try:
-        samples, _ = read_samples(args.path)  # a bad file fails before the database is rebuilt
+        samples, _ = read_samples(args.path, args.samples)  # a bad file or sample id fails before the rebuild
         if not samples:
             _log(f"{args.path}: no samples with turns")
             return 4
@@ -118,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _log(f"embedding with {_bulk_embedding_threads()} onnxruntime threads (CTXASM_EMBEDDING_THREADS)")
         deploy.deploy_postgres(target, fresh=True)
         evaluation = evaluate_file(target, args.path, args.budgets, args.limit_questions, log=_log,
-                                   weightings=args.weights)
+                                   weightings=args.weights, sample_ids=args.samples)
     except CtxasmError as exc:
         _log(f"error: {exc}")
         return exc.exit_code

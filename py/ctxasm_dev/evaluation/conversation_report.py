@@ -154,9 +154,11 @@ def format_report(summary: Mapping[str, Any]) -> str:
     lines: list[str] = []
     samples = summary["samples"]
     lines.append(f"conversations: {summary['file']}")
+    ids = ", ".join(str(s["sample_id"]) for s in samples[:12]) + (", ..." if len(samples) > 12 else "")
     lines.append(
-        f"{len(samples)} samples, {sum(s['sessions'] for s in samples)} sessions, {sum(s['turns'] for s in samples)} "
-        f"turns, {sum(s['turn_tokens'] for s in samples)} turn tokens; {summary['questions']} questions ("
+        f"{len(samples)} sample{'' if len(samples) == 1 else 's'} ({ids}), {sum(s['sessions'] for s in samples)} "
+        f"sessions, {sum(s['turns'] for s in samples)} turns, {sum(s['turn_tokens'] for s in samples)} turn tokens; "
+        f"{summary['questions']} questions ("
         + ", ".join(f"{name} {n}" for name, n in summary["categories"].items()) + ")")
     for kind, count in summary["read_notes"].items():
         examples = summary["read_examples"].get(kind)

@@ -265,16 +265,18 @@ def _embed_turns(samples: list[Sample]) -> list[list[list[float]]]:
 
 def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAULT_BUDGETS,
                   limit_questions: int | None = None, log: Log = lambda _: None,
-                  weightings: Sequence[str] = (tenants.RELEVANCE, tenants.DEFAULT)) -> Evaluation:
-    """Load every sample of the file into the (fresh) database `target` and evaluate its questions, under
-    each of `weightings` (tenants.WEIGHTINGS; relevance first: the baselines pack its allowance)."""
+                  weightings: Sequence[str] = (tenants.RELEVANCE, tenants.DEFAULT),
+                  sample_ids: tuple[str, ...] | None = None) -> Evaluation:
+    """Load every sample of the file (or those `sample_ids` names) into the (fresh) database `target` and
+    evaluate its questions, under each of `weightings` (tenants.WEIGHTINGS; relevance first: the baselines pack
+    its allowance)."""
     from ctxasm.ml import embedding
     from ctxasm.local import pgconn
     from ctxasm.progress import progress
     from ctxasm.engines.postgres import PostgresStore
 
     started = time.perf_counter()
-    samples, notes = read_samples(path)
+    samples, notes = read_samples(path, sample_ids)
     if limit_questions is not None:
         samples = [replace(s, questions=s.questions[:limit_questions]) for s in samples]
     evaluation = Evaluation(str(path), tuple(budgets), tuple(weightings), notes=notes)

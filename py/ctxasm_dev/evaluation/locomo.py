@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -257,7 +258,10 @@ def _questions(qa: Any, sample_id: str, known: set[str], notes: ReadNotes) -> li
     return questions
 
 
-def parse_samples(document: Any, name: str = "<conversations>") -> tuple[list[Sample], ReadNotes]:
+def parse_samples(document: Any, name: str = "<conversations>",
+                  wanted: Collection[str] | None = None) -> tuple[list[Sample], ReadNotes]:
+    """Every sample of the file (or those whose sample_id `wanted` holds: the others are not read, so the notes
+    count only what is evaluated), and what was tolerated."""
     if not isinstance(document, list):
         raise ConversationFileError(f"{name}: $: expected a JSON list of samples, got {type(document).__name__}")
     notes = ReadNotes()
@@ -267,6 +271,8 @@ def parse_samples(document: Any, name: str = "<conversations>") -> tuple[list[Sa
         if not isinstance(conversation, dict):
             raise ConversationFileError(f"{name}: $[{index}].conversation: expected an object")
         sample_id = str(raw.get("sample_id") or index)
+        if wanted is not None and sample_id not in wanted:
+            continue
         speakers = (str(conversation.get("speaker_a") or "speaker_a"), str(conversation.get("speaker_b") or "speaker_b"))
         sessions = _sessions(conversation, sample_id, speakers, notes)
         if not sessions:

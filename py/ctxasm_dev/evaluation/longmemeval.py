@@ -23,6 +23,7 @@ session ids that name no session) and refuses only a file that is not a list of 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -112,8 +113,10 @@ def _evidence(raw: dict[str, Any], sample_id: str, sessions: list[Session], numb
     return evidence
 
 
-def parse_instances(document: Any, name: str = "<longmemeval>") -> tuple[list[Sample], ReadNotes]:
-    """Every instance of a LongMemEval file as a sample with one question, and what was tolerated."""
+def parse_instances(document: Any, name: str = "<longmemeval>",
+                    wanted: Collection[str] | None = None) -> tuple[list[Sample], ReadNotes]:
+    """Every instance of a LongMemEval file (or those whose question_id `wanted` holds) as a sample with one
+    question, and what was tolerated."""
     if not isinstance(document, list):
         raise ConversationFileError(f"{name}: $: expected a JSON list of instances, got {type(document).__name__}")
     notes = ReadNotes()
@@ -122,6 +125,8 @@ def parse_instances(document: Any, name: str = "<longmemeval>") -> tuple[list[Sa
         if not isinstance(raw, dict) or not isinstance(raw.get("haystack_sessions"), list):
             raise ConversationFileError(f"{name}: $[{index}].haystack_sessions: expected a list of sessions")
         sample_id = str(raw.get("question_id") or index)
+        if wanted is not None and sample_id not in wanted:
+            continue
         sessions, numbers = _sessions(raw, sample_id, notes)
         if not sessions:
             notes.note("samples without turns (skipped)", sample_id)

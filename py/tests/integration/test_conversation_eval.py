@@ -137,7 +137,8 @@ def test_figures_are_in_range_and_printable(evaluation):
     assert "excluding the question embedding" in summary["latency_basis"]
     text = format_report(summary)
     for word in ("ctxasm", "ctxasm default", "tokens per query", "recency", "BM25", "dense", "hybrid", "p50 ms",
-                 "p50 / smallest budget's", "o200k_base", "where ctxasm's evidence went", str(BUDGET)):
+                 "p50 / smallest budget's", "o200k_base", "where ctxasm's evidence went", str(BUDGET),
+                 str(evaluation.samples[0]["sample_id"])):
         assert word in text
 
 
@@ -159,3 +160,19 @@ def test_a_longmemeval_file_is_evaluated_like_a_locomo_one(pg_target):
                                            "temporal-reasoning"}
     assert summary["read_notes"]["abstention questions (skipped)"] == 1
     assert "per category" in format_report(summary)
+
+
+def test_only_the_samples_named_are_loaded_and_asked(pg_target):
+    from ..conftest import empty_database
+
+    empty_database(pg_target)
+    path = REPO / "db" / "tests" / "conversations" / "longmemeval_synthetic.json"
+    every = [s["question_id"] for s in json.loads(path.read_text(encoding="utf-8"))]
+    evaluation = evaluate_file(pg_target, path, budgets=(300,), weightings=("relevance",), sample_ids=every[1:2])
+    assert [s["sample_id"] for s in evaluation.samples] == every[1:2]
+    assert len(evaluation.results) == 1 and evaluation.results[0].window.error is None
+    [tenant] = {s["tenant_id"] for s in evaluation.samples}
+    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:  # the other instances were never loaded
+        assert connection.execute("SELECT array_agg(tenant_id) FROM ctxasm.ctx_tenant").fetchone()[0] == [tenant]
+    assert _tenant_rows(pg_target, tenant, "SELECT count(*) FROM ctxasm.conversation_memory "
+                                           "WHERE event_type = 'message'")[0][0] > 0

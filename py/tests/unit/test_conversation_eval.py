@@ -141,6 +141,25 @@ def test_reader_refuses_what_is_not_a_list_of_samples(tmp_path):
         read_samples(path)
 
 
+def test_the_reader_keeps_only_the_samples_named_and_counts_only_what_they_hold(tmp_path):
+    clean = {"sample_id": "conv-9", "conversation": {"speaker_a": "A", "speaker_b": "B",
+                                                      "session_1_date_time": "1:00 pm on 1 May, 2023",
+                                                      "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]},
+             "qa": [{"question": "Who said hi?", "evidence": ["D1:1"], "category": 4}]}
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps([sample(), clean, sample(sample_id="conv-8")]), encoding="utf-8")
+    chosen, notes = read_samples(path, ["conv-8", "conv-9"])
+    assert [s.sample_id for s in chosen] == ["conv-9", "conv-8"]  # the file's order
+    assert notes.counts["adversarial questions (skipped)"] == 1  # conv-8's, not conv-7's as well
+    everything, all_notes = read_samples(path)
+    assert len(everything) == 3 and all_notes.counts["adversarial questions (skipped)"] == 2
+    with pytest.raises(ConversationFileError, match=r"--samples: no sample with turns named conv-1, conv-2 "
+                                                    r"\(the file holds conv-7, conv-9, conv-8\)"):
+        read_samples(path, ["conv-9", "conv-1", "conv-2"])
+    [one], _ = read_samples(LONGMEMEVAL, [read_samples(LONGMEMEVAL)[0][1].sample_id])
+    assert one.sample_id == read_samples(LONGMEMEVAL)[0][1].sample_id
+
+
 def test_tokenizer_drops_stop_words_and_apostrophe_pieces():
     assert tokenize("What breed is Maya's dog? She didn't say.") == ["breed", "maya", "dog", "say"]
 
@@ -309,7 +328,10 @@ def test_command_line_options():
     args = parser().parse_args(["file.json", "--budgets", "500,3000", "--limit-questions", "4", "--json"])
     assert (args.path, args.budgets, args.limit_questions, args.json) == ("file.json", (500, 3000), 4, True)
     assert parser().parse_args(["file.json"]).budgets == (1000, 2000, 4000)
-    for bad in (["f", "--budgets", "1000,x"], ["f", "--budgets", "0"], ["f", "--limit-questions", "0"]):
+    assert parser().parse_args(["f", "--samples", "conv-26, conv-30,conv-26"]).samples == ("conv-26", "conv-30")
+    assert parser().parse_args(["f"]).samples is None
+    for bad in (["f", "--budgets", "1000,x"], ["f", "--budgets", "0"], ["f", "--limit-questions", "0"],
+                ["f", "--samples", " , "]):
         with pytest.raises(SystemExit):
             parser().parse_args(bad)
 
