@@ -25,6 +25,8 @@ CTXASM_DEFAULT = "ctxasm default"
 METHODS = (CTXASM, CTXASM_DEFAULT) + BASELINES
 _CTXASM_WINDOWS = {CTXASM: lambda r: r.window, CTXASM_DEFAULT: lambda r: r.default_window}
 _CATEGORY_ORDER = [CATEGORY_NAMES[c] for c in (1, 2, 3, 4)]
+#: the most samples the text report gives a row each (the JSON always has every sample)
+MAX_SAMPLE_ROWS = 20
 
 
 def share(evidence: Sequence[str], present: Iterable[str]) -> float:
@@ -87,6 +89,11 @@ def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any
     for name in categories:
         chosen = [r for r in results if r.category_name == name]
         by_category[name] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in methods}}
+    # In the file's order: a result list is built sample by sample.
+    by_sample = {}
+    for sample_id in dict.fromkeys(r.sample_id for r in results):
+        chosen = [r for r in results if r.sample_id == sample_id]
+        by_sample[sample_id] = {"questions": len(chosen), **{m: _recall(chosen, m) for m in methods}}
     tiers = {tier: _mean(share(r.evidence, [d for d, t in r.window.turns.items() if t == tier]) for r in results)
              for tier in TIER_ORDER}
     # Where each evidence turn went in ctxasm's (relevance-only) window: the shares add up to 1.
@@ -104,6 +111,7 @@ def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any
         "errors": sorted({w.error for w in windows if w.error})[:3],
         "recall": recall,
         "by_category": by_category,
+        "by_sample": by_sample,
         "ctxasm_tiers": tiers,
         "ctxasm_turns_seated": _mean(len(w.turns) for w in ok),
         "ctxasm_evidence_fates": fates,
@@ -204,6 +212,14 @@ def format_report(summary: Mapping[str, Any]) -> str:
                         + [f"{_cell(figures['ctxasm']['any'], 2)}/{_cell(figures['ctxasm']['all'], 2)}",
                            f"{_cell(figures['hybrid']['any'], 2)}/{_cell(figures['hybrid']['all'], 2)}"])
         lines += _table(["category", "n", *methods, "ctxasm any/all", "hybrid any/all"], rows)
+
+    # One row a sample: a few long conversations (LoCoMo's ten) vary by sample; LongMemEval's hundreds of small
+    # instances would be a page each, so its figures are in --json only.
+    for b in budgets if 1 < len(summary["samples"]) <= MAX_SAMPLE_ROWS else ():
+        lines += ["", f"per sample at budget {b['budget']} (mean share)"]
+        lines += _table(["sample", "n", *methods],
+                        [[name, str(figures["questions"])] + [_cell(figures[m]["share"]) for m in methods]
+                         for name, figures in b["by_sample"].items()])
 
     lines += ["", f"latency: {summary['latency_basis']}"]
     # A budget's p50 against the smallest budget's: how the cost grows with what the budget seats.

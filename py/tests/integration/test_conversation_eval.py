@@ -135,7 +135,12 @@ def test_figures_are_in_range_and_printable(evaluation):
     assert sum(c["questions"] for c in figures["by_category"].values()) == figures["questions"]
     assert 0 < figures["latency_ms"]["p50"] <= figures["latency_ms"]["p95"]
     assert "excluding the question embedding" in summary["latency_basis"]
+    [(sample_id, alone)] = figures["by_sample"].items()  # one sample: its figures are the budget's
+    assert sample_id == evaluation.samples[0]["sample_id"] and alone["questions"] == figures["questions"]
+    for method in METHODS:
+        assert all(alone[method][k] == figures["recall"][method][k] for k in ("share", "any", "all"))
     text = format_report(summary)
+    assert "per sample" not in text
     for word in ("ctxasm", "ctxasm default", "tokens per query", "recency", "BM25", "dense", "hybrid", "p50 ms",
                  "p50 / smallest budget's", "o200k_base", "where ctxasm's evidence went", str(BUDGET),
                  str(evaluation.samples[0]["sample_id"])):
@@ -159,7 +164,16 @@ def test_a_longmemeval_file_is_evaluated_like_a_locomo_one(pg_target):
     assert set(figures["by_category"]) == {"single-session-user", "multi-session", "knowledge-update",
                                            "temporal-reasoning"}
     assert summary["read_notes"]["abstention questions (skipped)"] == 1
-    assert "per category" in format_report(summary)
+    # by instance, in the file's order; the question-weighted mean of the samples' shares is the budget's
+    by_sample = figures["by_sample"]
+    assert list(by_sample) == [r.sample_id for r in evaluation.results]
+    assert sum(f["questions"] for f in by_sample.values()) == figures["questions"]
+    for method in figures["methods"]:
+        assert sum(f[method]["share"] * f["questions"] for f in by_sample.values()) / figures["questions"] == \
+            pytest.approx(figures["recall"][method]["share"])
+    text = format_report(summary)
+    assert "per category" in text and "per sample at budget 300" in text
+    assert all(sample_id in text for sample_id in by_sample)
 
 
 def test_only_the_samples_named_are_loaded_and_asked(pg_target):
