@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -266,7 +266,7 @@ def _embed_turns(samples: list[Sample]) -> list[list[list[float]]]:
 def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAULT_BUDGETS,
                   limit_questions: int | None = None, log: Log = lambda _: None,
                   weightings: Sequence[str] = (tenants.RELEVANCE, tenants.DEFAULT),
-                  sample_ids: tuple[str, ...] | None = None) -> Evaluation:
+                  sample_ids: Collection[str] | None = None) -> Evaluation:
     """Load every sample of the file (or those `sample_ids` names) into the (fresh) database `target` and
     evaluate its questions, under each of `weightings` (tenants.WEIGHTINGS; relevance first: the baselines pack
     its allowance)."""
