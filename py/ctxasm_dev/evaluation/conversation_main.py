@@ -1,7 +1,7 @@
 """scripts/eval-conversations: evidence recall of ctxasm and four baselines on a LoCoMo-format file.
 
     python -m ctxasm_dev.evaluation.conversation_main PATH [--budgets 1000,2000,4000] [--weights relevance,default]
-        [--samples ID,ID] [--limit-questions N] [--json]
+        [--samples ID,ID] [--limit-questions N] [--misses BASELINE] [--json]
 
 PATH is a LoCoMo-format file or a LongMemEval-format one (the reader tells them apart).
 
@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 
 from ctxasm.errors import CtxasmError
+from ctxasm_dev.evaluation.baselines import BASELINES
 from ctxasm_dev.evaluation.conversations import DEFAULT_BUDGETS
 
 
@@ -79,6 +80,10 @@ def parser() -> argparse.ArgumentParser:
                              "LongMemEval's question_id); default all")
     result.add_argument("--limit-questions", type=_positive, metavar="N",
                         help="evaluate at most N questions of each sample (the first N that are not adversarial)")
+    result.add_argument("--misses", choices=BASELINES, metavar="BASELINE",
+                        help="also list, per budget, the questions where this baseline's window held an evidence "
+                             "turn ctxasm's did not, with what became of each such turn in ctxasm's selection "
+                             f"and its text (one of {', '.join(BASELINES)})")
     result.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     result.add_argument("--database", help="database name (default CTXASM_PG_DATABASE); dropped and rebuilt")
     return result
@@ -132,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CtxasmError as exc:
         _log(f"error: {exc}")
         return exc.exit_code
-    summary = summarize(evaluation)
+    summary = summarize(evaluation, args.misses)
     if args.json:
         print(json.dumps(_json_safe(summary), indent=2, ensure_ascii=False))
     else:

@@ -11,6 +11,7 @@ tokens of its complete request per query.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -122,8 +123,31 @@ def _budget_summary(budget: int, results: list[QuestionResult]) -> dict[str, Any
     }
 
 
-def summarize(evaluation: Evaluation) -> dict[str, Any]:
-    """Every figure of the evaluation, JSON-ready."""
+def misses(evaluation: Evaluation, budget: int, against: str) -> dict[str, Any]:
+    """The questions at `budget` where baseline `against` held an evidence turn ctxasm's (relevance-only) window
+    did not: each missed turn with what became of it in ctxasm's selection (TURN_FATES) and its text, so a
+    reader can see why; and how many questions went the other way."""
+    lost, won = [], 0
+    for r in (r for r in evaluation.results if r.budget == budget):
+        evidence = set(r.evidence)
+        theirs, ours = evidence & r.baseline_turns[against], evidence & set(r.window.turns)
+        won += bool(ours - theirs)
+        if theirs - ours:
+            texts = evaluation.turn_texts.get(r.sample_id, {})
+            lost.append({"sample_id": r.sample_id, "question_number": r.number, "question": r.question,
+                         "category": r.category_name,
+                         "missed": [{"dia_id": d, "fate": r.window.fates.get(d, NOT_READ), "text": texts.get(d)}
+                                    for d in sorted(theirs - ours, key=_dia_order)]})
+    return {"against": against, "questions_lost": lost, "questions_won": won}
+
+
+def _dia_order(dia_id: str) -> tuple[int, ...]:
+    """D3:12 before D12:3 (the reader's ids are D<session>:<turn>)."""
+    return tuple(int(n) for n in re.findall(r"\d+", dia_id))
+
+
+def summarize(evaluation: Evaluation, misses_against: str | None = None) -> dict[str, Any]:
+    """Every figure of the evaluation, JSON-ready; with `misses_against` (a baseline), each budget's `misses`."""
     questions = {(r.tenant_id, r.number): r for r in evaluation.results}
     categories = Counter(r.category_name for r in questions.values())
     measured_embedding = any(r.window.embedding_seconds is not None for r in evaluation.results)
@@ -141,8 +165,28 @@ def summarize(evaluation: Evaluation) -> dict[str, Any]:
                           if measured_embedding else "assembly latency including the question embedding"),
         "budget_corrections": evaluation.budget_corrections,
         "packing_rule": PACKING_RULE,
-        "budgets": [_budget_summary(b, [r for r in evaluation.results if r.budget == b]) for b in evaluation.budgets],
+        "budgets": [_budget_summary(b, [r for r in evaluation.results if r.budget == b])
+                    | ({"misses": misses(evaluation, b, misses_against)} if misses_against else {})
+                    for b in evaluation.budgets],
     }
+
+
+#: how much of a missed turn's text the report shows
+MISSED_TEXT_CHARS = 100
+
+
+def _misses_lines(budget: int, found: Mapping[str, Any]) -> list[str]:
+    against = found["against"]
+    lines = ["", f"questions at budget {budget} where {against} held evidence ctxasm did not "
+                 f"({len(found['questions_lost'])}; the reverse: {found['questions_won']})"]
+    for question in found["questions_lost"]:
+        lines.append(f"{question['sample_id']} q{question['question_number']} [{question['category']}] "
+                     f"{question['question']}")
+        for turn in question["missed"]:
+            text = " ".join((turn["text"] or "").split())
+            text = text if len(text) <= MISSED_TEXT_CHARS else text[:MISSED_TEXT_CHARS - 3] + "..."
+            lines.append(f"  {turn['dia_id']} {turn['fate']}: {text}")
+    return lines
 
 
 def _cell(value: float | None, digits: int = 3) -> str:
@@ -220,6 +264,10 @@ def format_report(summary: Mapping[str, Any]) -> str:
         lines += _table(["sample", "n", *methods],
                         [[name, str(figures["questions"])] + [_cell(figures[m]["share"]) for m in methods]
                          for name, figures in b["by_sample"].items()])
+
+    for b in budgets:
+        if "misses" in b:
+            lines += _misses_lines(b["budget"], b["misses"])
 
     lines += ["", f"latency: {summary['latency_basis']}"]
     # A budget's p50 against the smallest budget's: how the cost grows with what the budget seats.

@@ -93,6 +93,8 @@ class Evaluation:
     samples: list[dict[str, Any]] = field(default_factory=list)
     notes: ReadNotes = field(default_factory=ReadNotes)
     results: list[QuestionResult] = field(default_factory=list)
+    #: sample_id -> dia_id -> the turn as a reader sees it ("Speaker: text"), for naming what a window missed
+    turn_texts: dict[str, dict[str, str]] = field(default_factory=dict)
     #: questions whose budget had to be corrected (the first estimate of usable_context missed)
     budget_corrections: int = 0
     seconds: float = 0.0
@@ -293,6 +295,7 @@ def evaluate_file(target: Any, path: str | Path, budgets: Sequence[int] = DEFAUL
         evaluation.samples.append({
             "sample_id": data.sample.sample_id, "tenant_id": data.tenant_id, "sessions": len(data.sample.sessions),
             "turns": len(data.dia_ids), "turn_tokens": sum(data.costs), "questions": len(data.sample.questions)})
+        evaluation.turn_texts[data.sample.sample_id] = {t.dia_id: t.content for t in data.sample.turns}
     total = sum(len(s.questions) for s in samples) * len(budgets) * len(weightings)
     with pgconn.connect(target, pgconn.app_login()) as connection, progress("assembling windows", total=total) as tick:
         store = PostgresStore(connection)

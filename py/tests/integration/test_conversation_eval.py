@@ -13,7 +13,7 @@ from ctxasm.local import pgconn
 from ctxasm_dev.evaluation import conversation_tenants as tenants
 from ctxasm_dev.evaluation.baselines import BASELINES, turn_cost
 from ctxasm_dev.evaluation.conversation_report import METHODS, format_report, summarize
-from ctxasm_dev.evaluation.conversations import evaluate_file
+from ctxasm_dev.evaluation.conversations import SEATED, SEATED_ADJACENT, TURN_FATES, evaluate_file
 from ctxasm_dev.evaluation.conversation_files import read_samples
 
 from ..conftest import REPO
@@ -139,6 +139,13 @@ def test_figures_are_in_range_and_printable(evaluation):
     assert sample_id == evaluation.samples[0]["sample_id"] and alone["questions"] == figures["questions"]
     for method in METHODS:
         assert all(alone[method][k] == figures["recall"][method][k] for k in ("share", "any", "all"))
+    # against the strongest baseline: a missed turn was not seated, and is shown with its text
+    found = summarize(evaluation, "hybrid")["budgets"][0]["misses"]
+    for question in found["questions_lost"]:
+        for turn in question["missed"]:
+            assert turn["fate"] in set(TURN_FATES) - {SEATED, SEATED_ADJACENT} and turn["text"]
+    assert found["questions_won"] == sum(
+        bool(set(r.evidence) & set(r.window.turns) - r.baseline_turns["hybrid"]) for r in evaluation.results)
     text = format_report(summary)
     assert "per sample" not in text
     for word in ("ctxasm", "ctxasm default", "tokens per query", "recency", "BM25", "dense", "hybrid", "p50 ms",

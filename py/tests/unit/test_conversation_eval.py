@@ -10,10 +10,11 @@ from datetime import datetime, timezone
 import pytest
 
 from ctxasm_dev.evaluation import baselines, conversation_tenants
+from ctxasm_dev.evaluation.baselines import BASELINES
 from ctxasm_dev.evaluation.bm25 import BM25, tokenize
 from ctxasm_dev.evaluation.conversation_report import percentile, share
-from ctxasm_dev.evaluation.conversations import (BELOW_FIT, CUT, EXCLUDED, SEATED, SEATED_ADJACENT, recalled_history,
-                                                  turn_fates, window_turns)
+from ctxasm_dev.evaluation.conversations import (BELOW_FIT, CUT, EXCLUDED, NOT_READ, SEATED, SEATED_ADJACENT,
+                                                 recalled_history, turn_fates, window_turns)
 from ctxasm_dev.evaluation.conversation_files import read_samples
 from ctxasm_dev.evaluation.locomo import ConversationFileError, parse_samples, parse_session_time, turn_content
 from ctxasm_dev.evaluation.longmemeval import parse_instances as parse_longmemeval
@@ -322,6 +323,38 @@ def test_project_conversation_set_shape():
         assert dates == sorted(dates) and len(set(dates)) == len(dates)
 
 
+def test_misses_name_each_turn_a_baseline_held_and_ctxasm_did_not():
+    from ctxasm_dev.evaluation.conversation_report import format_report, misses, summarize
+    from ctxasm_dev.evaluation.conversations import Evaluation, QuestionResult, Window
+
+    def result(number, evidence, seated, fates, hybrid, budget=1000):
+        window = Window(budget, 900, {d: "full" for d in seated}, 0.01, None, fates=fates)
+        return QuestionResult("conv-7", "t", number, f"question {number}?", 4, "single-hop", evidence, budget, window,
+                              {name: frozenset(hybrid) for name in BASELINES}, {name: 0 for name in BASELINES})
+
+    evaluation = Evaluation("f.json", (1000,), ("relevance",), turn_texts={"conv-7": {
+        "D12:3": "Ana: a " + "long " * 40 + "turn", "D3:12": "Ben: short"}})
+    evaluation.results += [
+        result(1, ("D12:3", "D3:12", "D1:1"), ["D1:1"], {"D12:3": BELOW_FIT}, ["D12:3", "D3:12", "D1:1"]),
+        result(2, ("D1:1",), ["D1:1"], {}, []),  # ctxasm's only: counted the other way
+        result(3, ("D2:2",), [], {}, []),  # missed by both: neither list
+    ]
+    found = misses(evaluation, 1000, "hybrid")
+    assert found["questions_won"] == 1
+    [lost] = found["questions_lost"]
+    assert (lost["question_number"], lost["category"]) == (1, "single-hop")
+    # in conversation order; a turn the selection never read is named as such
+    assert [(m["dia_id"], m["fate"]) for m in lost["missed"]] == [("D3:12", NOT_READ), ("D12:3", BELOW_FIT)]
+    assert lost["missed"][0]["text"] == "Ben: short"
+    summary = summarize(evaluation, "hybrid")
+    assert summary["budgets"][0]["misses"] == found and "misses" not in summarize(evaluation)["budgets"][0]
+    text = format_report(summary)
+    assert "questions at budget 1000 where hybrid held evidence ctxasm did not (1; the reverse: 1)" in text
+    assert "conv-7 q1 [single-hop] question 1?" in text and f"  D3:12 {NOT_READ}: Ben: short" in text
+    [long_line] = [line for line in text.splitlines() if line.startswith("  D12:3")]
+    assert long_line.endswith("...") and len(long_line) < 140
+
+
 def test_command_line_options():
     from ctxasm_dev.evaluation.conversation_main import parser
 
@@ -330,8 +363,9 @@ def test_command_line_options():
     assert parser().parse_args(["file.json"]).budgets == (1000, 2000, 4000)
     assert parser().parse_args(["f", "--samples", "conv-26, conv-30,conv-26"]).samples == ("conv-26", "conv-30")
     assert parser().parse_args(["f"]).samples is None
+    assert parser().parse_args(["f", "--misses", "hybrid"]).misses == "hybrid"
     for bad in (["f", "--budgets", "1000,x"], ["f", "--budgets", "0"], ["f", "--limit-questions", "0"],
-                ["f", "--samples", " , "]):
+                ["f", "--samples", " , "], ["f", "--misses", "ctxasm"]):
         with pytest.raises(SystemExit):
             parser().parse_args(bad)
 
