@@ -32,6 +32,12 @@ create or replace package body ctx_rules is
              );
    end hybrid_logit;
 
+   function length_logit(in_tokens in number, in_mean_tokens in number, in_cap in number)
+      return number deterministic is
+   begin
+      return greatest(-in_cap, least(in_cap, round(ln(in_tokens / in_mean_tokens), co_score_places)));
+   end length_logit;
+
    function claim_key(
       in_subject      in entity_memory.subject%type,
       in_predicate    in entity_memory.predicate%type,

@@ -43,6 +43,16 @@ create or replace package ctx_rules authid definer is
       return number deterministic;
 
    /**
+    * What a recalled turn's length adds to its relevance (logits): LN(in_tokens / in_mean_tokens), its stored
+    * token count against the mean of the recalled turns it competes with, within -in_cap and in_cap, rounded to 6
+    * places
+    * (PostgreSQL: ctxasm.length_logit, the same). One embedding averages every topic of a long turn, so a long
+    * turn that answers sits below a short one that only echoes the question; and the facts are in the long turns.
+    */
+   function length_logit(in_tokens in number, in_mean_tokens in number, in_cap in number)
+      return number deterministic;
+
+   /**
     * The claim identity 'subject|predicate|conditions' (conditions as canonical JSON text, '{}' when absent):
     * from the columns for entity rows, from content_json.claim for derived rows; NULL for a row that makes
     * no claim. Compared only with other claim keys of this engine.

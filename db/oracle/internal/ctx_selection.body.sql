@@ -17,6 +17,8 @@ create or replace package body ctx_selection is
    co_thread_weight      constant number := 0.3;
    -- a recalled turn whose speaker the question names gains this much (logits; PostgreSQL the same)
    co_speaker_weight     constant number := 1.0;
+   -- the most a recalled turn's length moves its logit either way (ctx_rules.length_logit; PostgreSQL the same)
+   co_length_cap         constant number := 1.0;
    -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
    -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
    co_tie_share          constant number := 0.005;
@@ -379,6 +381,7 @@ create or replace package body ctx_selection is
       l_similarity t_numbers;
       l_adjacent   t_numbers;
       l_thread     t_numbers;
+      l_length     t_numbers;
       l_logit      t_numbers;
       l_rerank     t_numbers;
       l_confidence t_numbers;
@@ -409,7 +412,23 @@ create or replace package body ctx_selection is
                         ) = 1
                    then co_speaker_weight
                    else 0
-                end as speaker_lift
+                end as speaker_lift,
+                -- a recalled turn's length against the recalled turns it competes with (live hybrid scoring
+                -- only; ctx_rules.length_logit)
+                case
+                   when in_scoring = 1
+                    and v.slice = 'recalled_history'
+                    and v.memory_type = 'conversation'
+                    and v.content_tokens > 0
+                   then ctx_rules.length_logit(
+                           in_tokens      => v.content_tokens,
+                           in_mean_tokens => avg(case
+                                                    when v.memory_type = 'conversation' and v.content_tokens > 0
+                                                    then v.content_tokens
+                                                 end) over (partition by v.slice),
+                           in_cap         => co_length_cap
+                        )
+                end as length_lift
            from table(in_rows) v
            left join json_table(in_text_scores, '$[*]'
                    columns (
@@ -438,8 +457,19 @@ create or replace package body ctx_selection is
                          in_text_score      => g.bm25_raw,
                          in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
                       )
-                      + g.speaker_lift
+                      + g.speaker_lift + coalesce(g.length_lift, 0)
                 end as own_logit,
+                -- the length's share of own_logit: a replay takes the recorded figure (its recorded logit has it)
+                case
+                   when in_scores is not null then null
+                   when in_use_sources = 1 then
+                      (select s.source_length_logit
+                         from table(in_sources) s
+                        where s.memory_type = g.memory_type
+                          and s.id = g.id
+                          and s.version = g.version)
+                   else g.length_lift
+                end as length_logit,
                 case
                    when in_use_sources = 1 then g.source_bm25
                    else round(g.bm25_raw, co_score_places)
@@ -528,7 +558,8 @@ create or replace package body ctx_selection is
                 + coalesce(round(co_thread_weight * a.thread_logit, co_score_places), 0) as logit
            from adjacency a
       )
-      select p.row_no, p.bm25_raw, p.own_logit, p.bm25, p.similarity, p.adjacent_logit, p.thread_logit, p.logit,
+      select p.row_no, p.bm25_raw, p.own_logit, p.bm25, p.similarity, p.adjacent_logit, p.thread_logit,
+             p.length_logit, p.logit,
              case
                 when p.logit is null or p.logit < -co_sigmoid_bound then 0
                 when p.logit > co_sigmoid_bound then 1
@@ -545,8 +576,8 @@ create or replace package body ctx_selection is
                 ),
                 co_score_places
              )
-        bulk collect into l_nos, l_bm25_raw, l_own, l_bm25, l_similarity, l_adjacent, l_thread, l_logit, l_rerank,
-                          l_confidence, l_recency
+        bulk collect into l_nos, l_bm25_raw, l_own, l_bm25, l_similarity, l_adjacent, l_thread, l_length, l_logit,
+                          l_rerank, l_confidence, l_recency
         from adjacent_scored p;
       for i in 1 .. l_nos.count loop
          r_row := l_rows(l_nos(i));
@@ -556,6 +587,7 @@ create or replace package body ctx_selection is
          r_row.similarity := l_similarity(i);
          r_row.adjacent_logit := l_adjacent(i);
          r_row.thread_logit := l_thread(i);
+         r_row.length_logit := l_length(i);
          r_row.logit := l_logit(i);
          r_row.rerank := l_rerank(i);
          r_row.confidence_score := l_confidence(i);
@@ -872,6 +904,7 @@ create or replace package body ctx_selection is
                       'adjacent_logit' value
                          case when t.adjacent_logit >= t.own_logit then t.adjacent_logit end,
                       'thread_logit' value t.thread_logit,
+                      'length_logit' value t.length_logit,
                       'lexical_rank' value t.source_lexical_rank,
                       'vector_rank' value t.source_vector_rank,
                       'fused' value t.source_fused
@@ -1005,7 +1038,8 @@ create or replace package body ctx_selection is
                       'similarity' value p.similarity,
                       'adjacent_logit' value
                          case when p.adjacent_logit >= p.own_logit then p.adjacent_logit end,
-                      'thread_logit' value p.thread_logit
+                      'thread_logit' value p.thread_logit,
+                      'length_logit' value p.length_logit
                       absent on null returning clob
                    )
                    returning clob

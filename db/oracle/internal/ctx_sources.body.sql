@@ -288,7 +288,7 @@ create or replace package body ctx_sources is
       source_entries as (
          select e.memory_type, e.id, e.version, e.origin, e.slice, e.lexical_rank, e.vector_rank,
                 e.lexical_score, e.vector_distance, e.fused, e.logit, e.bm25, e.similarity, e.next_to,
-                e.adjacent_logit, e.thread_logit,
+                e.adjacent_logit, e.thread_logit, e.length_logit,
                 case e.origin
                    when 'tail' then 1
                    when 'scope' then 2
@@ -314,7 +314,8 @@ create or replace package body ctx_sources is
                       similarity      number        path '$.similarity',
                       next_to         varchar2(128) path '$.next_to',
                       adjacent_logit  number        path '$.adjacent_logit',
-                      thread_logit    number        path '$.thread_logit'
+                      thread_logit    number        path '$.thread_logit',
+                      length_logit    number        path '$.length_logit'
                    )
                 ) e
           where e.memory_type is not null
@@ -331,6 +332,9 @@ create or replace package body ctx_sources is
                 coalesce(max(case when s.origin = 'retrieval' then s.thread_logit end),
                          min(s.thread_logit) keep (dense_rank first order by s.precedence))
                    as thread_logit,
+                coalesce(max(case when s.origin = 'retrieval' then s.length_logit end),
+                         min(s.length_logit) keep (dense_rank first order by s.precedence))
+                   as length_logit,
                 min(s.slice) keep (dense_rank first order by s.precedence) as item_slice,
                 min(s.precedence) as precedence,
                 max(case when s.origin = 'retrieval' then 1 else 0 end) as retrieved,
@@ -352,7 +356,8 @@ create or replace package body ctx_sources is
                 -- the source entry; the row's attributes stay NULL
                 null, s.memory_type, null, s.origin, s.item_slice, s.precedence, s.next_to, s.retrieved,
                 s.lexical_rank, s.vector_rank, s.lexical_score, s.vector_distance, s.fused, s.logit, s.bm25,
-                s.similarity, s.thread_logit, s.adjacent_logit, s.id, s.version, null, null, null, null, null,
+                s.similarity, s.thread_logit, s.adjacent_logit, s.length_logit, s.id, s.version, null, null, null,
+                null, null,
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
                 null,
                 -- generated: source row tail from contract/memory_types.toml; edit the catalogue, then regenerate
@@ -360,7 +365,7 @@ create or replace package body ctx_sources is
                 -- end generated: source row tail
                 -- the attributes the steps fill
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
              )
         bulk collect into l_sources
         from sources s
@@ -578,7 +583,7 @@ create or replace package body ctx_sources is
                 null, r.memory_type, r.table_name, r.origin, r.item_slice, null, null, r.retrieved,
                 r.source_lexical_rank, r.source_vector_rank, r.source_lexical_score, r.source_vector_distance,
                 r.source_fused, r.source_logit, r.source_bm25, r.source_similarity, r.source_thread_logit, null,
-                r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.status, r.valid_from, r.valid_until,
+                null, r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.status, r.valid_from, r.valid_until,
                 r.deleted_at, r.content, r.content_json, r.source_refs, r.confidence, r.key_name, r.subject,
                 r.predicate, r.title, r.turn_index, r.role, r.event_type, r.extra, r.content_tokens,
                 r.similarity_raw, r.text_key,
@@ -587,7 +592,7 @@ create or replace package body ctx_sources is
                 -- end generated: live row tail
                 -- the attributes the steps fill
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
              )
         bulk collect into l_rows
         from memory_rows r;
@@ -862,7 +867,7 @@ create or replace package body ctx_sources is
                 null, r.memory_type, r.table_name, r.origin, r.item_slice, null, null, r.retrieved,
                 r.source_lexical_rank, r.source_vector_rank, r.source_lexical_score, r.source_vector_distance,
                 r.source_fused, r.source_logit, r.source_bm25, r.source_similarity, r.source_thread_logit, null,
-                r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.status, r.valid_from, r.valid_until,
+                null, r.id, r.version, r.user_id, r.agent_id, r.thread_id, r.status, r.valid_from, r.valid_until,
                 r.deleted_at, r.content, r.content_json, r.source_refs, r.confidence, r.key_name, r.subject,
                 r.predicate, r.title, r.turn_index, r.role, r.event_type, r.extra, r.content_tokens,
                 r.similarity_raw, r.text_key,
@@ -871,7 +876,7 @@ create or replace package body ctx_sources is
                 -- end generated: row tail as of
                 -- the attributes the steps fill
                 null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null
              )
         bulk collect into l_rows
         from memory_rows r

@@ -30,6 +30,7 @@ create or replace type ctx_selection_candidate force as object (
    source_similarity      number,
    source_thread_logit    number,
    source_adjacent_logit  number,
+   source_length_logit    number,
    -- the row the source names (CTX_SOURCES.live_rows, rows_as_of)
    id                     varchar2(128),
    version                number,
@@ -88,6 +89,7 @@ create or replace type ctx_selection_candidate force as object (
    similarity             number,
    adjacent_logit         number,
    thread_logit           number,
+   length_logit           number,
    logit                  number,
    rerank                 number,
    confidence_score       number,

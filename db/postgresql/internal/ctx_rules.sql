@@ -32,6 +32,22 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 --rollback DROP FUNCTION ctxasm.hybrid_logit(double precision, double precision, double precision);
 
+--changeset ctxasm:pg-sel-length-logit dbms:postgresql runOnChange:true splitStatements:false
+--comment: what a recalled turn's length adds to its relevance (logits): ln(its stored token count / the mean
+--comment: count of the recalled turns it competes with), within -in_cap and in_cap, rounded to 6 decimals. Two things the
+--comment: hybrid scorer's signals miss in a long turn: one embedding averages every topic the turn touches, so a
+--comment: long turn that answers the question sits lower than a short one that only echoes it; and the turns
+--comment: people put the facts into (what happened, when, with whom) are the long ones. Measured on public LoCoMo
+--comment: conversations held out from tuning (docs/conversation-eval.md). Computed in double precision: an
+--comment: exact ln in numeric costs some microseconds a row. Oracle: ctx_rules.length_logit, the same.
+CREATE OR REPLACE FUNCTION ctxasm.length_logit(in_tokens integer, in_mean_tokens numeric, in_cap numeric)
+RETURNS numeric
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT greatest(-in_cap, least(in_cap, round(ln(in_tokens::double precision
+                                                    / in_mean_tokens::double precision)::numeric, 6)))
+$$;
+--rollback DROP FUNCTION ctxasm.length_logit(integer, numeric, numeric);
+
 --changeset ctxasm:pg-sel-rounded-sigmoid dbms:postgresql runOnChange:true splitStatements:false
 --comment: 1 / (1 + e^-logit) rounded to 6 decimals (a candidate's rerank), always the figure numeric
 --comment: arithmetic gives: computed in double precision, whose error (about 1e-15) cannot move a value across

@@ -279,8 +279,8 @@ $$;
 --comment: CTX_SELECTION.score_step: relevance, confidence and recency of each competing row. Relevance is the
 --comment: reranker's logit when scores are given (in_scores), the recorded figures on replay (in_replay), or
 --comment: the hybrid scorer's (ctxasm.hybrid_logit) from the row's embedding similarity and its BM25 score within
---comment: its slice, with the lift of a recalled turn whose speaker the question names and the lifts of its
---comment: neighbour and thread.
+--comment: its slice, with the lift of a recalled turn whose speaker the question names, the lift or drop of its
+--comment: length (ctxasm.length_logit) and the lifts of its neighbour and thread.
 DROP FUNCTION IF EXISTS ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean,
                                           public.vector, varchar[], text[], double precision[]);
 CREATE OR REPLACE FUNCTION ctxasm.score_step(
@@ -307,6 +307,9 @@ DECLARE
     -- A recalled turn whose speaker the question names gains this much (logits): a question about what one
     -- person of a conversation said or did is answered in that person's turns (docs/assembly.md, "Relevance").
     co_speaker_weight  constant numeric := 1.0;
+    -- The most a recalled turn's length moves its logit either way (ctxasm.length_logit; docs/assembly.md,
+    -- "Relevance"): a turn of e times the mean length gains it all.
+    co_length_cap      constant numeric := 1.0;
     l_scoring   boolean := in_scores IS NULL AND NOT in_replay;
     l_recency_days numeric := (in_budget -> 'content_json' ->> 'recency_days')::numeric;
     l_rows  ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
@@ -334,15 +337,26 @@ BEGIN
     WITH signals AS (
         SELECT v.ordinality, v.slice, v.memory_type, v.id, v.version, v.source, v.thread_id, v.turn_index,
                v.key_name, v.confidence, v.valid_from,
+               -- BM25 (k1 1.2, each lexeme once) with a length normalisation b of 0.25, not the usual 0.75: a
+               -- long turn is not a long document that repeats a word by chance, and 0.75 ranked long answers
+               -- below short chatter (docs/conversation-eval.md); retrieval keeps 0.75 (ctxasm.retrieve)
                CASE WHEN l_scoring THEN
-                   l_matched[v.ordinality] * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length(v.search_text)
+                   l_matched[v.ordinality] * 2.2 / (1 + 1.2 * (0.75 + 0.25 * length(v.search_text)
                                                  / greatest(avg(length(v.search_text)) OVER by_slice, 1))) END
                    AS bm25_raw,
                -- ctxasm.candidate_rows compared the row's vector with the question's
                CASE WHEN l_scoring AND in_embedding IS NOT NULL THEN v.similarity END AS similarity_raw,
                CASE WHEN l_scoring AND v.memory_type = 'conversation'
                          AND ctxasm.names_speaker(in_question_words, v.extra ->> 'speaker')
-                    THEN co_speaker_weight ELSE 0 END AS speaker_lift
+                    THEN co_speaker_weight ELSE 0 END AS speaker_lift,
+               -- a recalled turn's length against the recalled turns it competes with (ctxasm.length_logit)
+               CASE WHEN l_scoring AND v.slice = 'recalled_history' AND v.memory_type = 'conversation'
+                         AND v.content_tokens > 0
+                    THEN ctxasm.length_logit(v.content_tokens,
+                                             avg(v.content_tokens) FILTER (WHERE v.memory_type = 'conversation'
+                                                                             AND v.content_tokens > 0) OVER by_slice,
+                                             co_length_cap)
+               END AS length_lift
           FROM unnest(in_rows) WITH ORDINALITY AS v
          WHERE ctxasm.competes(v.slice, v.lifecycle_reason, v.duplicate_of, v.beaten_by)
         WINDOW by_slice AS (PARTITION BY v.slice)
@@ -358,11 +372,13 @@ BEGIN
                     WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
                     THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
                                              max(g.bm25_raw) OVER (PARTITION BY g.slice))
-                         + g.speaker_lift END AS scored_logit,
+                         + g.speaker_lift + coalesce(g.length_lift, 0) END AS scored_logit,
                CASE WHEN in_replay THEN (g.source ->> 'bm25')::numeric
                     ELSE round(g.bm25_raw::numeric, 6) END AS scored_bm25,
                CASE WHEN in_replay THEN (g.source ->> 'similarity')::numeric
-                    ELSE round(g.similarity_raw::numeric, 6) END AS scored_similarity
+                    ELSE round(g.similarity_raw::numeric, 6) END AS scored_similarity,
+               CASE WHEN in_replay THEN (g.source ->> 'length_logit')::numeric
+                    ELSE g.length_lift END AS scored_length
           FROM signals AS g
     ),
     -- A recalled turn is worth at least its neighbour in the thread less co_adjacent_margin: an answer sits
@@ -401,7 +417,7 @@ BEGIN
           FROM adjacency AS a
     )
     SELECT s.ordinality AS at, s.scored_logit, s.scored_bm25, s.scored_similarity, s.scored_adjacent,
-           s.scored_thread, s.total_logit, s.confidence, s.valid_from
+           s.scored_thread, s.scored_length, s.total_logit, s.confidence, s.valid_from
       FROM scored AS s
     LOOP
         l_row := l_rows[l_score.at];
@@ -410,6 +426,7 @@ BEGIN
         l_row.similarity := l_score.scored_similarity;
         l_row.adjacent_logit := l_score.scored_adjacent;
         l_row.thread_logit := l_score.scored_thread;
+        l_row.length_logit := l_score.scored_length;
         l_row.logit := l_score.total_logit;
         l_row.rerank := CASE WHEN l_score.total_logit IS NULL THEN 0
                              ELSE ctxasm.rounded_sigmoid(l_score.total_logit) END;
@@ -683,7 +700,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
                              'recency', o.recency, 'priority', o.priority, 'bm25', o.bm25,
                              'similarity', o.similarity,
                              'adjacent_logit', CASE WHEN o.adjacent_logit >= o.own_logit THEN o.adjacent_logit END,
-                             'thread_logit', o.thread_logit,
+                             'thread_logit', o.thread_logit, 'length_logit', o.length_logit,
                              'lexical_rank', o.source -> 'lexical_rank', 'vector_rank', o.source -> 'vector_rank',
                              'fused', o.source -> 'fused')),
                'tiers', json_build_object(
@@ -751,7 +768,7 @@ LANGUAGE sql IMMUTABLE AS $$
                CASE WHEN ctxasm.competes(p) THEN jsonb_strip_nulls(jsonb_build_object(
                    'logit', p.logit, 'bm25', p.bm25, 'similarity', p.similarity,
                    'adjacent_logit', CASE WHEN p.adjacent_logit >= p.own_logit THEN p.adjacent_logit END,
-                   'thread_logit', p.thread_logit)) END AS figures
+                   'thread_logit', p.thread_logit, 'length_logit', p.length_logit)) END AS figures
           FROM unnest(in_rows) AS p
     ),
     unread AS (
@@ -767,8 +784,10 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(json_agg(r.item ORDER BY r.precedence, r.slice, r.fused DESC NULLS LAST, r.memory_type, r.id,
                              r.version), '[]'::json)
       -- A live entry has none of the figures (only a recorded one, on replay, has), so it is not rebuilt.
-      FROM (SELECT CASE WHEN s.item ?| ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
-                        THEN s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit']
+      FROM (SELECT CASE WHEN s.item ?| ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit',
+                                             'length_logit']
+                        THEN s.item - ARRAY['logit', 'bm25', 'similarity', 'adjacent_logit', 'thread_logit',
+                                            'length_logit']
                         ELSE s.item END
                    || coalesce(s.figures, '{}'::jsonb) AS item,
                    array_position(ARRAY['tail', 'scope', 'retrieval', 'adjacent', 'claim', 'cited'], s.origin::text)

@@ -259,7 +259,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL,
                CASE WHEN in_embedding IS NOT NULL AND (x.memory).embedding IS NOT NULL
                     THEN 1 - ((x.memory).embedding OPERATOR(public.<=>) in_embedding) END,
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                -- generated: candidate row columns from contract/memory_types.toml; edit the catalogue, then regenerate
                (x.memory).memory_type, (x.memory).table_name, (x.memory).tenant_id, (x.memory).id,
                (x.memory).version, (x.memory).user_id, (x.memory).agent_id, (x.memory).thread_id, (x.memory).status,

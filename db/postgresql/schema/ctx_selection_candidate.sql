@@ -114,3 +114,38 @@ BEGIN
 END;
 $$;
 --rollback SELECT 1;
+
+--changeset ctxasm:pg-selection-candidate-length-logit dbms:postgresql runAlways:true runOnChange:true splitStatements:false
+--comment: score_step's length_logit (a recalled turn's lift for its length) follows thread_logit. The type above
+--comment: was made without it, and a composite type takes a new attribute only at its end: the attributes after
+--comment: thread_logit are taken off and put back after it, in their order, so the rows still end with
+--comment: memory_row's columns. No table stores the type, so nothing is rewritten. Runs once per database.
+DO $$
+DECLARE
+    l_after  smallint;
+    l_names  name[];
+    l_types  text[];
+    l_index  integer;
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+                WHERE attrelid = 'ctxasm.selection_candidate'::regclass AND attname = 'length_logit'
+                  AND attnum > 0 AND NOT attisdropped) THEN
+        RETURN;
+    END IF;
+    SELECT attnum INTO STRICT l_after FROM pg_catalog.pg_attribute
+     WHERE attrelid = 'ctxasm.selection_candidate'::regclass AND attname = 'thread_logit' AND NOT attisdropped;
+    SELECT array_agg(a.attname ORDER BY a.attnum), array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
+      INTO l_names, l_types
+      FROM pg_catalog.pg_attribute AS a
+     WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > l_after AND NOT a.attisdropped;
+    FOR l_index IN 1 .. cardinality(l_names) LOOP
+        EXECUTE format('ALTER TYPE ctxasm.selection_candidate DROP ATTRIBUTE %I', l_names[l_index]);
+    END LOOP;
+    ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE length_logit numeric;
+    FOR l_index IN 1 .. cardinality(l_names) LOOP
+        EXECUTE format('ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE %I %s', l_names[l_index],
+                       l_types[l_index]);
+    END LOOP;
+END;
+$$;
+--rollback SELECT 1;

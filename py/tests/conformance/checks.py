@@ -6,6 +6,7 @@ change, the rows it stands for may not.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ctxasm.contract_constants import ADJACENT_MARGIN, SPEAKER_WEIGHT, THREAD_WEIGHT
@@ -23,8 +24,11 @@ def refs_in(manifest: dict[str, Any], slice_name: str) -> list[list[Any]]:
 
 
 def thread_share(scores: dict[str, Any]) -> float:
-    """What a recalled turn's logit gained from its conversation's best turn (scores.thread_logit)."""
-    return round(THREAD_WEIGHT * scores.get("thread_logit", 0), 6)
+    """What a recalled turn's logit gained from its conversation's best turn (scores.thread_logit), rounded as
+    the database rounds it: half away from zero, in decimal (a float's round() goes to even, and misses the
+    database's figure by 1e-6 whenever the product ends in 5)."""
+    share = Decimal(str(THREAD_WEIGHT)) * Decimal(str(scores.get("thread_logit", 0)))
+    return float(share.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP))
 
 
 def own_logit(scores: dict[str, Any]) -> float:
@@ -91,15 +95,19 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
         neighbour = by_key[neighbour_key]["scores"]
         lent = neighbour["rerank_logit"] - thread_share(neighbour) - ADJACENT_MARGIN
         assert abs(scores["adjacent_logit"] - lent) < 1e-6, (ref_key, neighbour_key)
-    # What a recalled turn's own logit has beyond the hybrid scorer's figure: the speaker weight when the question
-    # names its speaker, else nothing.
+    # What a recalled turn's own logit has beyond the hybrid scorer's figure and its length's share: the speaker
+    # weight when the question names its speaker, else nothing.
     history = [m["scores"] for m in manifest["memories"] if m["slice"] == "recalled_history"]
     best_bm25 = max((scores.get("bm25") or 0 for scores in history), default=0)
+
+    def speaker_lift(scores: dict[str, Any]) -> float:
+        return own_logit(scores) - hybrid_logit(scores, best_bm25) - scores.get("length_logit", 0)
+
     for ref_key in expect.get("speaker_named", []):
-        lift = own_logit(by_key[ref_key]["scores"]) - hybrid_logit(by_key[ref_key]["scores"], best_bm25)
+        lift = speaker_lift(by_key[ref_key]["scores"])
         assert abs(lift - SPEAKER_WEIGHT) < 1e-4, (ref_key, lift)
     for ref_key in expect.get("speaker_not_named", []):
-        lift = own_logit(by_key[ref_key]["scores"]) - hybrid_logit(by_key[ref_key]["scores"], best_bm25)
+        lift = speaker_lift(by_key[ref_key]["scores"])
         assert abs(lift) < 1e-4, (ref_key, lift)
     for ref_key in expect.get("scored_on_their_own", []):
         assert "adjacent_logit" not in by_key[ref_key]["scores"], ref_key

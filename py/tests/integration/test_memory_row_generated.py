@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tarfile
-from io import BytesIO
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from ctxasm_dev.gates import contract_generated
 
 from ..conftest import REPO, worker_database
 from ..database_template import fresh_copy
+from .earlier_deployment import deploy_from, tree_before
 
 pytestmark = pytest.mark.slow  # four Liquibase deployments
 
@@ -40,19 +39,8 @@ _VIEW_COLUMNS = """
 """
 
 
-def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True)
-
-
 def _hand_written_layout(into: Path) -> None:
-    added = _git("log", "--no-renames", "--diff-filter=A", "--format=%H", "--", GENERATOR)
-    commits = added.stdout.decode().split()
-    if added.returncode != 0 or not commits:
-        pytest.skip(f"no git history of {GENERATOR} in {REPO} (not a git checkout?)")
-    archive = _git("archive", "--format=tar", f"{commits[-1]}^", "db", "liquibase")
-    assert archive.returncode == 0, archive.stderr.decode()
-    with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
+    tree_before(into, "--diff-filter=A", "--", GENERATOR)
 
 
 def _views(target: pgconn.Target) -> dict[str, list[tuple[str, str]]]:
@@ -64,14 +52,6 @@ def _views(target: pgconn.Target) -> dict[str, list[tuple[str, str]]]:
     return views
 
 
-def _deploy_from(root: Path, target: pgconn.Target, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CTXASM_ROOT", str(root))
-    try:
-        deploy.deploy_postgres(target)
-    finally:
-        monkeypatch.delenv("CTXASM_ROOT")
-
-
 def test_the_generated_views_replace_the_hand_written_ones_column_for_column(pg_target, tmp_path, monkeypatch):
     before = tmp_path / "before"
     before.mkdir()
@@ -79,7 +59,7 @@ def test_the_generated_views_replace_the_hand_written_ones_column_for_column(pg_
     target = pgconn.resolve_target(worker_database("ctxasm_memory_row_upgrade"), start=True)
     try:
         pgconn.drop_database(target)
-        _deploy_from(before, target, monkeypatch)
+        deploy_from(before, target, monkeypatch)
         old = _views(target)
         deploy.deploy_postgres(target)
         upgraded = _views(target)
@@ -150,10 +130,10 @@ def test_a_shared_column_reaches_every_memory_row_shape(checkout, monkeypatch, c
         changed = generate.write(checkout)
         assert "db/postgresql/schema/memory_row.sql" in changed
         assert contract_generated.main(["--repo", str(checkout)]) == 0, capsys.readouterr().out
-        _deploy_from(checkout, target, monkeypatch)  # brought up to date
+        deploy_from(checkout, target, monkeypatch)  # brought up to date
         _assert_the_column_is_everywhere(target, checkout)
         pgconn.drop_database(target)
-        _deploy_from(checkout, target, monkeypatch)  # fresh
+        deploy_from(checkout, target, monkeypatch)  # fresh
         _assert_the_column_is_everywhere(target, checkout)
     finally:
         pgconn.drop_database(target)

@@ -1,0 +1,114 @@
+"""A recalled turn's length against the recalled turns it competes with moves its relevance: ln(its stored tokens
+/ their mean), within LENGTH_CAP either way (ctxasm.length_logit). The manifest names the figure
+(`scores.length_logit`), a replay takes it as recorded, and a reranker's scores are taken as they are, without it."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+import pytest
+
+from ctxasm.contract_constants import LENGTH_CAP
+from ctxasm.core.compose import WindowSpec
+from ctxasm.engines.postgres import PostgresStore
+from ctxasm.engines.store import WindowScope
+from ctxasm.local import pgconn
+from ctxasm.services.assemble import assemble
+from ctxasm.services.replay import replay
+
+from ..conformance.checks import hybrid_logit, thread_share
+from ..conftest import FACT_CHECK_BUDGET, load_scenario
+
+TENANT, USER, AGENT, THREAD = "lengths", "jane", "research-assistant", "thread_now"
+QUESTION = "What happened to the greenhouse heater?"
+AT = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+# One thread of turns about the heater: a bare echo of the question's words, two of middling length, and one long
+# account; each in its own thread, so no turn lends another its conversation's share or its neighbour's figure.
+TURNS = {
+    "echo": "Greenhouse heater?",
+    "short": "The greenhouse heater stopped again.",
+    "middle": "The greenhouse heater stopped on Tuesday night and the seedlings on the top shelf froze.",
+    "account": ("The greenhouse heater failed on Tuesday night: the thermostat's relay burned out, the fan kept "
+                "running cold air, and by morning the tomato and pepper seedlings on the top two shelves had "
+                "frozen. Tom ordered a new relay from the supplier in Leeds, fitted it on Thursday, and since then "
+                "the heater has held twelve degrees every night; we lost about forty seedlings and replanted them "
+                "on Saturday with seed from the shed, so the beds will be two weeks late this spring. ") * 2,
+}
+
+
+def scenario_document() -> dict:
+    scope = {"user_id": USER, "agent_id": AGENT}
+    memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
+                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": FACT_CHECK_BUDGET}]
+    for index, (row_id, text) in enumerate(TURNS.items()):
+        memories.append({"type": "conversation", "id": row_id, "role": "user", "turn_index": 0,
+                         "thread_id": f"thread_{row_id}", "valid_from": f"2026-04-0{index + 1}T10:00:00Z",
+                         "content": text, **scope})
+    memories.append({"type": "conversation", "id": "tail_1", "role": "user", "turn_index": 0, "thread_id": THREAD,
+                     "valid_from": "2026-05-01T10:00:00Z", "content": "Any news from the allotment?", **scope})
+    return {"format": "ctxasm-scenario/1", "name": "turn-lengths",
+            "tenants": [{"tenant_id": TENANT, "display_name": "Turn lengths", "memories": memories}]}
+
+
+@pytest.fixture()
+def lengths_target(clean_db, tmp_path):
+    load_scenario(clean_db, tmp_path, scenario_document())
+    return clean_db
+
+
+def window_scope(**changes) -> WindowScope:
+    return WindowScope(USER, AGENT, THREAD, "fact_check", AT, QUESTION, **changes)
+
+
+def _recalled(document: dict) -> dict[str, dict]:
+    return {c["ref"][1]: c for c in document["candidates"] if c["slice"] == "recalled_history"}
+
+
+def test_a_turn_gains_or_loses_its_length_against_the_mean_within_the_cap(lengths_target):
+    with pgconn.connect(lengths_target, pgconn.app_login()) as connection:
+        document = PostgresStore(connection).select_window_document(TENANT, window_scope())
+        connection.rollback()
+    recalled = _recalled(document)
+    assert set(recalled) == set(TURNS)
+    mean = sum(c["content_tokens"] for c in recalled.values()) / len(recalled)
+    for row_id, candidate in recalled.items():
+        scores = candidate["scores"]
+        expected = max(-LENGTH_CAP, min(LENGTH_CAP, round(math.log(candidate["content_tokens"] / mean), 6)))
+        assert scores["length_logit"] == pytest.approx(expected, abs=1e-6), row_id
+        # the logit is the hybrid scorer's figure, the length's share and the thread's share, nothing else
+        best_bm25 = max(c["scores"].get("bm25") or 0 for c in recalled.values())
+        own = scores["rerank_logit"] - thread_share(scores)
+        assert own == pytest.approx(hybrid_logit(scores, best_bm25) + scores["length_logit"], abs=1e-4), row_id
+    figures = {row_id: c["scores"]["length_logit"] for row_id, c in recalled.items()}
+    assert figures["echo"] == -LENGTH_CAP and figures["account"] == LENGTH_CAP, figures
+    # The long account of what happened outranks the shorter turns, the bare echo of the question's words first
+    # among them by BM25 alone.
+    logits = {row_id: c["scores"]["rerank_logit"] for row_id, c in recalled.items()}
+    assert max(logits, key=logits.__getitem__) == "account", logits
+    assert max(recalled, key=lambda row_id: recalled[row_id]["scores"]["bm25"]) == "echo"
+
+
+def test_a_window_replays_with_the_recorded_length_figures(lengths_target):
+    spec = WindowSpec(tenant_id=TENANT, user_id=USER, agent_id=AGENT, thread_id=THREAD, intent="fact_check",
+                      question=QUESTION)
+    with pgconn.connect(lengths_target, pgconn.app_login()) as connection:
+        store = PostgresStore(connection)
+        window = assemble(store, spec, AT)
+        result = replay(store, TENANT, window.manifest_id)
+    assert result.status == "match", result
+    recorded = {m["ref"][1]: m["scores"] for m in window.manifest["memories"] if m["slice"] == "recalled_history"}
+    assert recorded and all("length_logit" in scores for scores in recorded.values())
+    items = [i for i in window.manifest["retrieval"]["items"] if i["ref"][1] in recorded]
+    assert {i["ref"][1]: i["length_logit"] for i in items} == {k: s["length_logit"] for k, s in recorded.items()}
+
+
+def test_a_rerankers_scores_are_taken_without_a_length_figure(lengths_target):
+    scores = {f"conversation:{row_id}:1": 1.0 for row_id in TURNS}
+    with pgconn.connect(lengths_target, pgconn.app_login()) as connection:
+        document = PostgresStore(connection).select_window_document(TENANT, window_scope(scores=scores))
+        connection.rollback()
+    recalled = _recalled(document)
+    assert recalled and all("length_logit" not in c["scores"] for c in recalled.values())
+    assert {c["scores"]["rerank_logit"] for c in recalled.values()} == {1.0}
