@@ -377,7 +377,8 @@ BEGIN
                     ELSE round(g.bm25_raw::numeric, 6) END AS scored_bm25,
                CASE WHEN in_replay THEN (g.source ->> 'similarity')::numeric
                     ELSE round(g.similarity_raw::numeric, 6) END AS scored_similarity,
-               CASE WHEN in_replay THEN (g.source ->> 'length_logit')::numeric
+               CASE WHEN in_scores IS NOT NULL THEN NULL
+                    WHEN in_replay THEN (g.source ->> 'length_logit')::numeric
                     ELSE g.length_lift END AS scored_length
           FROM signals AS g
     ),

@@ -32,6 +32,9 @@ create or replace package test_ctx_selection authid definer is
    --%test(a question names a speaker by whole words, any case, a possessive too; not inside a longer word)
    procedure question_names_speaker;
 
+   --%test(a turn's length: ln of its tokens over the mean, rounded to 6 places, within the cap either way)
+   procedure length_logit_is_capped;
+
    --%test(priority: recency breaks a near-tie of logits, not a wide gap where the sigmoid saturates)
    procedure priority_ties_are_near_in_logits;
 
@@ -240,6 +243,22 @@ create or replace package body test_ctx_selection is
       l_expect := ut.expect(ctx_rules.names_speaker(in_question_words => l_words, in_speaker => null));
       l_expect.to_equal(0);
    end question_names_speaker;
+
+   procedure length_logit_is_capped is
+      l_expect ut_expectation;
+   begin
+      l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 40, in_mean_tokens => 40, in_cap => 1));
+      l_expect.to_equal(0);
+      -- ln 2 = 0.693147...; a half is its negative
+      l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 80, in_mean_tokens => 40, in_cap => 1));
+      l_expect.to_equal(0.693147);
+      l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 20, in_mean_tokens => 40, in_cap => 1));
+      l_expect.to_equal(-0.693147);
+      l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 4000, in_mean_tokens => 40, in_cap => 1));
+      l_expect.to_equal(1);
+      l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 1, in_mean_tokens => 40, in_cap => 1));
+      l_expect.to_equal(-1);
+   end length_logit_is_capped;
 
    -- a recalled turn scored with the given logit and recency, as score_step leaves it
    function scored(in_id in varchar2, in_logit in number, in_recency in number) return ctx_selection_candidate is

@@ -107,8 +107,25 @@ def test_a_window_replays_with_the_recorded_length_figures(lengths_target):
 def test_a_rerankers_scores_are_taken_without_a_length_figure(lengths_target):
     scores = {f"conversation:{row_id}:1": 1.0 for row_id in TURNS}
     with pgconn.connect(lengths_target, pgconn.app_login()) as connection:
-        document = PostgresStore(connection).select_window_document(TENANT, window_scope(scores=scores))
+        store = PostgresStore(connection)
+        first_pass = store.select_window_document(TENANT, window_scope())
+        # with the scores alone, and as the reranker's second pass does, over the first pass's recorded sources
+        documents = [store.select_window_document(TENANT, window_scope(scores=scores)),
+                     store.select_window_document(TENANT, window_scope(scores=scores,
+                                                                       sources=first_pass["retrieval"]["items"]))]
         connection.rollback()
-    recalled = _recalled(document)
-    assert recalled and all("length_logit" not in c["scores"] for c in recalled.values())
-    assert {c["scores"]["rerank_logit"] for c in recalled.values()} == {1.0}
+    assert all("length_logit" in c["scores"] for c in _recalled(first_pass).values())
+    for document in documents:
+        recalled = _recalled(document)
+        assert recalled and all("length_logit" not in c["scores"] for c in recalled.values())
+        assert {c["scores"]["rerank_logit"] for c in recalled.values()} == {1.0}
+
+
+@pytest.mark.parametrize(("tokens", "mean", "expected"), [
+    (40, 40, 0), (80, 40, 0.693147), (20, 40, -0.693147), (4000, 40, 1), (1, 40, -1),
+])
+def test_length_logit_is_the_log_ratio_rounded_within_the_cap(pg_target, tokens, mean, expected):
+    # Oracle's ctx_rules.length_logit is held to the same figures (db/tests/utplsql/0025_test_ctx_selection.sql).
+    with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
+        got = connection.execute("SELECT ctxasm.length_logit(%s::integer, %s::numeric, %s::numeric)", (tokens, mean, LENGTH_CAP)).fetchone()[0]
+    assert float(got) == expected
