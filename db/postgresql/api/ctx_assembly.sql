@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-2f100ef68f8b'::varchar
+    SELECT 'selection-55ff4446635a'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 

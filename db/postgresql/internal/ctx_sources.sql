@@ -255,11 +255,11 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
     SELECT coalesce(array_agg(ROW(
                x.origin, x.source,
                -- the steps' columns, scope_level .. cut: all empty but required (false until required_step
-               -- finds the row required) and similarity
+               -- finds the row required) and similarity; the late step columns (length_logit) end the row
                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, FALSE, NULL, NULL,
                CASE WHEN in_embedding IS NOT NULL AND (x.memory).embedding IS NOT NULL
                     THEN 1 - ((x.memory).embedding OPERATOR(public.<=>) in_embedding) END,
-               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                -- generated: candidate row columns from contract/memory_types.toml; edit the catalogue, then regenerate
                (x.memory).memory_type, (x.memory).table_name, (x.memory).tenant_id, (x.memory).id,
                (x.memory).version, (x.memory).user_id, (x.memory).agent_id, (x.memory).thread_id, (x.memory).status,
@@ -267,8 +267,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, public, pg_temp AS $$
                (x.memory).content_json, (x.memory).source_refs, (x.memory).confidence, (x.memory).key_name,
                (x.memory).subject, (x.memory).predicate, (x.memory).title, (x.memory).turn_index, (x.memory).role,
                (x.memory).event_type, (x.memory).extra, (x.memory).created_xid, (x.memory).content_tokens, NULL,
-               (x.memory).search_text, (x.memory).text_key,
-               (x.memory).pointer_text)::ctxasm.selection_candidate), '{}')
+               (x.memory).search_text, (x.memory).text_key, (x.memory).pointer_text,
+               NULL)::ctxasm.selection_candidate), '{}')
                -- end generated: candidate row columns
       FROM ctxasm.source_rows(in_tenant_id, in_snapshot, in_sources) AS x
 $$;

@@ -1,7 +1,8 @@
 --liquibase formatted sql
 -- The candidate row of the selection (CTX_SELECTION, db/postgresql/internal/ctx_selection.sql): the type the rows
 -- pass between the steps in, as arrays of it. The twin of Oracle's schema/ctx_selection_candidate (an object type,
--- with the nested table ctx_selection_candidates where PostgreSQL has arrays).
+-- with the nested table ctx_selection_candidates where PostgreSQL has arrays). Its attributes: the source entry and
+-- the steps' columns, memory_row's columns, then the step columns added since (after the last changeset's rule).
 
 --changeset ctxasm:pg-selection-candidate-type dbms:postgresql splitStatements:false
 --comment: a row as the selection weighs it: where it came from and the columns each step adds, in step order,
@@ -77,29 +78,23 @@ CREATE TYPE ctxasm.selection_candidate AS (
 );
 --rollback DROP TYPE ctxasm.selection_candidate;
 
---changeset ctxasm:pg-selection-candidate-follows-memory-row dbms:postgresql runAlways:true splitStatements:false
---comment: the columns ctxasm.memory_row has and ctxasm.selection_candidate lacks (a shared column the catalogue
---comment: added after the type was made), added at the type's end in the view's order
+--changeset ctxasm:pg-selection-candidate-follows-memory-row dbms:postgresql runAlways:true runOnChange:true splitStatements:false
+--comment: the type's end: memory_row's columns in the view's order (a shared column the catalogue added after the
+--comment: type was made comes last of them), then the step columns added after the type was made (score_step's
+--comment: length_logit). A composite type takes a new attribute only at its end, and one taken off leaves a hole
+--comment: that every row of the type then carries (a fifth more time for each array a step rebuilds), so the late
+--comment: step columns go after memory_row's and only they are ever taken off and put back: when memory_row has
+--comment: a column the type lacks, or a late column is out of place.
 DO $$
 DECLARE
+    -- the step columns added after the type was made, in order, and their types
+    co_late_names constant name[] := ARRAY['length_logit'];
+    co_late_types constant text[] := ARRAY['numeric'];
     l_column record;
     l_memory name[];
     l_type   name[];
+    l_index  integer;
 BEGIN
-    FOR l_column IN
-        SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS column_type
-          FROM pg_catalog.pg_attribute AS a
-         WHERE a.attrelid = 'ctxasm.memory_row'::regclass AND a.attnum > 0 AND NOT a.attisdropped
-           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS t
-                            WHERE t.attrelid = 'ctxasm.selection_candidate'::regclass AND t.attname = a.attname
-                              AND t.attnum > 0 AND NOT t.attisdropped)
-         ORDER BY a.attnum
-    LOOP
-        EXECUTE format('ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE %I %s', l_column.attname,
-                       l_column.column_type);
-    END LOOP;
-    -- The type must end with memory_row's columns in its order: a shared column named like a step's column
-    -- would not be added above, and every window would then build its rows wrong.
     l_memory := ARRAY(SELECT a.attname FROM pg_catalog.pg_attribute AS a
                        WHERE a.attrelid = 'ctxasm.memory_row'::regclass AND a.attnum > 0 AND NOT a.attisdropped
                        ORDER BY a.attnum);
@@ -107,45 +102,40 @@ BEGIN
                      WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > 0
                        AND NOT a.attisdropped
                      ORDER BY a.attnum);
-    IF l_type[cardinality(l_type) - cardinality(l_memory) + 1:] IS DISTINCT FROM l_memory THEN
-        RAISE EXCEPTION 'ctxasm.selection_candidate does not end with the columns of ctxasm.memory_row: a shared '
-            'column may not take the name of a selection step''s column (db/postgresql/internal/ctx_selection.sql)';
+    IF l_type[cardinality(l_type) - cardinality(co_late_names) + 1:] IS DISTINCT FROM co_late_names
+       OR NOT l_memory <@ l_type THEN
+        FOR l_index IN 1 .. cardinality(co_late_names) LOOP
+            IF co_late_names[l_index] = ANY (l_type) THEN
+                EXECUTE format('ALTER TYPE ctxasm.selection_candidate DROP ATTRIBUTE %I', co_late_names[l_index]);
+            END IF;
+        END LOOP;
+        FOR l_column IN
+            SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS column_type
+              FROM pg_catalog.pg_attribute AS a
+             WHERE a.attrelid = 'ctxasm.memory_row'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+               AND a.attname <> ALL (l_type)
+             ORDER BY a.attnum
+        LOOP
+            EXECUTE format('ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE %I %s', l_column.attname,
+                           l_column.column_type);
+        END LOOP;
+        FOR l_index IN 1 .. cardinality(co_late_names) LOOP
+            EXECUTE format('ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE %I %s', co_late_names[l_index],
+                           co_late_types[l_index]);
+        END LOOP;
+        l_type := ARRAY(SELECT a.attname FROM pg_catalog.pg_attribute AS a
+                         WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > 0
+                           AND NOT a.attisdropped
+                         ORDER BY a.attnum);
     END IF;
-END;
-$$;
---rollback SELECT 1;
-
---changeset ctxasm:pg-selection-candidate-length-logit dbms:postgresql runAlways:true runOnChange:true splitStatements:false
---comment: score_step's length_logit (a recalled turn's lift for its length) follows thread_logit. The type above
---comment: was made without it, and a composite type takes a new attribute only at its end: the attributes after
---comment: thread_logit are taken off and put back after it, in their order, so the rows still end with
---comment: memory_row's columns. No table stores the type, so nothing is rewritten. Runs once per database.
-DO $$
-DECLARE
-    l_after  smallint;
-    l_names  name[];
-    l_types  text[];
-    l_index  integer;
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
-                WHERE attrelid = 'ctxasm.selection_candidate'::regclass AND attname = 'length_logit'
-                  AND attnum > 0 AND NOT attisdropped) THEN
-        RETURN;
+    -- The type must end with memory_row's columns in its order, then the late step columns: a shared column
+    -- named like a step's column would not be added above, and every window would then build its rows wrong.
+    IF l_type[cardinality(l_type) - cardinality(l_memory) - cardinality(co_late_names) + 1:]
+       IS DISTINCT FROM l_memory || co_late_names THEN
+        RAISE EXCEPTION 'ctxasm.selection_candidate does not end with the columns of ctxasm.memory_row and then '
+            '%: a shared column may not take the name of a selection step''s column '
+            '(db/postgresql/internal/ctx_selection.sql)', co_late_names;
     END IF;
-    SELECT attnum INTO STRICT l_after FROM pg_catalog.pg_attribute
-     WHERE attrelid = 'ctxasm.selection_candidate'::regclass AND attname = 'thread_logit' AND NOT attisdropped;
-    SELECT array_agg(a.attname ORDER BY a.attnum), array_agg(format_type(a.atttypid, a.atttypmod) ORDER BY a.attnum)
-      INTO l_names, l_types
-      FROM pg_catalog.pg_attribute AS a
-     WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > l_after AND NOT a.attisdropped;
-    FOR l_index IN 1 .. cardinality(l_names) LOOP
-        EXECUTE format('ALTER TYPE ctxasm.selection_candidate DROP ATTRIBUTE %I', l_names[l_index]);
-    END LOOP;
-    ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE length_logit numeric;
-    FOR l_index IN 1 .. cardinality(l_names) LOOP
-        EXECUTE format('ALTER TYPE ctxasm.selection_candidate ADD ATTRIBUTE %I %s', l_names[l_index],
-                       l_types[l_index]);
-    END LOOP;
 END;
 $$;
 --rollback SELECT 1;

@@ -302,9 +302,16 @@ def pg_history_source_row(catalogue: Catalogue) -> str:
     return "\n".join(_packed(names, "    SELECT f.at, ROW(", " " * 11))
 
 
+#: the step columns ctxasm.selection_candidate gained after it was made, which follow memory_row's columns there
+#: (db/postgresql/schema/ctx_selection_candidate.sql keeps them last): empty when a row is read
+PG_LATE_STEP_COLUMNS = ("length_logit",)
+
+
 def pg_candidate_row_columns(catalogue: Catalogue) -> str:
-    """ctxasm.candidate_rows' row columns: the source row's, read one by one, with the embedding left out."""
+    """ctxasm.candidate_rows' row columns: the source row's, read one by one, with the embedding left out, then
+    the late step columns, empty."""
     names = ["NULL" if name == "embedding" else f"(x.memory).{name}" for name in pg_row_names(catalogue)]
+    names += ["NULL"] * len(PG_LATE_STEP_COLUMNS)
     names[-1] += ")::ctxasm.selection_candidate), '{}')"
     return "\n".join(_packed(names, " " * 15, " " * 15))
 

@@ -18,6 +18,7 @@ import pytest
 from ctxasm.local import deploy, pgconn
 from ctxasm_dev.contract import catalogue, generate
 from ctxasm_dev.contract.targets import CATALOGUE_DIR, TARGETS
+from ctxasm_dev.contract.unions import PG_LATE_STEP_COLUMNS
 from ctxasm_dev.gates import contract_generated
 
 from ..conftest import REPO, worker_database
@@ -100,7 +101,8 @@ def _columns_of_every_shape(target: pgconn.Target) -> dict[str, list[str]]:
             "WHERE c.table_schema = 'ctxasm' ORDER BY c.table_name, c.ordinal_position").fetchall()
         cursor = connection.execute("SELECT * FROM ctxasm.memory_rows(NULL) LIMIT 0")
         functions = {"memory_rows(NULL)": [d.name for d in cursor.description]}
-        # the selection's candidate row ends with memory_row's columns (schema/ctx_selection_candidate.sql)
+        # the selection's candidate row: memory_row's columns, then the late step columns
+        # (schema/ctx_selection_candidate.sql)
         functions["selection_candidate"] = [name for (name,) in connection.execute(
             "SELECT a.attname FROM pg_attribute AS a WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass "
             "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum").fetchall()]
@@ -117,8 +119,12 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
             assert "region" in columns[table], f"ctxasm.{table} has no column region"
         if memory_type.slice:
             assert columns[f"memory_row_{memory_type.name}"][-1] == "region"
-    for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)", "selection_candidate"):
+    for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)"):
         assert columns[shape][-1] == "region", f"{shape} does not end with region: {columns[shape]}"
+    # the candidate row: memory_row's columns, then the step columns added since
+    late = list(PG_LATE_STEP_COLUMNS)
+    candidate = columns["selection_candidate"]
+    assert candidate[-len(late) - 1:] == ["region", *late], f"selection_candidate ends {candidate[-5:]}"
 
 
 def test_a_shared_column_reaches_every_memory_row_shape(checkout, monkeypatch, capsys):

@@ -1,7 +1,6 @@
-"""A database deployed before the selection's candidate row had `length_logit` takes it in place: after
-`thread_logit`, with every attribute in the order a fresh deployment has, so the rows still end with memory_row's
-columns and the functions that build them by position (ctxasm.candidate_rows) build them right; and windows
-assemble on it."""
+"""A database deployed before the selection's candidate row had `length_logit` takes it where a fresh deployment
+has it, after memory_row's columns, with no attribute taken off (a hole every row would carry), so the function
+that builds the rows by position (ctxasm.candidate_rows) builds them right; and windows assemble on it."""
 
 from __future__ import annotations
 
@@ -17,23 +16,24 @@ from .test_turn_length import TENANT, TURNS, scenario_document, window_scope
 pytestmark = pytest.mark.slow  # three Liquibase deployments
 
 _ATTRIBUTES = """
-    SELECT a.attname, format_type(a.atttypid, a.atttypmod)
+    SELECT a.attname, format_type(a.atttypid, a.atttypmod), a.attisdropped
       FROM pg_attribute AS a
-     WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+     WHERE a.attrelid = 'ctxasm.selection_candidate'::regclass AND a.attnum > 0
      ORDER BY a.attnum
 """
 
 
 def _attributes(target: pgconn.Target) -> list[tuple[str, str]]:
+    """The type's attributes in order; one taken off shows as ("dropped", "")."""
     with pgconn.connect(target, pgconn.owner_login()) as connection:
-        return [(name, kind) for name, kind in connection.execute(_ATTRIBUTES).fetchall()]
+        return [("dropped", "") if dropped else (name, kind)
+                for name, kind, dropped in connection.execute(_ATTRIBUTES).fetchall()]
 
 
-def test_an_earlier_deployment_takes_length_logit_after_thread_logit(pg_target, tmp_path, monkeypatch):
+def test_an_earlier_deployment_takes_length_logit_at_the_end_without_holes(pg_target, tmp_path, monkeypatch):
     before = tmp_path / "before"
     before.mkdir()
-    tree_before(before, "-S", "ctxasm:pg-selection-candidate-length-logit", "--",
-                "db/postgresql/schema/ctx_selection_candidate.sql")
+    tree_before(before, "-S", "length_logit", "--", "db/postgresql/schema/ctx_selection_candidate.sql")
     target = pgconn.resolve_target(worker_database("ctxasm_candidate_upgrade"), start=True)
     try:
         pgconn.drop_database(target)
@@ -48,10 +48,8 @@ def test_an_earlier_deployment_takes_length_logit_after_thread_logit(pg_target, 
             connection.rollback()
     finally:
         pgconn.drop_database(target)
-    assert "length_logit" not in dict(old)
-    names = [name for name, _ in upgraded]
-    assert names[names.index("thread_logit") + 1] == "length_logit"
-    assert [a for a in upgraded if a[0] != "length_logit"] == old
+    assert "length_logit" not in dict(old) and "dropped" not in dict(old)
+    assert upgraded == [*old, ("length_logit", "numeric")]
     assert upgraded == _attributes(pg_target), "an upgraded database has a fresh one's candidate row"
     recalled = [c for c in document["candidates"] if c["slice"] == "recalled_history"]
     assert {c["ref"][1] for c in recalled} == set(TURNS)
