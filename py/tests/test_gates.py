@@ -315,7 +315,7 @@ def test_contract_check_fails_when_a_selection_step_is_renamed_on_one_side(repo_
 def test_contract_check_fails_when_one_engine_writes_a_candidate_key_the_other_does_not(repo_copy: Path,
                                                                                       capsys) -> None:
     assert contract_check.main(["--repo", str(repo_copy)]) == 0
-    assert "the candidate's 38 keys are written alike on both engines" in capsys.readouterr().out
+    assert "the candidate's 39 keys are written alike on both engines" in capsys.readouterr().out
     oracle = repo_copy / "db/oracle/internal/ctx_selection.body.sql"
     _edit(oracle, "                   'speaker' value\n", "                   'spoken_by' value\n")
     pg = repo_copy / "db/postgresql/internal/ctx_selection.sql"
