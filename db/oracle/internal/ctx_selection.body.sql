@@ -394,6 +394,9 @@ create or replace package body ctx_selection is
          select v.row_no, v.memory_type, v.id, v.version, v.slice, v.thread_id, v.turn_index, v.key_name,
                 v.valid_from, v.confidence, v.similarity_raw, v.source_logit, v.source_thread_logit,
                 v.source_bm25, v.source_similarity,
+                -- the figures the source list recorded that the row does not carry (a replay takes them)
+                rec.source_adjacent_logit as recorded_adjacent_logit,
+                rec.source_length_logit as recorded_length_logit,
                 case
                    when in_scoring = 1 then
                       case
@@ -441,6 +444,11 @@ create or replace package body ctx_selection is
              on ts.score_type = v.memory_type
             and ts.score_id = v.id
             and ts.score_version = v.version
+           -- in_sources has one entry per row version (ctx_sources.merged_sources)
+           left join table(in_sources) rec
+             on rec.memory_type = v.memory_type
+            and rec.id = v.id
+            and rec.version = v.version
           where v.competing = 1
       ),
       scored_logit as (
@@ -462,12 +470,7 @@ create or replace package body ctx_selection is
                 -- the length's share of own_logit: a replay takes the recorded figure (its recorded logit has it)
                 case
                    when in_scores is not null then null
-                   when in_use_sources = 1 then
-                      (select s.source_length_logit
-                         from table(in_sources) s
-                        where s.memory_type = g.memory_type
-                          and s.id = g.id
-                          and s.version = g.version)
+                   when in_use_sources = 1 then g.recorded_length_logit
                    else g.length_lift
                 end as length_logit,
                 case
@@ -495,12 +498,7 @@ create or replace package body ctx_selection is
          select r.*,
                 case
                    when in_scores is not null then null
-                   when in_use_sources = 1 then
-                      (select s.source_adjacent_logit
-                         from table(in_sources) s
-                        where s.memory_type = r.memory_type
-                          and s.id = r.id
-                          and s.version = r.version)
+                   when in_use_sources = 1 then r.recorded_adjacent_logit
                    when r.slice = 'recalled_history' and r.memory_type = 'conversation' then
                       nullif(greatest(
                          coalesce(
