@@ -1,10 +1,13 @@
 """Deploying what an earlier commit shipped, to check that the current changelog brings such a database up to
-date: the tree of db/ and liquibase/ from before the first commit `git log` names, and a deployment from a tree."""
+date: the tree of db/ and liquibase/ from before the first commit `git log` names, a deployment from a tree, and
+a worker database deployed from such a tree."""
 
 from __future__ import annotations
 
 import subprocess
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
 
@@ -12,7 +15,7 @@ import pytest
 
 from ctxasm.local import deploy, pgconn
 
-from ..conftest import REPO
+from ..conftest import REPO, worker_database
 
 
 def git(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -39,3 +42,19 @@ def deploy_from(root: Path, target: pgconn.Target, monkeypatch: pytest.MonkeyPat
         deploy.deploy_postgres(target)
     finally:
         monkeypatch.delenv("CTXASM_ROOT")
+
+
+@contextmanager
+def earlier_deployment(database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                       *log_args: str) -> Iterator[pgconn.Target]:
+    """The worker database `database`, deployed afresh from the tree tree_before(*log_args) gives; dropped after."""
+    before = tmp_path / "before"
+    before.mkdir()
+    tree_before(before, *log_args)
+    target = pgconn.resolve_target(worker_database(database), start=True)
+    try:
+        pgconn.drop_database(target)
+        deploy_from(before, target, monkeypatch)
+        yield target
+    finally:
+        pgconn.drop_database(target)

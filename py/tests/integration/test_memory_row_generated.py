@@ -23,7 +23,7 @@ from ctxasm_dev.gates import contract_generated
 
 from ..conftest import REPO, worker_database
 from ..database_template import fresh_copy
-from .earlier_deployment import deploy_from, tree_before
+from .earlier_deployment import deploy_from, earlier_deployment
 
 pytestmark = pytest.mark.slow  # four Liquibase deployments
 
@@ -40,10 +40,6 @@ _VIEW_COLUMNS = """
 """
 
 
-def _hand_written_layout(into: Path) -> None:
-    tree_before(into, "--diff-filter=A", "--", GENERATOR)
-
-
 def _views(target: pgconn.Target) -> dict[str, list[tuple[str, str]]]:
     """{view: [(column, type), ...]} of every view of the ctxasm schema."""
     views: dict[str, list[tuple[str, str]]] = {}
@@ -54,18 +50,11 @@ def _views(target: pgconn.Target) -> dict[str, list[tuple[str, str]]]:
 
 
 def test_the_generated_views_replace_the_hand_written_ones_column_for_column(pg_target, tmp_path, monkeypatch):
-    before = tmp_path / "before"
-    before.mkdir()
-    _hand_written_layout(before)
-    target = pgconn.resolve_target(worker_database("ctxasm_memory_row_upgrade"), start=True)
-    try:
-        pgconn.drop_database(target)
-        deploy_from(before, target, monkeypatch)
+    with earlier_deployment("ctxasm_memory_row_upgrade", tmp_path, monkeypatch,
+                            "--diff-filter=A", "--", GENERATOR) as target:
         old = _views(target)
         deploy.deploy_postgres(target)
         upgraded = _views(target)
-    finally:
-        pgconn.drop_database(target)
     assert {"memory_row", "memory_row_history", "memory_row_kb_chunk", "search_row"} <= set(old)
     assert upgraded == old
     assert _views(pg_target) == old, "a fresh deployment has the shape an upgraded one has"

@@ -9,8 +9,8 @@ import pytest
 from ctxasm.engines.postgres import PostgresStore
 from ctxasm.local import deploy, pgconn
 
-from ..conftest import load_scenario, worker_database
-from .earlier_deployment import deploy_from, tree_before
+from ..conftest import load_scenario
+from .earlier_deployment import earlier_deployment
 from .test_turn_length import TENANT, TURNS, scenario_document, window_scope
 
 pytestmark = pytest.mark.slow  # three Liquibase deployments
@@ -31,13 +31,8 @@ def _attributes(target: pgconn.Target) -> list[tuple[str, str]]:
 
 
 def test_an_earlier_deployment_takes_length_logit_at_the_end_without_holes(pg_target, tmp_path, monkeypatch):
-    before = tmp_path / "before"
-    before.mkdir()
-    tree_before(before, "-S", "length_logit", "--", "db/postgresql/schema/ctx_selection_candidate.sql")
-    target = pgconn.resolve_target(worker_database("ctxasm_candidate_upgrade"), start=True)
-    try:
-        pgconn.drop_database(target)
-        deploy_from(before, target, monkeypatch)
+    with earlier_deployment("ctxasm_candidate_upgrade", tmp_path, monkeypatch,
+                            "-S", "length_logit", "--", "db/postgresql/schema/ctx_selection_candidate.sql") as target:
         old = _attributes(target)
         deploy.deploy_postgres(target)
         deploy.deploy_postgres(target)  # and again: the change is made once
@@ -46,8 +41,6 @@ def test_an_earlier_deployment_takes_length_logit_at_the_end_without_holes(pg_ta
         with pgconn.connect(target, pgconn.app_login()) as connection:
             document = PostgresStore(connection).select_window_document(TENANT, window_scope())
             connection.rollback()
-    finally:
-        pgconn.drop_database(target)
     assert "length_logit" not in dict(old) and "dropped" not in dict(old)
     assert upgraded == [*old, ("length_logit", "numeric")]
     assert upgraded == _attributes(pg_target), "an upgraded database has a fresh one's candidate row"
