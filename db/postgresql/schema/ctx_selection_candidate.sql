@@ -88,8 +88,10 @@ CREATE TYPE ctxasm.selection_candidate AS (
 DO $$
 DECLARE
     -- the step columns added after the type was made, in order, and their types
+    -- generated: late step columns from py/ctxasm_dev/contract/unions.py; edit PG_LATE_STEP_COLUMNS, then regenerate
     co_late_names constant name[] := ARRAY['length_logit'];
     co_late_types constant text[] := ARRAY['numeric'];
+    -- end generated: late step columns
     l_column record;
     l_memory name[];
     l_type   name[];

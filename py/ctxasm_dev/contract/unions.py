@@ -302,9 +302,18 @@ def pg_history_source_row(catalogue: Catalogue) -> str:
     return "\n".join(_packed(names, "    SELECT f.at, ROW(", " " * 11))
 
 
-#: the step columns ctxasm.selection_candidate gained after it was made, which follow memory_row's columns there
-#: (db/postgresql/schema/ctx_selection_candidate.sql keeps them last): empty when a row is read
-PG_LATE_STEP_COLUMNS = ("length_logit",)
+#: the step columns ctxasm.selection_candidate gained after it was made, with their types, which follow
+#: memory_row's columns there (db/postgresql/schema/ctx_selection_candidate.sql keeps them last, from the list
+#: written into it here): empty when a row is read
+PG_LATE_STEP_COLUMNS = (("length_logit", "numeric"),)
+
+
+def pg_late_step_columns() -> str:
+    """The upgrade block's list of the late step columns (ctx_selection_candidate.sql), names and types."""
+    names = ", ".join(f"'{name}'" for name, _ in PG_LATE_STEP_COLUMNS)
+    types = ", ".join(f"'{column_type}'" for _, column_type in PG_LATE_STEP_COLUMNS)
+    return (f"    co_late_names constant name[] := ARRAY[{names}];\n"
+            f"    co_late_types constant text[] := ARRAY[{types}];")
 
 
 def pg_candidate_row_columns(catalogue: Catalogue) -> str:

@@ -111,7 +111,7 @@ def _assert_the_column_is_everywhere(target: pgconn.Target, copy: Path) -> None:
     for shape in ("memory_row", "memory_row_history", "memory_rows(NULL)"):
         assert columns[shape][-1] == "region", f"{shape} does not end with region: {columns[shape]}"
     # the candidate row: memory_row's columns, then the step columns added since
-    late = list(PG_LATE_STEP_COLUMNS)
+    late = [name for name, _ in PG_LATE_STEP_COLUMNS]
     candidate = columns["selection_candidate"]
     assert candidate[-len(late) - 1:] == ["region", *late], f"selection_candidate ends {candidate[-5:]}"
 
