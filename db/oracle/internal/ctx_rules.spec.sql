@@ -44,8 +44,8 @@ create or replace package ctx_rules authid definer is
 
    /**
     * What a recalled turn's length adds to its relevance (logits): LN(in_tokens / in_mean_tokens), its stored
-    * token count against the mean of the recalled turns it competes with, within -in_cap and in_cap, rounded to 6
-    * places
+    * token count against the mean of the recalled turns of its voice it competes with, within -in_cap and
+    * in_cap, rounded to 6 places
     * (PostgreSQL: ctxasm.length_logit, the same). One embedding averages every topic of a long turn, so a long
     * turn that answers sits below a short one that only echoes the question; and the facts are in the long turns.
     */

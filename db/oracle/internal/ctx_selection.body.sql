@@ -416,8 +416,9 @@ create or replace package body ctx_selection is
                    then co_speaker_weight
                    else 0
                 end as speaker_lift,
-                -- a recalled turn's length against the recalled turns it competes with (live hybrid scoring
-                -- only; ctx_rules.length_logit)
+                -- a recalled turn's length against the recalled turns of the same voice (role and speaker) it
+                -- competes with (live hybrid scoring only; ctx_rules.length_logit): an assistant's answers are
+                -- long by habit and a person's chat is short, so each is measured against its own kind
                 case
                    when in_scoring = 1
                     and v.slice = 'recalled_history'
@@ -428,7 +429,9 @@ create or replace package body ctx_selection is
                            in_mean_tokens => avg(case
                                                     when v.memory_type = 'conversation' and v.content_tokens > 0
                                                     then v.content_tokens
-                                                 end) over (partition by v.slice),
+                                                 end) over (partition by v.slice, v.role,
+                                                               json_value(v.extra, '$.speaker'
+                                                                          returning varchar2(64))),
                            in_cap         => co_length_cap
                         )
                 end as length_lift

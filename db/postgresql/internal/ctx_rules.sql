@@ -34,12 +34,13 @@ $$;
 
 --changeset ctxasm:pg-sel-length-logit dbms:postgresql runOnChange:true splitStatements:false
 --comment: what a recalled turn's length adds to its relevance (logits): ln(its stored token count / the mean
---comment: count of the recalled turns it competes with), within -in_cap and in_cap, rounded to 6 decimals. Two things the
---comment: hybrid scorer's signals miss in a long turn: one embedding averages every topic the turn touches, so a
---comment: long turn that answers the question sits lower than a short one that only echoes it; and the turns
---comment: people put the facts into (what happened, when, with whom) are the long ones. Measured on public LoCoMo
---comment: conversations held out from tuning (docs/conversation-eval.md). Computed in double precision: an
---comment: exact ln in numeric costs some microseconds a row. Oracle: ctx_rules.length_logit, the same.
+--comment: count of the recalled turns of its voice it competes with), within -in_cap and in_cap, rounded to 6
+--comment: decimals. Two things the hybrid scorer's signals miss in a long turn: one embedding averages every
+--comment: topic the turn touches, so a long turn that answers the question sits lower than a short one that only
+--comment: echoes it; and the turns people put the facts into (what happened, when, with whom) are the long ones.
+--comment: Measured on public LoCoMo conversations held out from tuning (docs/conversation-eval.md). Computed in
+--comment: double precision: an exact ln in numeric costs some microseconds a row. Oracle: ctx_rules.length_logit,
+--comment: the same.
 CREATE OR REPLACE FUNCTION ctxasm.length_logit(in_tokens integer, in_mean_tokens numeric, in_cap numeric)
 RETURNS numeric
 LANGUAGE sql IMMUTABLE AS $$

@@ -349,17 +349,21 @@ BEGIN
                CASE WHEN l_scoring AND v.memory_type = 'conversation'
                          AND ctxasm.names_speaker(in_question_words, v.extra ->> 'speaker')
                     THEN co_speaker_weight ELSE 0 END AS speaker_lift,
-               -- a recalled turn's length against the recalled turns it competes with (ctxasm.length_logit)
+               -- a recalled turn's length against the recalled turns of the same voice it competes with
+               -- (ctxasm.length_logit): an assistant's answers are long by habit and a person's chat is short,
+               -- so each is measured against its own kind, not against the other's
                CASE WHEN l_scoring AND v.slice = 'recalled_history' AND v.memory_type = 'conversation'
                          AND v.content_tokens > 0
                     THEN ctxasm.length_logit(v.content_tokens,
                                              avg(v.content_tokens) FILTER (WHERE v.memory_type = 'conversation'
-                                                                             AND v.content_tokens > 0) OVER by_slice,
+                                                                             AND v.content_tokens > 0) OVER by_voice,
                                              co_length_cap)
                END AS length_lift
           FROM unnest(in_rows) WITH ORDINALITY AS v
          WHERE ctxasm.competes(v.slice, v.lifecycle_reason, v.duplicate_of, v.beaten_by)
-        WINDOW by_slice AS (PARTITION BY v.slice)
+        WINDOW by_slice AS (PARTITION BY v.slice),
+               -- a turn's voice: its role and, where the turn names one, its speaker
+               by_voice AS (PARTITION BY v.slice, v.role, v.extra ->> 'speaker')
     ),
     -- Replay (and the reranker's second pass) takes the hybrid figures the source list recorded.
     relevance AS (

@@ -1,5 +1,5 @@
-"""A recalled turn's length against the recalled turns it competes with moves its relevance: ln(its stored tokens
-/ their mean), within LENGTH_CAP either way (ctxasm.length_logit). The manifest names the figure
+"""A recalled turn's length against the recalled turns of its voice (role and speaker) it competes with moves its
+relevance: ln(its stored tokens / their mean), within LENGTH_CAP either way (ctxasm.length_logit). The manifest names the figure
 (`scores.length_logit`), a replay takes it as recorded, and a reranker's scores are taken as they are, without it."""
 
 from __future__ import annotations
@@ -119,6 +119,71 @@ def test_a_rerankers_scores_are_taken_without_a_length_figure(lengths_target):
         recalled = _recalled(document)
         assert recalled and all("length_logit" not in c["scores"] for c in recalled.values())
         assert {c["scores"]["rerank_logit"] for c in recalled.values()} == {1.0}
+
+
+# A chat with an assistant and two people: the assistant answers at length, Ana writes a line, Bo a few. Each
+# voice's turns are measured against that voice's mean, so a person's ordinary line is not marked down for being
+# shorter than an assistant's answers (measured against all turns together, every one of Ana's would lose the
+# whole cap).
+VOICE_QUESTION = "What breed is the dog Ana adopted?"
+ADVICE = ("When you bring a new dog home, give it a quiet corner with a bed and water, keep the first walks short "
+          "and on the same route, feed at the same times each day, and book a vet check within the first week; "
+          "most dogs settle within a month, and a crate can help with house training if it is introduced slowly. ")
+VOICES = {
+    "assistant_1": ("assistant", None, ADVICE),
+    "assistant_2": ("assistant", None, ADVICE * 2),
+    "assistant_3": ("assistant", None, ADVICE + "Puppies need more sleep than you expect."),
+    "ana_1": ("user", "Ana", "We adopted a beagle called Pepper."),
+    "ana_2": ("user", "Ana", "The dog chewed my shoe."),
+    "ana_3": ("user", "Ana", "The dog slept all night for the first time!"),
+    "bo_1": ("user", "Bo", "Our neighbours have a dog too, a big grey lurcher who barks at the postman every "
+                           "morning and then sleeps on their porch for the rest of the day."),
+    "bo_2": ("user", "Bo", "I walked Pepper with Ana on Sunday along the canal path and she pulled the whole way "
+                           "there, then lay down and refused to walk home, so I carried her."),
+}
+
+
+def voices_document() -> dict:
+    scope = {"user_id": USER, "agent_id": AGENT}
+    # every turn a candidate, so each voice's mean is over all of its turns
+    budget = {**FACT_CHECK_BUDGET, "candidate_limits": {"recalled_history": 4 * len(VOICES)}}
+    memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
+                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": budget}]
+    for index, (row_id, (role, speaker, text)) in enumerate(VOICES.items()):
+        memories.append({"type": "conversation", "id": row_id, "role": role, "turn_index": 0,
+                         "thread_id": f"thread_{row_id}", "valid_from": f"2026-04-0{index + 1}T10:00:00Z",
+                         "content": text, **({"speaker": speaker} if speaker else {}), **scope})
+    memories.append({"type": "conversation", "id": "tail_1", "role": "user", "turn_index": 0, "thread_id": THREAD,
+                     "valid_from": "2026-05-01T10:00:00Z", "content": "Any news from the allotment?", **scope})
+    return {"format": "ctxasm-scenario/1", "name": "turn-voices",
+            "tenants": [{"tenant_id": TENANT, "display_name": "Turn voices", "memories": memories}]}
+
+
+def test_a_turns_length_is_measured_against_the_turns_of_its_own_voice(clean_db, tmp_path):
+    load_scenario(clean_db, tmp_path, voices_document())
+    with pgconn.connect(clean_db, pgconn.app_login()) as connection:
+        document = PostgresStore(connection).select_window_document(
+            TENANT, WindowScope(USER, AGENT, THREAD, "fact_check", AT, VOICE_QUESTION))
+        connection.rollback()
+    recalled = _recalled(document)
+    assert set(recalled) == set(VOICES)
+    voices: dict[tuple[str, str | None], list[int]] = {}
+    for row_id, (role, speaker, _) in VOICES.items():
+        assert (recalled[row_id]["role"], recalled[row_id]["speaker"]) == (role, speaker), row_id
+        voices.setdefault((role, speaker), []).append(recalled[row_id]["content_tokens"])
+    everyone = sum(map(sum, voices.values())) / sum(map(len, voices.values()))
+    for row_id, (role, speaker, _) in VOICES.items():
+        tokens = recalled[row_id]["content_tokens"]
+        mean = sum(voices[(role, speaker)]) / len(voices[(role, speaker)])
+        expected = max(-LENGTH_CAP, min(LENGTH_CAP, round(math.log(tokens / mean), 6)))
+        assert recalled[row_id]["scores"]["length_logit"] == pytest.approx(expected, abs=1e-6), row_id
+        if speaker == "Ana":
+            # what one mean over every voice would have given: the whole cap off each of her lines
+            assert math.log(tokens / everyone) <= -LENGTH_CAP, row_id
+            assert recalled[row_id]["scores"]["length_logit"] > -0.5, row_id
+    # The line that answers outranks the assistant's general advice about new dogs.
+    logits = {row_id: c["scores"]["rerank_logit"] for row_id, c in recalled.items()}
+    assert all(logits["ana_1"] > logits[row_id] for row_id in VOICES if row_id.startswith("assistant")), logits
 
 
 @pytest.mark.parametrize(("tokens", "mean", "expected"), [
