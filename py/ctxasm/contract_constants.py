@@ -40,6 +40,8 @@ ADJACENT_MARGIN = 2.5
 THREAD_WEIGHT = 0.3
 #: what a recalled turn's logit gains when the question names its speaker (live hybrid scoring)
 SPEAKER_WEIGHT = 1.0
+#: what a recalled turn's logit gains when it was said in the time the question names: a day, or a month and the week after it (live hybrid scoring)
+DATE_WEIGHT = 1.5
 #: the most a recalled turn's length moves its logit either way: ln(its tokens / the mean of the recalled turns of its voice, role and speaker, it competes with), within this (live hybrid scoring)
 LENGTH_CAP = 1.0
 #: confidence and recency count at this share of their weights, times 4 r (1 - r) for a candidate of rerank r (recency in full when the question asks about the present): they break near-ties of relevance, near in logits

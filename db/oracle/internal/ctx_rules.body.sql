@@ -135,5 +135,89 @@ create or replace package body ctx_rules is
       end if;
       return 0;
    end names_speaker;
+
+   procedure question_period(
+      in_question_words  in  clob,
+      in_evaluation_time in  timestamp with time zone,
+      out_from           out timestamp with time zone,
+      out_to             out timestamp with time zone
+   ) is
+      co_months      constant varchar2(120) :=
+         'january|february|march|april|may|june|july|august|september|october|november|december';
+      co_month       constant varchar2(130) := '(' || co_months || ')';
+      co_day         constant varchar2(30)  := '([0-9]{1,2})(st|nd|rd|th)?';
+      -- how long after a month what happened in it is still told (a conversation reports last week's news)
+      co_told_within constant pls_integer := 7;
+      l_today   date := trunc(cast(sys_extract_utc(in_evaluation_time) as date));
+      l_pattern varchar2(200);
+      l_year    pls_integer;
+      l_month   pls_integer;
+      l_day     pls_integer;
+      l_start   date;
+
+      -- subexpression in_at of the form found (a number, or the month's place in co_months)
+      function part(in_at in pls_integer) return varchar2 is
+      begin
+         return to_char(regexp_substr(in_question_words, l_pattern, 1, 1, null, in_at));
+      end part;
+
+      function month_number(in_name in varchar2) return pls_integer is
+      begin
+         -- the names before it, counted by their separators
+         return regexp_count(substr(co_months, 1, instr(co_months, in_name)), '[|]') + 1;
+      end month_number;
+   begin
+      out_from := null;
+      out_to := null;
+      -- (year, month, day): day, then month, with a year; then without one
+      if regexp_like(in_question_words, ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ') then
+         l_pattern := ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ';
+         l_year := to_number(part(4));
+         l_month := month_number(part(3));
+         l_day := to_number(part(1));
+      elsif regexp_like(in_question_words, ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ') then
+         l_pattern := ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ';
+         l_year := to_number(part(4));
+         l_month := month_number(part(1));
+         l_day := to_number(part(2));
+      elsif regexp_like(in_question_words, ' ' || co_month || ' ([0-9]{4}) ') then
+         l_pattern := ' ' || co_month || ' ([0-9]{4}) ';
+         l_year := to_number(part(2));
+         l_month := month_number(part(1));
+      elsif regexp_like(in_question_words, ' ' || co_day || ' ' || co_month || ' ') then
+         l_pattern := ' ' || co_day || ' ' || co_month || ' ';
+         l_month := month_number(part(3));
+         l_day := to_number(part(1));
+      elsif regexp_like(in_question_words, ' ' || co_month || ' ' || co_day || ' ') then
+         l_pattern := ' ' || co_month || ' ' || co_day || ' ';
+         l_month := month_number(part(1));
+         l_day := to_number(part(2));
+      elsif regexp_like(in_question_words, ' (in|during) ' || co_month || ' ') then
+         l_pattern := ' (in|during) ' || co_month || ' ';
+         l_month := month_number(part(2));
+      else
+         return;
+      end if;
+      if l_year is null then
+         -- the latest such day or month on or before the evaluation time
+         l_year := to_number(to_char(l_today, 'YYYY'));
+         if to_date(l_year || '-' || l_month || '-01', 'YYYY-MM-DD') > l_today
+            or (l_day is not null and l_month = to_number(to_char(l_today, 'MM'))
+                and l_day > to_number(to_char(l_today, 'DD'))) then
+            l_year := l_year - 1;
+         end if;
+      end if;
+      if l_year < 1 then
+         return;
+      end if;
+      l_start := to_date(l_year || '-' || l_month || '-01', 'YYYY-MM-DD');
+      if l_day is null then
+         out_from := from_tz(cast(l_start as timestamp), 'UTC');
+         out_to := from_tz(cast(add_months(l_start, 1) + co_told_within as timestamp), 'UTC');
+      elsif l_day between 1 and to_number(to_char(last_day(l_start), 'DD')) then
+         out_from := from_tz(cast(l_start + l_day - 1 as timestamp), 'UTC');
+         out_to := from_tz(cast(l_start + l_day as timestamp), 'UTC');
+      end if;
+   end question_period;
 end ctx_rules;
 /

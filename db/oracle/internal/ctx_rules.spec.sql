@@ -90,5 +90,20 @@ create or replace package ctx_rules authid definer is
     * (PostgreSQL: ctxasm.names_speaker, true or false). Called from the SQL of score_step.
     */
    function names_speaker(in_question_words in clob, in_speaker in varchar2) return number deterministic;
+
+   /**
+    * The time a question (its question_words) names, as [out_from, out_to), UTC: a day ("on 7 July 2023", "on
+    * May 3rd, 2023") is that day; a month and year ("in December 2023") is that month and the week after it, when
+    * what happened in it is still told; a day or a month without a year ("on 7 July", "in June") is the latest
+    * such day or month on or before in_evaluation_time (a month alone only after "in" or "during": "may" is a
+    * word too). The first form found in that order counts; both NULL for none, and for a day its month does not
+    * have. PostgreSQL: ctxasm.question_period, the same. Called by score_step before its query.
+    */
+   procedure question_period(
+      in_question_words  in  clob,
+      in_evaluation_time in  timestamp with time zone,
+      out_from           out timestamp with time zone,
+      out_to             out timestamp with time zone
+   );
 end ctx_rules;
 /

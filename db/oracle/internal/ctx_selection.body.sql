@@ -19,6 +19,9 @@ create or replace package body ctx_selection is
    co_speaker_weight     constant number := 1.0;
    -- the most a recalled turn's length moves its logit either way (ctx_rules.length_logit; PostgreSQL the same)
    co_length_cap         constant number := 1.0;
+   -- a recalled turn said in the time the question names gains this much (ctx_rules.question_period; logits;
+   -- PostgreSQL the same)
+   co_date_weight        constant number := 1.5;
    -- confidence and recency break near-ties of relevance: their weights count at this share, and recency's in
    -- full only when the question asks about the present (ctx_rules.asks_about_present; PostgreSQL the same)
    co_tie_share          constant number := 0.005;
@@ -386,7 +389,16 @@ create or replace package body ctx_selection is
       l_rerank     t_numbers;
       l_confidence t_numbers;
       l_recency    t_numbers;
+      -- the time the question names (ctx_rules.question_period): both NULL for none
+      l_period_from timestamp with time zone;
+      l_period_to   timestamp with time zone;
    begin
+      ctx_rules.question_period(
+         in_question_words  => in_question_words,
+         in_evaluation_time => in_evaluation_time,
+         out_from           => l_period_from,
+         out_to             => l_period_to
+      );
       with
       -- the Oracle Text score within its slice (the lexical query's SCORE; 0 for a row it did not find, and for
       -- the thread's tail); live hybrid scoring only
@@ -416,6 +428,16 @@ create or replace package body ctx_selection is
                    then co_speaker_weight
                    else 0
                 end as speaker_lift,
+                -- a recalled turn said in the time the question names (live hybrid scoring only)
+                case
+                   when in_scoring = 1
+                    and v.slice = 'recalled_history'
+                    and v.memory_type = 'conversation'
+                    and v.valid_from >= l_period_from
+                    and v.valid_from < l_period_to
+                   then co_date_weight
+                   else 0
+                end as date_lift,
                 -- a recalled turn's length against the recalled turns of the same voice (role and speaker) it
                 -- competes with (live hybrid scoring only; ctx_rules.length_logit): an assistant's answers are
                 -- long by habit and a person's chat is short, so each is measured against its own kind
@@ -468,7 +490,7 @@ create or replace package body ctx_selection is
                          in_text_score      => g.bm25_raw,
                          in_best_text_score => max(g.bm25_raw) over (partition by g.slice)
                       )
-                      + g.speaker_lift + coalesce(g.length_lift, 0)
+                      + g.speaker_lift + g.date_lift + coalesce(g.length_lift, 0)
                 end as own_logit,
                 -- the length's share of own_logit: a replay takes the recorded figure (its recorded logit has it)
                 case

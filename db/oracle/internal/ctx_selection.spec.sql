@@ -62,7 +62,7 @@ create or replace package ctx_selection authid definer is
     * the recorded one on replay (in_use_sources = 1), or the hybrid scorer's (CTX_RULES.hybrid_logit) from the
     * embedding similarity and the Oracle Text score within the slice (in_text_scores, when in_scoring = 1),
     * lifted for a recalled turn whose speaker the question names (in_question_words, CTX_RULES.question_words of
-    * the question); a recalled turn is worth at least its thread neighbour less a margin, and gains a share of
+    * the question) and for one said in the time it names (CTX_RULES.question_period); a recalled turn is worth at least its thread neighbour less a margin, and gains a share of
     * its thread's best relevance; then rerank (the sigmoid), confidence and recency (linear over
     * in_recency_days).
     */

@@ -130,3 +130,76 @@ LANGUAGE sql IMMUTABLE AS $$
       FROM (SELECT ctxasm.question_words(in_speaker) AS words) AS n
 $$;
 --rollback DROP FUNCTION ctxasm.names_speaker(text, text);
+
+--changeset ctxasm:pg-sel-question-period dbms:postgresql runOnChange:true splitStatements:false
+--comment: the time a question (its ctxasm.question_words) names, as [out_from, out_to), UTC: a day ("on 7 July
+--comment: 2023", "on May 3rd, 2023") is that day; a month and year ("in December 2023") is that month and the week
+--comment: after it, when what happened in it is still told; a day or a month without a year ("on 7 July", "in
+--comment: June") is the latest such day or month on or before the evaluation time (a month alone only after "in"
+--comment: or "during": "may" is a word too). The first form found in that order counts; NULL and NULL for none,
+--comment: and for a day its month does not have. Oracle: ctx_rules.question_period, the same.
+DROP FUNCTION IF EXISTS ctxasm.question_period(text, timestamptz);
+CREATE OR REPLACE FUNCTION ctxasm.question_period(in_question_words text, in_evaluation_time timestamptz,
+                                                  OUT out_from timestamptz, OUT out_to timestamptz)
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    co_month_names constant text[] := ARRAY['january', 'february', 'march', 'april', 'may', 'june', 'july',
+                                            'august', 'september', 'october', 'november', 'december'];
+    co_month       constant text := '(' || array_to_string(co_month_names, '|') || ')';
+    co_day         constant text := '([0-9]{1,2})(st|nd|rd|th)?';
+    -- the forms in the order they count: day month year, month day year, month year, day month, month day,
+    -- "in" or "during" and a month
+    co_forms       constant text[] := ARRAY[' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',
+                                            ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',
+                                            ' ' || co_month || ' ([0-9]{4}) ',
+                                            ' ' || co_day || ' ' || co_month || ' ',
+                                            ' ' || co_month || ' ' || co_day || ' ',
+                                            ' (in|during) ' || co_month || ' '];
+    -- how long after a month what happened in it is still told (a conversation reports last week's news)
+    co_told_within constant interval := interval '7 days';
+    l_form   integer;
+    l_today  date := (in_evaluation_time AT TIME ZONE 'UTC')::date;
+    l_match  text[];
+    l_year   integer;
+    l_month  integer;
+    l_day    integer;
+    l_start  date;
+BEGIN
+    -- (year, month, day): day, then month, with a year; then without one
+    FOR l_at IN 1 .. cardinality(co_forms) LOOP
+        l_match := regexp_match(in_question_words, co_forms[l_at]);
+        IF l_match IS NOT NULL THEN
+            l_form := l_at;
+            EXIT;
+        END IF;
+    END LOOP;
+    IF l_form IS NULL THEN
+        RETURN;
+    END IF;
+    l_year := CASE l_form WHEN 1 THEN l_match[4] WHEN 2 THEN l_match[4] WHEN 3 THEN l_match[2] END;
+    l_month := array_position(co_month_names, CASE l_form WHEN 1 THEN l_match[3] WHEN 4 THEN l_match[3]
+                                                          WHEN 6 THEN l_match[2] ELSE l_match[1] END);
+    l_day := CASE l_form WHEN 1 THEN l_match[1] WHEN 2 THEN l_match[2] WHEN 4 THEN l_match[1]
+                         WHEN 5 THEN l_match[2] END;
+    IF l_year IS NULL THEN
+        -- the latest such day or month on or before the evaluation time
+        l_year := extract(year FROM l_today)::integer;
+        IF make_date(l_year, l_month, 1) > l_today
+           OR (l_day IS NOT NULL AND l_month = extract(month FROM l_today) AND l_day > extract(day FROM l_today)) THEN
+            l_year := l_year - 1;
+        END IF;
+    END IF;
+    IF l_year < 1 THEN
+        RETURN;
+    END IF;
+    l_start := make_date(l_year, l_month, 1);
+    IF l_day IS NULL THEN
+        out_from := l_start::timestamp AT TIME ZONE 'UTC';
+        out_to := ((l_start + interval '1 month')::date + co_told_within)::timestamp AT TIME ZONE 'UTC';
+    ELSIF l_day BETWEEN 1 AND extract(day FROM l_start + interval '1 month' - interval '1 day') THEN
+        out_from := (l_start + l_day - 1)::timestamp AT TIME ZONE 'UTC';
+        out_to := (l_start + l_day)::timestamp AT TIME ZONE 'UTC';
+    END IF;
+END;
+$$;
+--rollback DROP FUNCTION ctxasm.question_period(text, timestamptz);

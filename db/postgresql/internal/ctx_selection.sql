@@ -279,8 +279,9 @@ $$;
 --comment: CTX_SELECTION.score_step: relevance, confidence and recency of each competing row. Relevance is the
 --comment: reranker's logit when scores are given (in_scores), the recorded figures on replay (in_replay), or
 --comment: the hybrid scorer's (ctxasm.hybrid_logit) from the row's embedding similarity and its BM25 score within
---comment: its slice, with the lift of a recalled turn whose speaker the question names, the lift or drop of its
---comment: length (ctxasm.length_logit) and the lifts of its neighbour and thread.
+--comment: its slice, with the lift of a recalled turn whose speaker the question names, the lift of one said in
+--comment: the time the question names (ctxasm.question_period), the lift or drop of its length
+--comment: (ctxasm.length_logit) and the lifts of its neighbour and thread.
 DROP FUNCTION IF EXISTS ctxasm.score_step(ctxasm.selection_candidate[], jsonb, timestamptz, jsonb, boolean,
                                           public.vector, varchar[], text[], double precision[]);
 CREATE OR REPLACE FUNCTION ctxasm.score_step(
@@ -310,7 +311,11 @@ DECLARE
     -- The most a recalled turn's length moves its logit either way (ctxasm.length_logit; docs/assembly.md,
     -- "Relevance"): a turn of e times the mean length gains it all.
     co_length_cap      constant numeric := 1.0;
+    -- A recalled turn said in the time the question names gains this much (logits, ctxasm.question_period): "what
+    -- did Maria plan on 7 July, 2023?" is answered in what was said that day (docs/assembly.md, "Relevance").
+    co_date_weight     constant numeric := 1.5;
     l_scoring   boolean := in_scores IS NULL AND NOT in_replay;
+    l_period    record := ctxasm.question_period(in_question_words, in_evaluation_time);
     l_recency_days numeric := (in_budget -> 'content_json' ->> 'recency_days')::numeric;
     l_rows  ctxasm.selection_candidate[] := coalesce(in_rows, '{}');
     l_row   ctxasm.selection_candidate;
@@ -349,6 +354,9 @@ BEGIN
                CASE WHEN l_scoring AND v.memory_type = 'conversation'
                          AND ctxasm.names_speaker(in_question_words, v.extra ->> 'speaker')
                     THEN co_speaker_weight ELSE 0 END AS speaker_lift,
+               CASE WHEN l_scoring AND v.slice = 'recalled_history' AND v.memory_type = 'conversation'
+                         AND v.valid_from >= l_period.out_from AND v.valid_from < l_period.out_to
+                    THEN co_date_weight ELSE 0 END AS date_lift,
                -- a recalled turn's length against the recalled turns of the same voice it competes with
                -- (ctxasm.length_logit): an assistant's answers are long by habit and a person's chat is short,
                -- so each is measured against its own kind, not against the other's
@@ -376,7 +384,7 @@ BEGIN
                     WHEN g.slice IN ('durable_facts', 'evidence', 'recalled_history')
                     THEN ctxasm.hybrid_logit(g.similarity_raw, g.bm25_raw,
                                              max(g.bm25_raw) OVER (PARTITION BY g.slice))
-                         + g.speaker_lift + coalesce(g.length_lift, 0) END AS scored_logit,
+                         + g.speaker_lift + g.date_lift + coalesce(g.length_lift, 0) END AS scored_logit,
                CASE WHEN in_replay THEN (g.source ->> 'bm25')::numeric
                     ELSE round(g.bm25_raw::numeric, 6) END AS scored_bm25,
                CASE WHEN in_replay THEN (g.source ->> 'similarity')::numeric

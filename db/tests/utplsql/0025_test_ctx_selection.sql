@@ -35,6 +35,9 @@ create or replace package test_ctx_selection authid definer is
    --%test(a turn's length: ln of its tokens over the mean, rounded to 6 places, within the cap either way)
    procedure length_logit_is_capped;
 
+   --%test(the time a question names: a day, a month and the week after it, the latest one without a year)
+   procedure question_period_is_the_named_time;
+
    --%test(priority: recency breaks a near-tie of logits, not a wide gap where the sigmoid saturates)
    procedure priority_ties_are_near_in_logits;
 
@@ -259,6 +262,55 @@ create or replace package body test_ctx_selection is
       l_expect := ut.expect(ctx_rules.length_logit(in_tokens => 1, in_mean_tokens => 40, in_cap => 1));
       l_expect.to_equal(-1);
    end length_logit_is_capped;
+
+   -- [from, to) of the time the question names, as 'YYYY-MM-DD/YYYY-MM-DD' (UTC), or '-' for none
+   function named_period(in_question in varchar2, in_at in timestamp with time zone) return varchar2 is
+      l_from timestamp with time zone;
+      l_to   timestamp with time zone;
+   begin
+      ctx_rules.question_period(
+         in_question_words  => ctx_rules.question_words(in_text => to_clob(in_question)),
+         in_evaluation_time => in_at,
+         out_from           => l_from,
+         out_to             => l_to
+      );
+      if l_from is null then
+         return '-';
+      end if;
+      return to_char(sys_extract_utc(l_from), 'YYYY-MM-DD') || '/' || to_char(sys_extract_utc(l_to), 'YYYY-MM-DD');
+   end named_period;
+
+   -- the cases of py/tests/integration/test_question_period.py, which holds PostgreSQL to the same figures
+   procedure question_period_is_the_named_time is
+      l_expect ut_expectation;
+      l_summer constant timestamp with time zone := to_timestamp_tz('2024-07-10 00:00:00 +00:00', co_format);
+      l_later  constant timestamp with time zone := to_timestamp_tz('2024-07-15 09:00:00 +00:00', co_format);
+   begin
+      l_expect := ut.expect(named_period('What did Maria plan to do later on the evening of 7 July, 2023?', co_now));
+      l_expect.to_equal('2023-07-07/2023-07-08');
+      l_expect := ut.expect(named_period('What game was Nate playing on November 7th, 2022?', co_now));
+      l_expect.to_equal('2022-11-07/2022-11-08');
+      l_expect := ut.expect(named_period('What setback did Melanie face in September 2023?', co_now));
+      l_expect.to_equal('2023-09-01/2023-10-08');
+      l_expect := ut.expect(named_period('What did John attend in December 2023?', co_now));
+      l_expect.to_equal('2023-12-01/2024-01-08');
+      l_expect := ut.expect(named_period('What did we decide on 15 July?', l_summer));
+      l_expect.to_equal('2023-07-15/2023-07-16');
+      l_expect := ut.expect(named_period('What did we decide on 15 July?', l_later));
+      l_expect.to_equal('2024-07-15/2024-07-16');
+      l_expect := ut.expect(named_period('What happened during December?', l_later));
+      l_expect.to_equal('2023-12-01/2024-01-08');
+      l_expect := ut.expect(named_period('What happened on 3 May?', co_now));
+      l_expect.to_equal('2026-05-03/2026-05-04');
+      l_expect := ut.expect(named_period('In June, what did she say on 2 March 2025?', co_now));
+      l_expect.to_equal('2025-03-02/2025-03-03');
+      l_expect := ut.expect(named_period('May I ask what you did last week?', co_now));
+      l_expect.to_equal('-');
+      l_expect := ut.expect(named_period('What happened on 31 February 2023?', co_now));
+      l_expect.to_equal('-');
+      l_expect := ut.expect(named_period('What happened in March 0000?', co_now));
+      l_expect.to_equal('-');
+   end question_period_is_the_named_time;
 
    -- a recalled turn scored with the given logit and recency, as score_step leaves it
    function scored(in_id in varchar2, in_logit in number, in_recency in number) return ctx_selection_candidate is
