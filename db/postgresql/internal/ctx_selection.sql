@@ -354,6 +354,7 @@ BEGIN
                CASE WHEN l_scoring AND v.memory_type = 'conversation'
                          AND ctxasm.names_speaker(in_question_words, v.extra ->> 'speaker')
                     THEN co_speaker_weight ELSE 0 END AS speaker_lift,
+               -- a recalled turn said in the time the question names
                CASE WHEN l_scoring AND v.slice = 'recalled_history' AND v.memory_type = 'conversation'
                          AND v.valid_from >= l_period.out_from AND v.valid_from < l_period.out_to
                     THEN co_date_weight ELSE 0 END AS date_lift,
