@@ -1,6 +1,7 @@
 """A recalled turn's length against the recalled turns of its voice (role and speaker) it competes with moves its
-relevance: ln(its stored tokens / their mean), within LENGTH_CAP either way (ctxasm.length_logit). The manifest names the figure
-(`scores.length_logit`), a replay takes it as recorded, and a reranker's scores are taken as they are, without it."""
+relevance: ln(its stored tokens / their mean), within LENGTH_CAP either way (ctxasm.length_logit). The manifest
+names the figure (`scores.length_logit`), a replay takes it as recorded, and a reranker's scores are taken as they
+are, without it."""
 
 from __future__ import annotations
 
