@@ -148,56 +148,58 @@ create or replace package body ctx_rules is
       co_day         constant varchar2(30)  := '([0-9]{1,2})(st|nd|rd|th)?';
       -- how long after a month what happened in it is still told (a conversation reports last week's news)
       co_told_within constant pls_integer := 7;
+      type t_texts is varray(6) of varchar2(200);
+      type t_places is varray(6) of pls_integer;
+      -- the forms in the order they count, and where in each the year, the month and the day are (0: not in it)
+      l_forms    t_texts := t_texts(
+         ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',  -- 7 july 2023
+         ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',  -- july 7th 2023
+         ' ' || co_month || ' ([0-9]{4}) ',                   -- july 2023
+         ' ' || co_day || ' ' || co_month || ' ',             -- 7 july
+         ' ' || co_month || ' ' || co_day || ' ',             -- july 7th
+         ' (in|during) ' || co_month || ' '                   -- in july
+      );
+      l_year_at  t_places := t_places(4, 4, 2, 0, 0, 0);
+      l_month_at t_places := t_places(3, 1, 1, 3, 1, 2);
+      l_day_at   t_places := t_places(1, 2, 0, 1, 2, 0);
       l_today   date := trunc(cast(sys_extract_utc(in_evaluation_time) as date));
-      l_pattern varchar2(200);
+      l_form    pls_integer;
       l_year    pls_integer;
       l_month   pls_integer;
       l_day     pls_integer;
       l_start   date;
 
-      -- subexpression in_at of the form found (a number, or the month's place in co_months)
-      function part(in_at in pls_integer) return varchar2 is
+      -- subexpression in_at of the form found, as a number; NULL for a place of 0 (not in the form)
+      function part(in_at in pls_integer) return pls_integer is
       begin
-         return to_char(regexp_substr(in_question_words, l_pattern, 1, 1, null, in_at));
+         if in_at = 0 then
+            return null;
+         end if;
+         return to_number(to_char(regexp_substr(in_question_words, l_forms(l_form), 1, 1, null, in_at)));
       end part;
 
-      function month_number(in_name in varchar2) return pls_integer is
+      -- the month named at subexpression in_at: its place in co_months, the names before it counted by their
+      -- separators
+      function month_number(in_at in pls_integer) return pls_integer is
       begin
-         -- the names before it, counted by their separators
-         return regexp_count(substr(co_months, 1, instr(co_months, in_name)), '[|]') + 1;
+         return regexp_count(substr(co_months, 1, instr(co_months, to_char(
+                   regexp_substr(in_question_words, l_forms(l_form), 1, 1, null, in_at)))), '[|]') + 1;
       end month_number;
    begin
       out_from := null;
       out_to := null;
-      -- (year, month, day): day, then month, with a year; then without one
-      if regexp_like(in_question_words, ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ') then
-         l_pattern := ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ';
-         l_year := to_number(part(4));
-         l_month := month_number(part(3));
-         l_day := to_number(part(1));
-      elsif regexp_like(in_question_words, ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ') then
-         l_pattern := ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ';
-         l_year := to_number(part(4));
-         l_month := month_number(part(1));
-         l_day := to_number(part(2));
-      elsif regexp_like(in_question_words, ' ' || co_month || ' ([0-9]{4}) ') then
-         l_pattern := ' ' || co_month || ' ([0-9]{4}) ';
-         l_year := to_number(part(2));
-         l_month := month_number(part(1));
-      elsif regexp_like(in_question_words, ' ' || co_day || ' ' || co_month || ' ') then
-         l_pattern := ' ' || co_day || ' ' || co_month || ' ';
-         l_month := month_number(part(3));
-         l_day := to_number(part(1));
-      elsif regexp_like(in_question_words, ' ' || co_month || ' ' || co_day || ' ') then
-         l_pattern := ' ' || co_month || ' ' || co_day || ' ';
-         l_month := month_number(part(1));
-         l_day := to_number(part(2));
-      elsif regexp_like(in_question_words, ' (in|during) ' || co_month || ' ') then
-         l_pattern := ' (in|during) ' || co_month || ' ';
-         l_month := month_number(part(2));
-      else
+      for l_at in 1 .. l_forms.count loop
+         if regexp_like(in_question_words, l_forms(l_at)) then
+            l_form := l_at;
+            exit;
+         end if;
+      end loop;
+      if l_form is null then
          return;
       end if;
+      l_year := part(l_year_at(l_form));
+      l_month := month_number(l_month_at(l_form));
+      l_day := part(l_day_at(l_form));
       if l_year is null then
          -- the latest such day or month on or before the evaluation time
          l_year := to_number(to_char(l_today, 'YYYY'));

@@ -147,14 +147,16 @@ DECLARE
                                             'august', 'september', 'october', 'november', 'december'];
     co_month       constant text := '(' || array_to_string(co_month_names, '|') || ')';
     co_day         constant text := '([0-9]{1,2})(st|nd|rd|th)?';
-    -- the forms in the order they count: day month year, month day year, month year, day month, month day,
-    -- "in" or "during" and a month
-    co_forms       constant text[] := ARRAY[' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',
-                                            ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',
-                                            ' ' || co_month || ' ([0-9]{4}) ',
-                                            ' ' || co_day || ' ' || co_month || ' ',
-                                            ' ' || co_month || ' ' || co_day || ' ',
-                                            ' (in|during) ' || co_month || ' '];
+    -- the forms in the order they count, and where in each the year, the month and the day are (0: not in it)
+    co_forms       constant text[] := ARRAY[' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',   -- 7 july 2023
+                                            ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',   -- july 7th 2023
+                                            ' ' || co_month || ' ([0-9]{4}) ',                    -- july 2023
+                                            ' ' || co_day || ' ' || co_month || ' ',              -- 7 july
+                                            ' ' || co_month || ' ' || co_day || ' ',              -- july 7th
+                                            ' (in|during) ' || co_month || ' '];                  -- in july
+    co_year_at     constant integer[] := ARRAY[4, 4, 2, 0, 0, 0];
+    co_month_at    constant integer[] := ARRAY[3, 1, 1, 3, 1, 2];
+    co_day_at      constant integer[] := ARRAY[1, 2, 0, 1, 2, 0];
     -- how long after a month what happened in it is still told (a conversation reports last week's news)
     co_told_within constant interval := interval '7 days';
     l_form   integer;
@@ -165,7 +167,6 @@ DECLARE
     l_day    integer;
     l_start  date;
 BEGIN
-    -- (year, month, day): day, then month, with a year; then without one
     FOR l_at IN 1 .. cardinality(co_forms) LOOP
         l_match := regexp_match(in_question_words, co_forms[l_at]);
         IF l_match IS NOT NULL THEN
@@ -176,11 +177,10 @@ BEGIN
     IF l_form IS NULL THEN
         RETURN;
     END IF;
-    l_year := CASE l_form WHEN 1 THEN l_match[4] WHEN 2 THEN l_match[4] WHEN 3 THEN l_match[2] END;
-    l_month := array_position(co_month_names, CASE l_form WHEN 1 THEN l_match[3] WHEN 4 THEN l_match[3]
-                                                          WHEN 6 THEN l_match[2] ELSE l_match[1] END);
-    l_day := CASE l_form WHEN 1 THEN l_match[1] WHEN 2 THEN l_match[2] WHEN 4 THEN l_match[1]
-                         WHEN 5 THEN l_match[2] END;
+    -- a place of 0 is outside the match's array: NULL
+    l_year := l_match[co_year_at[l_form]];
+    l_month := array_position(co_month_names, l_match[co_month_at[l_form]]);
+    l_day := l_match[co_day_at[l_form]];
     IF l_year IS NULL THEN
         -- the latest such day or month on or before the evaluation time
         l_year := extract(year FROM l_today)::integer;
