@@ -44,6 +44,12 @@ def hybrid_logit(scores: dict[str, Any], best_bm25: float) -> float:
     return 12 * ((scores.get("similarity") or 0) - 0.35) + (1.5 * bm25 / best_bm25 if best_bm25 > 0 else 0)
 
 
+def named_lifts(scores: dict[str, Any], best_bm25: float) -> float:
+    """What a recalled turn's own logit has beyond the hybrid scorer's figure and its length's share: the lifts of
+    the speaker and the time the question names, else nothing."""
+    return own_logit(scores) - hybrid_logit(scores, best_bm25) - scores.get("length_logit", 0)
+
+
 def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict[str, Any]) -> None:
     by_key = {key(m["ref"]): m for m in manifest["memories"]}
     assert manifest["request_tokens"] <= manifest["request_limit"], "the request must fit its budget"
@@ -95,19 +101,14 @@ def check_window(expect: dict[str, Any], request: dict[str, Any], manifest: dict
         neighbour = by_key[neighbour_key]["scores"]
         lent = neighbour["rerank_logit"] - thread_share(neighbour) - ADJACENT_MARGIN
         assert abs(scores["adjacent_logit"] - lent) < 1e-6, (ref_key, neighbour_key)
-    # What a recalled turn's own logit has beyond the hybrid scorer's figure and its length's share: the speaker
-    # weight when the question names its speaker, else nothing.
+    # The speaker weight when the question names a recalled turn's speaker (and no time), else nothing.
     history = [m["scores"] for m in manifest["memories"] if m["slice"] == "recalled_history"]
     best_bm25 = max((scores.get("bm25") or 0 for scores in history), default=0)
-
-    def speaker_lift(scores: dict[str, Any]) -> float:
-        return own_logit(scores) - hybrid_logit(scores, best_bm25) - scores.get("length_logit", 0)
-
     for ref_key in expect.get("speaker_named", []):
-        lift = speaker_lift(by_key[ref_key]["scores"])
+        lift = named_lifts(by_key[ref_key]["scores"], best_bm25)
         assert abs(lift - SPEAKER_WEIGHT) < 1e-4, (ref_key, lift)
     for ref_key in expect.get("speaker_not_named", []):
-        lift = speaker_lift(by_key[ref_key]["scores"])
+        lift = named_lifts(by_key[ref_key]["scores"], best_bm25)
         assert abs(lift) < 1e-4, (ref_key, lift)
     for ref_key in expect.get("scored_on_their_own", []):
         assert "adjacent_logit" not in by_key[ref_key]["scores"], ref_key

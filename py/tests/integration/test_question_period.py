@@ -16,10 +16,12 @@ from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble
 from ctxasm.services.replay import replay
 
-from ..conformance.checks import hybrid_logit, thread_share
-from ..conftest import FACT_CHECK_BUDGET, load_scenario
+from ..conformance.checks import named_lifts
+from ..conftest import load_scenario
+from . import recalled_turns
+from .recalled_turns import AGENT, THREAD, USER, Turn
 
-TENANT, USER, AGENT, THREAD = "dates", "jane", "research-assistant", "thread_now"
+TENANT = "dates"
 AT = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 
@@ -54,8 +56,7 @@ def test_question_period_is_the_day_or_month_the_question_names(pg_target, quest
     assert got == expected
 
 
-# Four turns about the greenhouse, each on its own day and in its own thread (no turn lends another its
-# conversation's share or its neighbour's figure).
+# Four turns about the greenhouse, each on its own day.
 TURNS = {
     "first": ("2026-04-01T10:00:00Z", "The greenhouse heater clicked all night."),
     "second": ("2026-04-02T10:00:00Z", "The greenhouse heater stopped and the seedlings froze."),
@@ -65,16 +66,8 @@ TURNS = {
 
 
 def scenario_document() -> dict:
-    scope = {"user_id": USER, "agent_id": AGENT}
-    memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
-                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": FACT_CHECK_BUDGET}]
-    for row_id, (said, text) in TURNS.items():
-        memories.append({"type": "conversation", "id": row_id, "role": "user", "turn_index": 0,
-                         "thread_id": f"thread_{row_id}", "valid_from": said, "content": text, **scope})
-    memories.append({"type": "conversation", "id": "tail_1", "role": "user", "turn_index": 0, "thread_id": THREAD,
-                     "valid_from": "2026-05-30T10:00:00Z", "content": "Any news from the allotment?", **scope})
-    return {"format": "ctxasm-scenario/1", "name": "question-dates",
-            "tenants": [{"tenant_id": TENANT, "display_name": "Question dates", "memories": memories}]}
+    turns = [Turn(row_id, said, text) for row_id, (said, text) in TURNS.items()]
+    return recalled_turns.scenario(TENANT, "question-dates", "Question dates", turns, "2026-05-30T10:00:00Z")
 
 
 @pytest.fixture()
@@ -87,9 +80,7 @@ def _lifts(document: dict) -> dict[str, float]:
     """Each recalled turn's logit beyond the hybrid scorer's figure, its length's and its thread's shares."""
     recalled = {c["ref"][1]: c["scores"] for c in document["candidates"] if c["slice"] == "recalled_history"}
     best_bm25 = max(scores.get("bm25") or 0 for scores in recalled.values())
-    return {row_id: round(scores["rerank_logit"] - thread_share(scores) - hybrid_logit(scores, best_bm25)
-                          - scores.get("length_logit", 0), 4)
-            for row_id, scores in recalled.items()}
+    return {row_id: round(named_lifts(scores, best_bm25), 4) for row_id, scores in recalled.items()}
 
 
 @pytest.mark.parametrize(("question", "lifted"), [

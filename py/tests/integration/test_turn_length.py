@@ -18,10 +18,12 @@ from ctxasm.local import pgconn
 from ctxasm.services.assemble import assemble
 from ctxasm.services.replay import replay
 
-from ..conformance.checks import hybrid_logit, thread_share
+from ..conformance.checks import named_lifts
 from ..conftest import FACT_CHECK_BUDGET, load_scenario
+from . import recalled_turns
+from .recalled_turns import AGENT, THREAD, USER, Turn
 
-TENANT, USER, AGENT, THREAD = "lengths", "jane", "research-assistant", "thread_now"
+TENANT = "lengths"
 QUESTION = "What happened to the greenhouse heater?"
 AT = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
@@ -40,17 +42,9 @@ TURNS = {
 
 
 def scenario_document() -> dict:
-    scope = {"user_id": USER, "agent_id": AGENT}
-    memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
-                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": FACT_CHECK_BUDGET}]
-    for index, (row_id, text) in enumerate(TURNS.items()):
-        memories.append({"type": "conversation", "id": row_id, "role": "user", "turn_index": 0,
-                         "thread_id": f"thread_{row_id}", "valid_from": f"2026-04-0{index + 1}T10:00:00Z",
-                         "content": text, **scope})
-    memories.append({"type": "conversation", "id": "tail_1", "role": "user", "turn_index": 0, "thread_id": THREAD,
-                     "valid_from": "2026-05-01T10:00:00Z", "content": "Any news from the allotment?", **scope})
-    return {"format": "ctxasm-scenario/1", "name": "turn-lengths",
-            "tenants": [{"tenant_id": TENANT, "display_name": "Turn lengths", "memories": memories}]}
+    turns = [Turn(row_id, f"2026-04-0{index + 1}T10:00:00Z", text)
+             for index, (row_id, text) in enumerate(TURNS.items())]
+    return recalled_turns.scenario(TENANT, "turn-lengths", "Turn lengths", turns, "2026-05-01T10:00:00Z")
 
 
 @pytest.fixture()
@@ -74,14 +68,13 @@ def test_a_turn_gains_or_loses_its_length_against_the_mean_within_the_cap(length
     recalled = _recalled(document)
     assert set(recalled) == set(TURNS)
     mean = sum(c["content_tokens"] for c in recalled.values()) / len(recalled)
+    best_bm25 = max(c["scores"].get("bm25") or 0 for c in recalled.values())
     for row_id, candidate in recalled.items():
         scores = candidate["scores"]
         expected = max(-LENGTH_CAP, min(LENGTH_CAP, round(math.log(candidate["content_tokens"] / mean), 6)))
         assert scores["length_logit"] == pytest.approx(expected, abs=1e-6), row_id
         # the logit is the hybrid scorer's figure, the length's share and the thread's share, nothing else
-        best_bm25 = max(c["scores"].get("bm25") or 0 for c in recalled.values())
-        own = scores["rerank_logit"] - thread_share(scores)
-        assert own == pytest.approx(hybrid_logit(scores, best_bm25) + scores["length_logit"], abs=1e-4), row_id
+        assert named_lifts(scores, best_bm25) == pytest.approx(0, abs=1e-4), row_id
     figures = {row_id: c["scores"]["length_logit"] for row_id, c in recalled.items()}
     assert figures["echo"] == -LENGTH_CAP and figures["account"] == LENGTH_CAP, figures
     # The long account of what happened outranks the shorter turns, the bare echo of the question's words first
@@ -145,19 +138,11 @@ VOICES = {
 
 
 def voices_document() -> dict:
-    scope = {"user_id": USER, "agent_id": AGENT}
     # every turn a candidate, so each voice's mean is over all of its turns
     budget = {**FACT_CHECK_BUDGET, "candidate_limits": {"recalled_history": 4 * len(VOICES)}}
-    memories = [{"type": "guideline", "id": "budget", "guideline_key": "context_budget", "agent_id": AGENT,
-                 "valid_from": "2026-01-01T00:00:00Z", "content": "Budget.", "content_json": budget}]
-    for index, (row_id, (role, speaker, text)) in enumerate(VOICES.items()):
-        memories.append({"type": "conversation", "id": row_id, "role": role, "turn_index": 0,
-                         "thread_id": f"thread_{row_id}", "valid_from": f"2026-04-0{index + 1}T10:00:00Z",
-                         "content": text, **({"speaker": speaker} if speaker else {}), **scope})
-    memories.append({"type": "conversation", "id": "tail_1", "role": "user", "turn_index": 0, "thread_id": THREAD,
-                     "valid_from": "2026-05-01T10:00:00Z", "content": "Any news from the allotment?", **scope})
-    return {"format": "ctxasm-scenario/1", "name": "turn-voices",
-            "tenants": [{"tenant_id": TENANT, "display_name": "Turn voices", "memories": memories}]}
+    turns = [Turn(row_id, f"2026-04-0{index + 1}T10:00:00Z", text, role, speaker)
+             for index, (row_id, (role, speaker, text)) in enumerate(VOICES.items())]
+    return recalled_turns.scenario(TENANT, "turn-voices", "Turn voices", turns, "2026-05-01T10:00:00Z", budget)
 
 
 def test_a_turns_length_is_measured_against_the_turns_of_its_own_voice(clean_db, tmp_path):
@@ -193,5 +178,6 @@ def test_a_turns_length_is_measured_against_the_turns_of_its_own_voice(clean_db,
 def test_length_logit_is_the_log_ratio_rounded_within_the_cap(pg_target, tokens, mean, expected):
     # Oracle's ctx_rules.length_logit is held to the same figures (db/tests/utplsql/0025_test_ctx_selection.sql).
     with pgconn.connect(pg_target, pgconn.owner_login()) as connection:
-        got = connection.execute("SELECT ctxasm.length_logit(%s::integer, %s::numeric, %s::numeric)", (tokens, mean, LENGTH_CAP)).fetchone()[0]
+        got = connection.execute("SELECT ctxasm.length_logit(%s::integer, %s::numeric, %s::numeric)",
+                                 (tokens, mean, LENGTH_CAP)).fetchone()[0]
     assert float(got) == expected
