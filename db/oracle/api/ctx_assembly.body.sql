@@ -20,7 +20,7 @@ create or replace package body ctx_assembly is
 
    co_engine            constant varchar2(30) := 'oracle';
    -- generated (contract/selection.toml): a digest of the selection code of this engine
-   co_selection_version constant varchar2(30) := 'selection-67ddf7e8ec64';
+   co_selection_version constant varchar2(30) := 'selection-76a17e71c912';
    co_hybrid_scorer     constant varchar2(30) := 'hybrid-calibrated-2';
    co_external_scorer   constant varchar2(30) := 'external';
    co_recorded_scorer   constant varchar2(30) := 'recorded';

@@ -150,14 +150,15 @@ create or replace package body ctx_rules is
       co_told_within constant pls_integer := 7;
       type t_texts is varray(6) of varchar2(200);
       type t_places is varray(6) of pls_integer;
-      -- the forms in the order they count, and where in each the year, the month and the day are (0: not in it)
+      -- the forms in the order they count ("7 july 2023", "july 7th 2023", "july 2023", "7 july", "july 7th", "in
+      -- july"), and where in each the year, the month and the day are (0: not in it)
       l_forms    t_texts := t_texts(
-         ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',  -- 7 july 2023
-         ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',  -- july 7th 2023
-         ' ' || co_month || ' ([0-9]{4}) ',                   -- july 2023
-         ' ' || co_day || ' ' || co_month || ' ',             -- 7 july
-         ' ' || co_month || ' ' || co_day || ' ',             -- july 7th
-         ' (in|during) ' || co_month || ' '                   -- in july
+         ' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',
+         ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',
+         ' ' || co_month || ' ([0-9]{4}) ',
+         ' ' || co_day || ' ' || co_month || ' ',
+         ' ' || co_month || ' ' || co_day || ' ',
+         ' (in|during) ' || co_month || ' '
       );
       l_year_at  t_places := t_places(4, 4, 2, 0, 0, 0);
       l_month_at t_places := t_places(3, 1, 1, 3, 1, 2);

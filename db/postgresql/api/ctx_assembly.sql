@@ -10,7 +10,7 @@ CREATE SCHEMA ctx_assembly;
 --comment: digest of this engine's selection code, so a change of that code cannot keep the old version.
 CREATE OR REPLACE FUNCTION ctx_assembly.selection_version() RETURNS varchar
 LANGUAGE sql IMMUTABLE AS $$
-    SELECT 'selection-923ae1ed2d9d'::varchar
+    SELECT 'selection-77473988d509'::varchar
 $$;
 --rollback DROP FUNCTION ctx_assembly.selection_version();
 

@@ -147,13 +147,14 @@ DECLARE
                                             'august', 'september', 'october', 'november', 'december'];
     co_month       constant text := '(' || array_to_string(co_month_names, '|') || ')';
     co_day         constant text := '([0-9]{1,2})(st|nd|rd|th)?';
-    -- the forms in the order they count, and where in each the year, the month and the day are (0: not in it)
-    co_forms       constant text[] := ARRAY[' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',   -- 7 july 2023
-                                            ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',   -- july 7th 2023
-                                            ' ' || co_month || ' ([0-9]{4}) ',                    -- july 2023
-                                            ' ' || co_day || ' ' || co_month || ' ',              -- 7 july
-                                            ' ' || co_month || ' ' || co_day || ' ',              -- july 7th
-                                            ' (in|during) ' || co_month || ' '];                  -- in july
+    -- the forms in the order they count ("7 july 2023", "july 7th 2023", "july 2023", "7 july", "july 7th", "in
+    -- july"), and where in each the year, the month and the day are (0: not in it)
+    co_forms       constant text[] := ARRAY[' ' || co_day || ' ' || co_month || ' ([0-9]{4}) ',
+                                            ' ' || co_month || ' ' || co_day || ' ([0-9]{4}) ',
+                                            ' ' || co_month || ' ([0-9]{4}) ',
+                                            ' ' || co_day || ' ' || co_month || ' ',
+                                            ' ' || co_month || ' ' || co_day || ' ',
+                                            ' (in|during) ' || co_month || ' '];
     co_year_at     constant integer[] := ARRAY[4, 4, 2, 0, 0, 0];
     co_month_at    constant integer[] := ARRAY[3, 1, 1, 3, 1, 2];
     co_day_at      constant integer[] := ARRAY[1, 2, 0, 1, 2, 0];
